@@ -1,0 +1,82 @@
+/* engine.h - the discrete-event core of commsim.
+ *
+ * An engine owns a clock (integer picoseconds), a queue of pending events
+ * and nothing else: it knows nothing of networks, packets or training.
+ * Events are a plain function, a context pointer and one 64-bit argument.
+ * Events with equal times run in the order they were scheduled (FIFO), so
+ * the same program with the same seed executes the same sequence, every
+ * run.
+ *
+ * The queue is an array-based 4-ary min-heap of (time, sequence, slot)
+ * keys; event bodies live in a growable pool recycled through a free list,
+ * so scheduling does not call malloc once the pool has grown to the number
+ * of events pending at once.  Cancelling is O(1): the event is marked and
+ * skipped when its time comes (as ns-3's EventId::Cancel does).
+ */
+#ifndef COMMSIM_ENGINE_H
+#define COMMSIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Simulated time: a signed 64-bit count of picoseconds (about 106 days). */
+typedef int64_t CsTime;
+
+#define CS_PS ((CsTime)1)
+#define CS_NS ((CsTime)1000)
+#define CS_US ((CsTime)1000000)
+#define CS_MS ((CsTime)1000000000)
+#define CS_SEC ((CsTime)1000000000000)
+#define CS_TIME_MAX INT64_MAX
+
+typedef struct CsEngine CsEngine;
+
+/* An event handler.  `ctx` and `arg` are what was given to schedule. */
+typedef void (*CsEventFn)(CsEngine *engine, void *ctx, uint64_t arg);
+
+/* Names one scheduled event; stays unique after the event has run (a
+ * generation count guards slot reuse), so cancelling a stale id is a
+ * harmless no-op.  0 is never a valid id. */
+typedef uint64_t CsEventId;
+#define CS_EVENT_NONE ((CsEventId)0)
+
+typedef enum {
+  CS_RUN_EMPTY,    /* no event left */
+  CS_RUN_LIMIT,    /* the next event lies beyond the time limit */
+  CS_RUN_STOPPED,  /* cs_engine_stop() was called */
+  CS_RUN_OVERFLOW, /* an event was scheduled past CS_TIME_MAX */
+} CsRunResult;
+
+CsEngine *cs_engine_new(void);
+void cs_engine_free(CsEngine *engine);
+
+/* Schedule `fn(engine, ctx, arg)` at absolute time `when` (>= now). */
+CsEventId cs_engine_schedule_at(CsEngine *engine, CsTime when, CsEventFn fn,
+                                void *ctx, uint64_t arg);
+/* Schedule after `delay` (>= 0) from now.  A delay that would overflow
+ * simulated time is not scheduled: the engine records the overflow and the
+ * current run ends with CS_RUN_OVERFLOW. */
+CsEventId cs_engine_schedule(CsEngine *engine, CsTime delay, CsEventFn fn,
+                             void *ctx, uint64_t arg);
+/* Cancel a pending event.  Returns true if it was pending. */
+bool cs_engine_cancel(CsEngine *engine, CsEventId id);
+/* Whether `id` is scheduled and neither executed nor cancelled. */
+bool cs_engine_is_pending(const CsEngine *engine, CsEventId id);
+
+/* Execute events in order until the queue is empty, the next event lies
+ * after `until` (then now = until), or a handler calls cs_engine_stop().
+ * A later call continues where this one ended. */
+CsRunResult cs_engine_run(CsEngine *engine, CsTime until);
+/* Ask the running loop to return after the current event. */
+void cs_engine_stop(CsEngine *engine);
+
+CsTime cs_engine_now(const CsEngine *engine);
+/* Events executed so far (cancelled ones are not counted). */
+uint64_t cs_engine_events_executed(const CsEngine *engine);
+/* Events scheduled and neither executed nor cancelled. */
+size_t cs_engine_pending(const CsEngine *engine);
+/* Time of the earliest pending event, or CS_TIME_MAX when none. */
+CsTime cs_engine_next_time(CsEngine *engine);
+
+#endif

@@ -1,0 +1,330 @@
+/* test_engine.c - ordering, cancellation, limits and a randomized
+ * comparison of the engine against a sorted reference list. */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <stdlib.h>
+
+#include "commsim/engine.h"
+#include "commsim/rng.h"
+
+/* A log of (time, arg) pairs in execution order. */
+typedef struct {
+  CsTime time[4096];
+  uint64_t arg[4096];
+  int n;
+} Log;
+
+static void record(CsEngine *e, void *ctx, uint64_t arg) {
+  Log *log = ctx;
+  ck_assert_int_lt(log->n, 4096);
+  log->time[log->n] = cs_engine_now(e);
+  log->arg[log->n] = arg;
+  log->n++;
+}
+
+START_TEST(test_order_by_time) {
+  CsEngine *e = cs_engine_new();
+  Log log = {.n = 0};
+  CsTime times[] = {50, 10, 40, 20, 30};
+  for (int i = 0; i < 5; i++) cs_engine_schedule_at(e, times[i], record, &log, (uint64_t)i);
+  ck_assert_int_eq(cs_engine_pending(e), 5);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(log.n, 5);
+  /* sorted times 10,20,30,40,50 are args 1,3,4,2,0 */
+  uint64_t want[] = {1, 3, 4, 2, 0};
+  for (int i = 0; i < 5; i++) {
+    ck_assert_int_eq(log.time[i], (i + 1) * 10);
+    ck_assert_uint_eq(log.arg[i], want[i]);
+  }
+  ck_assert_uint_eq(cs_engine_events_executed(e), 5);
+  ck_assert_int_eq(cs_engine_now(e), 50);
+  cs_engine_free(e);
+}
+END_TEST
+
+START_TEST(test_fifo_ties) {
+  CsEngine *e = cs_engine_new();
+  Log log = {.n = 0};
+  /* 1000 events at the same time, interleaved with events at other times:
+   * equal times run in scheduling order. */
+  for (int i = 0; i < 1000; i++) {
+    cs_engine_schedule_at(e, 7 * CS_US, record, &log, (uint64_t)i);
+    if (i % 3 == 0) cs_engine_schedule_at(e, 9 * CS_US, record, &log, 100000 + (uint64_t)i);
+  }
+  cs_engine_run(e, CS_TIME_MAX);
+  for (int i = 0; i < 1000; i++) ck_assert_uint_eq(log.arg[i], (uint64_t)i);
+  for (int i = 1000; i < log.n; i++) ck_assert_uint_eq(log.arg[i], 100000 + (uint64_t)(i - 1000) * 3);
+  cs_engine_free(e);
+}
+END_TEST
+
+/* A handler that schedules children at now + 0 must run them after every
+ * event already queued for now (FIFO), even with the in-place top reuse. */
+static Log chain_log;
+static void chain(CsEngine *e, void *ctx, uint64_t arg) {
+  record(e, &chain_log, arg);
+  if (arg < 3) {
+    cs_engine_schedule(e, 0, chain, ctx, arg + 10);
+    cs_engine_schedule(e, 0, chain, ctx, arg + 20);
+  }
+}
+
+START_TEST(test_zero_delay_fifo) {
+  CsEngine *e = cs_engine_new();
+  chain_log.n = 0;
+  for (uint64_t i = 0; i < 3; i++) cs_engine_schedule_at(e, 5, chain, NULL, i);
+  cs_engine_run(e, CS_TIME_MAX);
+  uint64_t want[] = {0, 1, 2, 10, 20, 11, 21, 12, 22};
+  ck_assert_int_eq(chain_log.n, 9);
+  for (int i = 0; i < 9; i++) ck_assert_uint_eq(chain_log.arg[i], want[i]);
+  cs_engine_free(e);
+}
+END_TEST
+
+START_TEST(test_cancel) {
+  CsEngine *e = cs_engine_new();
+  Log log = {.n = 0};
+  CsEventId a = cs_engine_schedule_at(e, 10, record, &log, 1);
+  CsEventId b = cs_engine_schedule_at(e, 20, record, &log, 2);
+  CsEventId c = cs_engine_schedule_at(e, 30, record, &log, 3);
+  ck_assert(cs_engine_is_pending(e, b));
+  ck_assert(cs_engine_cancel(e, b));
+  ck_assert(!cs_engine_cancel(e, b)); /* twice: no-op */
+  ck_assert(!cs_engine_is_pending(e, b));
+  ck_assert_int_eq(cs_engine_pending(e), 2);
+  ck_assert(!cs_engine_cancel(e, CS_EVENT_NONE));
+  cs_engine_run(e, CS_TIME_MAX);
+  ck_assert_int_eq(log.n, 2);
+  ck_assert_uint_eq(log.arg[0], 1);
+  ck_assert_uint_eq(log.arg[1], 3);
+  ck_assert_uint_eq(cs_engine_events_executed(e), 2);
+  /* Executed ids are stale: cancelling them does nothing, even after their
+   * slots are reused by new events. */
+  ck_assert(!cs_engine_cancel(e, a));
+  CsEventId d = cs_engine_schedule_at(e, 40, record, &log, 4);
+  ck_assert(!cs_engine_cancel(e, c));
+  ck_assert(cs_engine_is_pending(e, d));
+  cs_engine_run(e, CS_TIME_MAX);
+  ck_assert_int_eq(log.n, 3);
+  cs_engine_free(e);
+}
+END_TEST
+
+/* An event that cancels another due at the same time. */
+static CsEventId victim;
+static void killer(CsEngine *e, void *ctx, uint64_t arg) {
+  ck_assert(cs_engine_cancel(e, victim));
+  record(e, ctx, arg);
+}
+
+START_TEST(test_cancel_from_handler) {
+  CsEngine *e = cs_engine_new();
+  Log log = {.n = 0};
+  cs_engine_schedule_at(e, 10, killer, &log, 1);
+  victim = cs_engine_schedule_at(e, 10, record, &log, 2);
+  cs_engine_schedule_at(e, 10, record, &log, 3);
+  cs_engine_run(e, CS_TIME_MAX);
+  ck_assert_int_eq(log.n, 2);
+  ck_assert_uint_eq(log.arg[1], 3);
+  cs_engine_free(e);
+}
+END_TEST
+
+START_TEST(test_time_limit) {
+  CsEngine *e = cs_engine_new();
+  Log log = {.n = 0};
+  for (int i = 1; i <= 10; i++) cs_engine_schedule_at(e, i * CS_MS, record, &log, (uint64_t)i);
+  /* The limit is inclusive: the event at exactly 4 ms runs. */
+  ck_assert_int_eq(cs_engine_run(e, 4 * CS_MS), CS_RUN_LIMIT);
+  ck_assert_int_eq(log.n, 4);
+  ck_assert_int_eq(cs_engine_now(e), 4 * CS_MS);
+  ck_assert_int_eq(cs_engine_run(e, 4500 * CS_US), CS_RUN_LIMIT);
+  ck_assert_int_eq(cs_engine_now(e), 4500 * CS_US); /* the clock advances to the limit */
+  ck_assert_int_eq(cs_engine_next_time(e), 5 * CS_MS);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(log.n, 10);
+  ck_assert_int_eq(cs_engine_next_time(e), CS_TIME_MAX);
+  cs_engine_free(e);
+}
+END_TEST
+
+static void stopper(CsEngine *e, void *ctx, uint64_t arg) {
+  record(e, ctx, arg);
+  if (arg == 3) cs_engine_stop(e);
+}
+
+START_TEST(test_stop) {
+  CsEngine *e = cs_engine_new();
+  Log log = {.n = 0};
+  for (int i = 1; i <= 6; i++) cs_engine_schedule_at(e, i, stopper, &log, (uint64_t)i);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_STOPPED);
+  ck_assert_int_eq(log.n, 3);
+  ck_assert_int_eq(cs_engine_pending(e), 3);
+  /* run again: continues */
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(log.n, 6);
+  cs_engine_free(e);
+}
+END_TEST
+
+static void far_future(CsEngine *e, void *ctx, uint64_t arg) {
+  record(e, ctx, arg);
+  /* now = 1 s; a delay of CS_TIME_MAX overflows. */
+  ck_assert_uint_eq(cs_engine_schedule(e, CS_TIME_MAX, record, ctx, 99), CS_EVENT_NONE);
+}
+
+START_TEST(test_overflow) {
+  CsEngine *e = cs_engine_new();
+  Log log = {.n = 0};
+  cs_engine_schedule_at(e, CS_SEC, far_future, &log, 1);
+  cs_engine_schedule_at(e, 2 * CS_SEC, record, &log, 2);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_OVERFLOW);
+  ck_assert_int_eq(log.n, 1);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_OVERFLOW); /* sticky */
+  cs_engine_free(e);
+}
+END_TEST
+
+/* Randomized: a mix of schedule (from inside handlers, at random delays
+ * including ties), cancel and limits; the execution order must equal the
+ * reference: all surviving events sorted by (time, scheduling order). */
+typedef struct {
+  CsTime time;
+  uint64_t seq;
+  bool cancelled;
+  bool ran;
+} Ref;
+
+typedef struct {
+  CsEngine *e;
+  CsRng rng;
+  Ref *ref;
+  CsEventId *ids;
+  uint64_t n, cap;
+  uint64_t *order;
+  uint64_t n_order;
+} World;
+
+static void rand_handler(CsEngine *e, void *ctx, uint64_t arg);
+
+static void rand_schedule(World *w) {
+  if (w->n >= w->cap) return;
+  CsTime delay = (CsTime)cs_rng_below(&w->rng, 8) * 1000; /* many ties */
+  uint64_t k = w->n++;
+  w->ref[k] = (Ref){cs_engine_now(w->e) + delay, k, false, false};
+  w->ids[k] = cs_engine_schedule(w->e, delay, rand_handler, w, k);
+}
+
+static void rand_handler(CsEngine *e, void *ctx, uint64_t arg) {
+  World *w = ctx;
+  ck_assert(!w->ref[arg].cancelled);
+  ck_assert(!w->ref[arg].ran);
+  ck_assert_int_eq(cs_engine_now(e), w->ref[arg].time);
+  w->ref[arg].ran = true;
+  w->order[w->n_order++] = arg;
+  int children = (int)cs_rng_below(&w->rng, 4); /* 0..3: grows until cap, then drains */
+  for (int i = 0; i < children; i++) rand_schedule(w);
+  if (cs_rng_below(&w->rng, 5) == 0 && w->n > 0) {
+    uint64_t victim_k = cs_rng_below(&w->rng, w->n);
+    bool was = !w->ref[victim_k].cancelled && !w->ref[victim_k].ran;
+    ck_assert_int_eq(cs_engine_cancel(e, w->ids[victim_k]), was);
+    if (was) w->ref[victim_k].cancelled = true;
+  }
+}
+
+static int ref_cmp(const void *a, const void *b) {
+  const Ref *x = a, *y = b;
+  if (x->time != y->time) return x->time < y->time ? -1 : 1;
+  return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+START_TEST(test_randomized_against_sorted_reference) {
+  World w = {0};
+  w.e = cs_engine_new();
+  cs_rng_init(&w.rng, 42, (uint64_t)_i);
+  w.cap = 100000;
+  w.ref = g_new(Ref, w.cap);
+  w.ids = g_new(CsEventId, w.cap);
+  w.order = g_new(uint64_t, w.cap);
+  for (int i = 0; i < 500; i++) rand_schedule(&w);
+  /* run in slices to exercise the limit path too */
+  CsTime t = 0;
+  CsRunResult r;
+  do {
+    t += 3500;
+    r = cs_engine_run(w.e, t);
+  } while (r == CS_RUN_LIMIT);
+  ck_assert_int_eq(r, CS_RUN_EMPTY);
+  ck_assert_int_eq(cs_engine_pending(w.e), 0);
+
+  /* The reference: every event that was never cancelled, sorted. Events
+   * cancelled after they ran were not cancelled (cancel returned false). */
+  Ref *sorted = g_new(Ref, w.n);
+  uint64_t m = 0;
+  for (uint64_t k = 0; k < w.n; k++)
+    if (!w.ref[k].cancelled) sorted[m++] = w.ref[k];
+  qsort(sorted, m, sizeof *sorted, ref_cmp);
+  ck_assert_uint_eq(m, w.n_order);
+  ck_assert_uint_eq(cs_engine_events_executed(w.e), m);
+  for (uint64_t i = 0; i < m; i++) ck_assert_uint_eq(w.order[i], sorted[i].seq);
+  ck_assert_uint_gt(m, 10000); /* the test did real work */
+  g_free(sorted);
+  g_free(w.ref);
+  g_free(w.ids);
+  g_free(w.order);
+  cs_engine_free(w.e);
+}
+END_TEST
+
+/* Same program, same seed: the same sequence twice. */
+static uint64_t run_hash(uint64_t seed) {
+  World w = {0};
+  w.e = cs_engine_new();
+  cs_rng_init(&w.rng, seed, 0);
+  w.cap = 20000;
+  w.ref = g_new(Ref, w.cap);
+  w.ids = g_new(CsEventId, w.cap);
+  w.order = g_new(uint64_t, w.cap);
+  for (int i = 0; i < 100; i++) rand_schedule(&w);
+  cs_engine_run(w.e, CS_TIME_MAX);
+  uint64_t h = 1469598103934665603ULL;
+  for (uint64_t i = 0; i < w.n_order; i++) h = (h ^ w.order[i]) * 1099511628211ULL;
+  g_free(w.ref);
+  g_free(w.ids);
+  g_free(w.order);
+  cs_engine_free(w.e);
+  return h;
+}
+
+START_TEST(test_deterministic) {
+  ck_assert_uint_eq(run_hash(7), run_hash(7));
+  ck_assert_uint_ne(run_hash(7), run_hash(8));
+}
+END_TEST
+
+static Suite *engine_suite(void) {
+  Suite *s = suite_create("engine");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_order_by_time);
+  tcase_add_test(tc, test_fifo_ties);
+  tcase_add_test(tc, test_zero_delay_fifo);
+  tcase_add_test(tc, test_cancel);
+  tcase_add_test(tc, test_cancel_from_handler);
+  tcase_add_test(tc, test_time_limit);
+  tcase_add_test(tc, test_stop);
+  tcase_add_test(tc, test_overflow);
+  tcase_add_loop_test(tc, test_randomized_against_sorted_reference, 0, 4);
+  tcase_add_test(tc, test_deterministic);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(engine_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,1 @@
+# Gradient codecs (kernels, wire sizes, cost): see issue "Gradient codecs".

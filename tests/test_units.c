@@ -89,12 +89,12 @@ static const Case cases[] = {
     {COUNT, "10", 10LL, NULL, 0},
     {COUNT, "1K", 1000LL, NULL, 0},
     {COUNT, "2G", 2000000000LL, NULL, 0},
-    {COUNT, "2.5", 0, "'2.5' is not a whole number of units", 0},
+    {COUNT, "2.5", 0, "'2.5' is not a whole number", 0},
     {COUNT, "3k", 0,
      "'3k' is not a count: use K, M or G (or no suffix) (suffixes are case-sensitive: did you mean 'K'?)",
      0},
     {COUNT, "12 apples", 0, "'12 apples' is not a count: use K, M or G (or no suffix)", 0},
-    {COUNT, "99999999999G", 0, "'99999999999G' is too large: a count must be below 2^63 units", 0},
+    {COUNT, "99999999999G", 0, "'99999999999G' is too large: a count must be below 2^63", 0},
 };
 
 static void run_case(const Case *c) {
@@ -182,7 +182,10 @@ START_TEST(test_format) {
   ck_assert_str_eq(cs_format_time(50 * CS_MS, b), "50ms");
   ck_assert_str_eq(cs_format_time(1234567, b), "1.234567us");
   ck_assert_str_eq(cs_format_time(3 * CS_SEC + 1, b), "3.000000000001s");
-  ck_assert_str_eq(cs_format_size(1500, b), "1.5KB");
+  ck_assert_str_eq(cs_format_size(1500, b), "1500B"); /* ties go to bytes */
+  ck_assert_str_eq(cs_format_size(25000000, b), "25MB");
+  ck_assert_str_eq(cs_format_size(1234567, b), "1234567B"); /* shorter than 1.234567MB */
+  ck_assert_str_eq(cs_format_size(1234000, b), "1234KB");
   ck_assert_str_eq(cs_format_size(524288, b), "512KiB");
   ck_assert_str_eq(cs_format_size(512000, b), "512KB");
   ck_assert_str_eq(cs_format_size(58, b), "58B");

@@ -5,5 +5,6 @@
 #include "commands.h"
 
 const CsCommand cs_commands[] = {
+    {"validate", "load and check a scenario, print its topology summary", cs_cmd_validate},
     {NULL, NULL, NULL},
 };

@@ -7,3 +7,15 @@ TESTS += tests/test_units
 tests_test_units_SOURCES = tests/test_units.c
 tests_test_units_CFLAGS = $(TEST_CFLAGS)
 tests_test_units_LDADD = $(TEST_LIBS)
+
+# Scenario files: YAML tree with locations, then validated structs.
+sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/scenario.c
+pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/scenario.h
+
+check_PROGRAMS += tests/test_scenario
+TESTS += tests/test_scenario
+tests_test_scenario_SOURCES = tests/test_scenario.c
+tests_test_scenario_CFLAGS = $(TEST_CFLAGS)
+tests_test_scenario_LDADD = $(TEST_LIBS)
+# test_scenario runs sim/commsim on the corpus: `make check` builds it first (check-am needs all-am)
+EXTRA_DIST += tests/scenarios docs topologies

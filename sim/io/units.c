@@ -50,7 +50,7 @@ static const Kind TIME = {"a time", "picoseconds (the resolution of simulated ti
                           "ps, ns, us, ms or s", time_suffixes, 1000000000000ULL};
 static const Kind SIZE = {"a size", "bytes", "1500B", "B, KB, MB, GB, KiB, MiB or GiB",
                           size_suffixes, 1};
-static const Kind COUNT = {"a count", "units", "25.6M", "K, M or G (or no suffix)",
+static const Kind COUNT = {"a count", NULL, "25.6M", "K, M or G (or no suffix)",
                            count_suffixes, 1};
 
 static const Kind *const all_kinds[] = {&BANDWIDTH, &TIME, &SIZE, &COUNT};
@@ -194,6 +194,7 @@ static bool parse_kind(const char *text, const Kind *kind, int64_t *out, bool al
     return fail(error, "'%s' has more significant digits than can be represented", text);
 
   const char *base = (is_pkt && *is_pkt) ? "packets" : kind->base;
+  if (!base) base = "units";
   u128 v = n.mant;
   if (v == 0) {
     *out = 0;
@@ -219,11 +220,13 @@ static bool parse_kind(const char *text, const Kind *kind, int64_t *out, bool al
   return true;
 
 not_whole:
+  if (kind == &COUNT) return fail(error, "'%s' is not a whole number", text);
   return fail(error, "'%s' is not a whole number of %s", text, base);
 too_large:
   if (kind == &TIME)
     return fail(error, "'%s' is too large: simulated time ends after 9223372s (about 106 days)",
                 text);
+  if (kind == &COUNT) return fail(error, "'%s' is too large: a count must be below 2^63", text);
   return fail(error, "'%s' is too large: %s must be below 2^63 %s", text, kind->what, base);
 }
 
@@ -337,19 +340,22 @@ const char *cs_format_time(CsTime ps, char buf[CS_FORMAT_LEN]) {
 }
 
 const char *cs_format_size(int64_t bytes, char buf[CS_FORMAT_LEN]) {
-  static const Suffix decimal[] = {
-      {"B", 1}, {"KB", 1000ULL}, {"MB", 1000000ULL}, {"GB", 1000000000ULL}, {NULL, 0}};
-  format_decimal(bytes, decimal, buf);
-  /* A whole number of KiB/MiB/GiB is often shorter ("512KiB"). */
-  static const Suffix binary[] = {{"GiB", 1ULL << 30}, {"MiB", 1ULL << 20}, {"KiB", 1ULL << 10}};
+  /* The shortest exact form: bytes, a decimal unit, or a whole number of a
+   * binary unit; ties go to the earlier (1500B before 1.5KB). */
+  static const Suffix decimal[] = {{"KB", 1000ULL}, {"MB", 1000000ULL}, {"GB", 1000000000ULL}};
+  static const Suffix binary[] = {{"KiB", 1ULL << 10}, {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}};
+  snprintf(buf, CS_FORMAT_LEN, "%" G_GINT64_FORMAT "B", (gint64)bytes);
+  if (bytes <= 0) return buf;
+  char alt[CS_FORMAT_LEN];
+  for (size_t i = 0; i < G_N_ELEMENTS(decimal); i++) {
+    if ((uint64_t)bytes < decimal[i].scale) break;
+    format_exact(bytes, decimal[i].scale, decimal[i].suffix, alt);
+    if (strlen(alt) < strlen(buf)) memcpy(buf, alt, strlen(alt) + 1);
+  }
   for (size_t i = 0; i < G_N_ELEMENTS(binary); i++) {
-    if (bytes > 0 && (uint64_t)bytes % binary[i].scale == 0) {
-      char alt[CS_FORMAT_LEN];
-      snprintf(alt, sizeof alt, "%" G_GUINT64_FORMAT "%s", (uint64_t)bytes / binary[i].scale,
-               binary[i].suffix);
-      if (strlen(alt) < strlen(buf)) memcpy(buf, alt, strlen(alt) + 1);
-      break;
-    }
+    if ((uint64_t)bytes % binary[i].scale != 0) break;
+    snprintf(alt, sizeof alt, "%" G_GUINT64_FORMAT "%s", (uint64_t)bytes / binary[i].scale, binary[i].suffix);
+    if (strlen(alt) < strlen(buf)) memcpy(buf, alt, strlen(alt) + 1);
   }
   return buf;
 }

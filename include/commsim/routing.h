@@ -1,0 +1,45 @@
+/* routing.h - static shortest paths by hop count.
+ *
+ * One breadth-first search per host fills a table of hop distances sized
+ * hosts x nodes (16 bits each).  A next hop toward a host is a port whose
+ * far end is one hop closer: with `shortest` the first such port (node
+ * order breaks ties), with `ecmp` one chosen by a hash of the flow among
+ * all of them.  A flow looks its path up once, when it starts; packets
+ * then follow the path with no lookup at all.
+ */
+#ifndef COMMSIM_ROUTING_H
+#define COMMSIM_ROUTING_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "commsim/scenario.h"
+#include "commsim/topology.h"
+
+typedef struct CsRoutes CsRoutes;
+
+#define CS_ROUTES_MAX_BYTES (8ULL << 30) /* refuse tables larger than 8 GiB */
+
+/* Fails, naming both hosts, when some pair of hosts has no path. */
+CsRoutes *cs_routes_build(const CsTopology *t, CsRouting mode, GError **error);
+void cs_routes_free(CsRoutes *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsRoutes, cs_routes_free)
+
+/* Hops from `node` to host number `host` (an index among hosts). */
+int cs_routes_distance(const CsRoutes *r, uint32_t node, uint32_t host);
+/* The port (index into t->ports) `node` sends on toward `host`.  `flow`
+ * is the flow's hash (ignored by shortest routing); node != the host. */
+uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow);
+/* The ports of the whole path from `node` to `host`; returns the hop count
+ * (at most `max`; -1 if the path is longer). */
+int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports,
+                   int max);
+
+typedef struct {
+  int diameter;        /* longest host-to-host path, hops */
+  double mean_hops;    /* over ordered pairs of distinct hosts */
+  size_t table_bytes;
+} CsRouteStats;
+CsRouteStats cs_routes_stats(const CsRoutes *r);
+
+#endif

@@ -1,0 +1,77 @@
+/* yamltree.h - a YAML document as a tree of located nodes.
+ *
+ * libyaml's events become maps, sequences and scalars that remember where
+ * they came from (file, line, column), so every later check can say where
+ * the problem is.  Aliases are expanded as copies, with a bound on the
+ * nodes they may add (a "billion laughs" file is refused at once, not
+ * expanded); YAML merge keys (`<<: *base`) are applied.  `--set KEY=VALUE`
+ * overrides are applied to the tree before anything reads it, so they meet
+ * the same checks as the file.  Scalars stay strings: their meaning (unit,
+ * enum, number) is for the reader of the tree to decide.
+ */
+#ifndef COMMSIM_YAMLTREE_H
+#define COMMSIM_YAMLTREE_H
+
+#include <glib.h>
+#include <stdbool.h>
+
+typedef enum { CS_YAML_SCALAR, CS_YAML_MAP, CS_YAML_SEQ } CsYamlKind;
+
+typedef struct CsYamlNode CsYamlNode;
+struct CsYamlNode {
+  CsYamlKind kind;
+  const char *origin; /* file name, or the "--set K=V" text; owned by the doc */
+  int line, col;      /* 1-based; 0 when the node came from --set */
+  char *text;         /* SCALAR: the value */
+  bool plain;         /* SCALAR: unquoted (so an empty plain scalar is "no value") */
+  GPtrArray *keys;    /* MAP: key scalars (CsYamlNode *), in file order */
+  GPtrArray *items;   /* MAP: values, parallel to keys; SEQ: the items */
+};
+
+typedef struct CsYamlDoc CsYamlDoc;
+
+#define CS_SCENARIO_ERROR (cs_scenario_error_quark())
+GQuark cs_scenario_error_quark(void);
+typedef enum { CS_SCENARIO_ERROR_INVALID, CS_SCENARIO_ERROR_IO } CsScenarioError;
+
+/* The most nodes that aliases may add to a document. */
+#define CS_YAML_MAX_ALIAS_NODES 100000
+
+CsYamlDoc *cs_yaml_load_file(const char *path, GError **error);
+/* `name` is used in locations. */
+CsYamlDoc *cs_yaml_load_string(const char *text, gsize len, const char *name, GError **error);
+void cs_yaml_doc_free(CsYamlDoc *doc);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsYamlDoc, cs_yaml_doc_free)
+
+CsYamlNode *cs_yaml_root(CsYamlDoc *doc);
+/* A deep copy of the whole document (for sweep points). */
+CsYamlDoc *cs_yaml_doc_copy(const CsYamlDoc *doc);
+
+/* Apply "a.b.c=value": intermediate maps are created as needed, numeric
+ * parts index sequences.  The value replaces whatever was there. */
+bool cs_yaml_set(CsYamlDoc *doc, const char *assignment, GError **error);
+/* The same with the path and the value given apart. */
+bool cs_yaml_set_path(CsYamlDoc *doc, const char *path, const char *value, const char *origin,
+                      GError **error);
+
+/* Map lookup; NULL when absent.  `key_out` receives the key node. */
+CsYamlNode *cs_yaml_map_get(const CsYamlNode *map, const char *key, CsYamlNode **key_out);
+/* Remove `key` and its value from a map; false when absent. */
+bool cs_yaml_map_remove(CsYamlNode *map, const char *key);
+/* Node at a dotted path, or NULL. */
+CsYamlNode *cs_yaml_lookup(CsYamlNode *root, const char *path);
+
+/* Set `error` to "ORIGIN:LINE:COL: error: MESSAGE" (or "ORIGIN: error:
+ * MESSAGE" without a line) for a problem at `node`. */
+void cs_yaml_error(GError **error, const CsYamlNode *node, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+/* What kind of node it is, for messages: "a map", "a list", "a value". */
+const char *cs_yaml_kind_name(CsYamlKind kind);
+
+/* Levenshtein distance, for "did you mean" suggestions. */
+int cs_edit_distance(const char *a, const char *b);
+/* The closest of `candidates` (NULL-terminated) to `word`, or NULL when
+ * none is close (distance at most a third of the word's length, min 2). */
+const char *cs_closest(const char *word, const char *const *candidates);
+
+#endif

@@ -1,0 +1,196 @@
+/* cmd_validate.c - `commsim validate FILE.yaml`: load, build the network
+ * and its routes, print what was understood; simulate nothing. */
+#include "config.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "commsim/routing.h"
+#include "commsim/scenario.h"
+#include "commsim/topology.h"
+#include "commsim/units.h"
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void print_link_spec(const char *label, const CsLinkSpec *l) {
+  char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
+  if (l->buffer_pkt) snprintf(b3, sizeof b3, "%" G_GINT64_FORMAT "pkt", (gint64)l->buffer);
+  else cs_format_size(l->buffer, b3);
+  printf("%-12s %s, latency %s, buffer %s, queue %s", label, cs_format_bandwidth(l->bandwidth, b1),
+         cs_format_time(l->latency, b2), b3, cs_queue_name(l->queue));
+  if (l->queue == CS_QUEUE_ECN) {
+    if (l->ecn_threshold_pkt) printf(" (mark above %" G_GINT64_FORMAT "pkt)", (gint64)l->ecn_threshold);
+    else printf(" (mark above %s)", cs_format_size(l->ecn_threshold, b1));
+  }
+  if (l->queue == CS_QUEUE_RED)
+    printf(" (min %s, max %s, max_p %g, weight %g)", cs_format_size(l->red.min, b1),
+           cs_format_size(l->red.max, b2), l->red.max_p, l->red.weight);
+  switch (l->loss.model) {
+  case CS_LOSS_NONE: printf(", no loss\n"); break;
+  case CS_LOSS_BERNOULLI: printf(", loss %g (bernoulli)\n", l->loss.rate); break;
+  case CS_LOSS_GILBERT: {
+    double p = l->loss.p, r = l->loss.r;
+    printf(", loss gilbert-elliott p %g r %g good %g bad %g (long-run %g)\n", p, r, l->loss.loss_good,
+           l->loss.loss_bad, p / (p + r) * l->loss.loss_bad + r / (p + r) * l->loss.loss_good);
+    break;
+  }
+  }
+}
+
+static const char *trace_list(unsigned traces, GString *s) {
+  static const char *names[] = {"summary", "iterations", "messages", "links", "packets", "timeline"};
+  g_string_truncate(s, 0);
+  for (unsigned i = 0; i < G_N_ELEMENTS(names); i++)
+    if (traces & (1u << i)) g_string_append_printf(s, "%s%s", s->len ? ", " : "", names[i]);
+  if (!s->len) g_string_append(s, "none");
+  return s->str;
+}
+
+static void print_summary(const CsScenario *s, const CsTopology *t, const CsRoutes *r) {
+  char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
+  uint32_t idle = t->n_hosts - t->n_workers - t->n_servers;
+  printf("%-12s %s (%s), seed %" G_GUINT64_FORMAT "\n", "scenario", s->name, s->file, s->seed);
+  printf("%-12s %s: %u nodes: %u workers, %u servers, %u idle hosts, %u switches\n", "topology",
+         cs_topo_type_name(s->topology.type), t->n_nodes, t->n_workers, t->n_servers, idle,
+         t->n_switches);
+  /* distinct link speeds */
+  int64_t *bw = g_new(int64_t, t->n_links + 1);
+  for (uint32_t i = 0; i < t->n_links; i++) bw[i] = t->links[i].spec.bandwidth;
+  qsort(bw, t->n_links, sizeof *bw, cmp_i64);
+  GString *speeds = g_string_new(NULL);
+  for (uint32_t i = 0; i < t->n_links; i++) {
+    if (i && bw[i] == bw[i - 1]) continue;
+    uint32_t c = 0;
+    for (uint32_t j = i; j < t->n_links && bw[j] == bw[i]; j++) c++;
+    g_string_append_printf(speeds, "%s%u x %s", speeds->len ? ", " : "", c, cs_format_bandwidth(bw[i], b1));
+  }
+  printf("%-12s %u (full duplex): %s\n", "links", t->n_links, speeds->str);
+  g_string_free(speeds, TRUE);
+  g_free(bw);
+  CsRouteStats st = cs_routes_stats(r);
+  printf("%-12s diameter %d hops, mean host-to-host path %.3f hops\n", "paths", st.diameter, st.mean_hops);
+  if (t->bisection_bps >= 0)
+    printf("%-12s %s\n", "bisection", cs_format_bandwidth(t->bisection_bps, b1));
+  else
+    printf("%-12s not known for explicit topologies\n", "bisection");
+  printf("%-12s %s (tables: %zu bytes)\n", "routing", s->routing == CS_ROUTING_ECMP ? "ecmp" : "shortest",
+         st.table_bytes);
+  print_link_spec("defaults", &s->defaults);
+  if (s->topology.type == CS_TOPO_DUMBBELL) print_link_spec("bottleneck", &s->topology.bottleneck);
+
+  const CsTransportSpec *tr = &s->transport;
+  char win[CS_FORMAT_LEN], rto[CS_FORMAT_LEN];
+  if (tr->window_bytes) cs_format_size(tr->window, win);
+  else snprintf(win, sizeof win, "%" G_GINT64_FORMAT "pkt", (gint64)tr->window);
+  printf("%-12s %s, mtu %s, header %s, ack %s, window %s, init_cwnd %" G_GINT64_FORMAT "pkt, min_rto %s\n",
+         "transport", cs_protocol_name(tr->protocol), cs_format_size(tr->mtu, b1),
+         cs_format_size(tr->header, b2), cs_format_size(tr->ack, b3), win, (gint64)tr->init_cwnd,
+         cs_format_time(tr->min_rto, rto));
+
+  const CsWorkloadSpec *w = &s->workload;
+  if (w->present) {
+    printf("%-12s %s of %s %s parameters, %" G_GINT64_FORMAT " iterations, compute %s (jitter %g, backward %g)\n",
+           "workload", cs_collective_name(w->collective), cs_format_count(w->params, b1), w->dtype,
+           (gint64)w->iterations, cs_format_time(w->compute, b2), w->compute_jitter, w->backward_fraction);
+    printf("%-12s buckets %s, accumulation %" G_GINT64_FORMAT ", chunks %" G_GINT64_FORMAT,
+           "", w->buckets ? cs_format_size(w->buckets, b1) : "0 (one after compute)",
+           (gint64)w->accumulation, (gint64)w->chunks);
+    if (w->collective == CS_COLL_PS)
+      printf(", sync %s, pull %s, servers %s", w->sync ? "true" : "false", w->pull ? "true" : "false",
+             w->servers->len ? "as listed" : "all");
+    printf("\n");
+    const CsCompressionSpec *c = &w->compression;
+    printf("%-12s %s", "compression", c->method);
+    if (!strcmp(c->method, "uniform") || !strcmp(c->method, "stochastic"))
+      printf(", %" G_GINT64_FORMAT " bits, bucket %" G_GINT64_FORMAT, (gint64)c->bits, (gint64)c->bucket);
+    if (!strcmp(c->method, "topk") || !strcmp(c->method, "randk")) printf(", ratio %g", c->ratio);
+    if (!strcmp(c->method, "topk")) printf(", index_bits %" G_GINT64_FORMAT, (gint64)c->index_bits);
+    if (!strcmp(c->method, "sign") || !strcmp(c->method, "terngrad"))
+      printf(", bucket %" G_GINT64_FORMAT, (gint64)c->bucket);
+    printf(", error_feedback %s", c->error_feedback ? "true" : "false");
+    if (c->cost_set)
+      printf(", cost encode %s decode %s reduce %s per element", cs_format_time(c->cost_encode, b1),
+             cs_format_time(c->cost_decode, b2), cs_format_time(c->cost_reduce, b3));
+    else
+      printf(", cost: measured defaults / speedup %g", c->speedup);
+    printf("\n");
+  } else {
+    printf("%-12s none\n", "workload");
+  }
+  for (guint i = 0; i < s->flows->len; i++) {
+    const CsFlowSpec *f = &g_array_index(s->flows, CsFlowSpec, i);
+    printf("%-12s %s -> %s, %s at %s\n", i ? "" : "flows", f->src, f->dst, cs_format_size(f->size, b1),
+           cs_format_time(f->start, b2));
+  }
+  static const char *patterns[] = {"cbr", "poisson", "onoff"};
+  for (guint i = 0; i < s->background->len; i++) {
+    const CsBackgroundSpec *bg = &g_array_index(s->background, CsBackgroundSpec, i);
+    printf("%-12s %s -> %s, %s at %s, %s packets", i ? "" : "background", bg->src, bg->dst,
+           patterns[bg->pattern], cs_format_bandwidth(bg->rate, b1), cs_format_size(bg->size, b2));
+    if (bg->pattern == CS_PATTERN_ONOFF)
+      printf(", on %s off %s", cs_format_time(bg->on, b1), cs_format_time(bg->off, b3));
+    printf("\n");
+  }
+  if (s->duration) printf("%-12s %s\n", "duration", cs_format_time(s->duration, b1));
+  GString *tl = g_string_new(NULL);
+  printf("%-12s %s: %s; links sampled every %s\n", "output", s->output.dir, trace_list(s->output.traces, tl),
+         cs_format_time(s->output.sample_interval, b1));
+  g_string_free(tl, TRUE);
+  if (s->sweep->len) {
+    uint64_t points = 1;
+    for (guint i = 0; i < s->sweep->len; i++) points *= g_array_index(s->sweep, CsSweepAxis, i).values->len;
+    printf("%-12s %" G_GUINT64_FORMAT " points:", "sweep", points);
+    for (guint i = 0; i < s->sweep->len; i++) {
+      const CsSweepAxis *a = &g_array_index(s->sweep, CsSweepAxis, i);
+      printf("%s %s [", i ? ";" : "", a->key);
+      for (guint j = 0; j < a->values->len; j++) printf("%s%s", j ? ", " : "", (char *)a->values->pdata[j]);
+      printf("]");
+    }
+    printf("\n");
+  }
+}
+
+int cs_cmd_validate(int argc, char **argv) {
+  g_auto(GStrv) sets = NULL;
+  GOptionEntry entries[] = {
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scalar by its dotted key", "KEY=VALUE"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.yaml");
+  g_option_context_set_summary(ctx, "Load and check a scenario, print its topology summary; simulate nothing.");
+  g_option_context_set_description(ctx, "Exit status: 0 valid, 2 invalid (the message says where).\n");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "commsim validate: %s\n", error->message);
+    return CS_EXIT_USAGE;
+  }
+  if (argc != 2) {
+    fprintf(stderr, "commsim validate: expected one scenario file (see 'commsim validate --help')\n");
+    return CS_EXIT_USAGE;
+  }
+  g_autoptr(CsScenario) s = cs_scenario_load(argv[1], (const char *const *)sets, &error);
+  if (!s) {
+    fprintf(stderr, "%s\n", error->message);
+    return CS_EXIT_USAGE;
+  }
+  g_autoptr(CsTopology) t = cs_topology_build(s, &error);
+  if (!t) {
+    fprintf(stderr, "%s\n", error->message);
+    return CS_EXIT_USAGE;
+  }
+  g_autoptr(CsRoutes) r = cs_routes_build(t, s->routing, &error);
+  if (!r) {
+    fprintf(stderr, "%s: %s\n", s->file, error->message);
+    return CS_EXIT_USAGE;
+  }
+  print_summary(s, t, r);
+  printf("valid\n");
+  return CS_EXIT_OK;
+}

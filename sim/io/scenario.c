@@ -1,0 +1,1004 @@
+/* scenario.c - from a YAML tree to a validated CsScenario.
+ *
+ * One reader per section; each checks its keys against the list of keys
+ * it knows (an unknown key is an error with a "did you mean"), reads each
+ * value with the units parser, and checks ranges.  A key that is absent
+ * keeps the default set before reading.  Messages start with the dotted
+ * key ("defaults.latency: ...") so a user can find the place even from a
+ * --set on the command line.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "commsim/scenario.h"
+#include "commsim/units.h"
+
+/* ---- names ---- */
+
+static const char *const role_names[] = {"worker", "server", "host", "switch", NULL};
+static const char *const topo_names[] = {"explicit", "star", "ring", "dumbbell",
+                                         "fat-tree", "torus2d", "tree", NULL};
+static const char *const routing_names[] = {"shortest", "ecmp", NULL};
+static const char *const queue_names[] = {"droptail", "red", "ecn", NULL};
+static const char *const protocol_names[] = {"fixed", "reno", "dctcp", NULL};
+static const char *const collective_names[] = {"ps", "ring", "tree", "halving-doubling",
+                                               "allgather", NULL};
+static const char *const pattern_names[] = {"cbr", "poisson", "onoff", NULL};
+static const char *const dtype_names[] = {"fp32", "fp16", "bf16", NULL};
+static const char *const method_names[] = {"none",   "fp16", "bf16", "uniform", "stochastic",
+                                           "topk",   "randk", "sign", "terngrad", NULL};
+static const char *const trace_names[] = {"summary", "iterations", "messages",
+                                          "links",   "packets",    "timeline", NULL};
+static const char *const loss_model_names[] = {"bernoulli", "gilbert-elliott", NULL};
+
+const char *cs_role_name(CsRole r) { return role_names[r]; }
+const char *cs_topo_type_name(CsTopoType t) { return topo_names[t]; }
+const char *cs_collective_name(CsCollective c) { return collective_names[c]; }
+const char *cs_protocol_name(CsProtocol p) { return protocol_names[p]; }
+const char *cs_queue_name(CsQueueKind q) { return queue_names[q]; }
+
+/* ---- the keys each section knows ---- */
+
+static const char *const top_keys[] = {"name",     "seed",      "routing",    "fidelity", "duration",
+                                       "defaults", "topology",  "nodes",      "links",    "transport",
+                                       "workload", "background", "flows",     "output",   "sweep",
+                                       NULL};
+#define LINK_KEYS "bandwidth", "latency", "buffer", "queue", "loss", "red", "ecn_threshold"
+static const char *const defaults_keys[] = {LINK_KEYS, NULL};
+static const char *const link_keys[] = {"a", "b", LINK_KEYS, NULL};
+static const char *const bottleneck_keys[] = {LINK_KEYS, NULL};
+static const char *const red_keys[] = {"min", "max", "max_p", "weight", NULL};
+static const char *const loss_keys[] = {"model", "rate", "p", "r", "loss_good", "loss_bad", NULL};
+static const char *const topology_keys[] = {"type",   "workers",        "servers",
+                                            "k",      "x",              "y",
+                                            "leaves", "hosts_per_leaf", "oversubscription",
+                                            "bottleneck", NULL};
+static const char *const node_keys[] = {"name", "role", NULL};
+static const char *const transport_keys[] = {"protocol", "mtu",       "header", "ack",
+                                             "window",   "init_cwnd", "min_rto", NULL};
+static const char *const workload_keys[] = {
+    "params",      "dtype",  "iterations", "compute", "compute_jitter", "backward_fraction",
+    "buckets",     "accumulation", "collective", "chunks", "servers", "sync",
+    "pull",        "compression", NULL};
+static const char *const compression_keys[] = {"method", "bits",           "ratio", "index_bits",
+                                               "bucket", "error_feedback", "cost",  "speedup",
+                                               NULL};
+static const char *const cost_keys[] = {"encode", "decode", "reduce", NULL};
+static const char *const background_keys[] = {"src", "dst", "pattern", "rate", "size", "on", "off",
+                                              NULL};
+static const char *const flow_keys[] = {"src", "dst", "size", "start", NULL};
+static const char *const output_keys[] = {"dir", "traces", "sample_interval", NULL};
+
+const char *const *cs_scenario_known_keys(void) {
+  static GPtrArray *all = NULL;
+  if (g_once_init_enter(&all)) {
+    GPtrArray *a = g_ptr_array_new();
+    struct {
+      const char *prefix;
+      const char *const *keys;
+    } sections[] = {
+        {"", top_keys},
+        {"defaults.", defaults_keys},
+        {"defaults.red.", red_keys},
+        {"defaults.loss.", loss_keys},
+        {"links[].", link_keys},
+        {"topology.", topology_keys},
+        {"topology.bottleneck.", bottleneck_keys},
+        {"nodes[].", node_keys},
+        {"transport.", transport_keys},
+        {"workload.", workload_keys},
+        {"workload.compression.", compression_keys},
+        {"workload.compression.cost.", cost_keys},
+        {"background[].", background_keys},
+        {"flows[].", flow_keys},
+        {"output.", output_keys},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++)
+      for (const char *const *k = sections[i].keys; *k; k++)
+        g_ptr_array_add(a, g_strconcat(sections[i].prefix, *k, NULL));
+    g_ptr_array_add(a, NULL);
+    g_once_init_leave(&all, a);
+  }
+  return (const char *const *)all->pdata;
+}
+
+/* ---- reading helpers ---- */
+
+typedef struct {
+  GError **error;
+} Ctx;
+
+static char *join_list(const char *const *names) {
+  GString *s = g_string_new(NULL);
+  size_t n = g_strv_length((char **)names);
+  for (size_t i = 0; i < n; i++) {
+    if (i) g_string_append(s, i + 1 == n ? " or " : ", ");
+    g_string_append(s, names[i]);
+  }
+  return g_string_free(s, FALSE);
+}
+
+static bool check_keys(const CsYamlNode *map, const char *path, const char *const *allowed,
+                       GError **error) {
+  for (guint i = 0; i < map->keys->len; i++) {
+    CsYamlNode *k = map->keys->pdata[i];
+    if (g_strv_contains(allowed, k->text)) continue;
+    const char *close = cs_closest(k->text, allowed);
+    g_autofree char *where = *path ? g_strdup_printf(" in '%s'", path) : g_strdup("");
+    if (close)
+      cs_yaml_error(error, k, "unknown key '%s'%s (did you mean '%s'?)", k->text, where, close);
+    else {
+      g_autofree char *list = join_list(allowed);
+      cs_yaml_error(error, k, "unknown key '%s'%s: expected %s", k->text, where, list);
+    }
+    return false;
+  }
+  return true;
+}
+
+static bool expect_kind(const CsYamlNode *n, CsYamlKind kind, const char *path, GError **error) {
+  if (n->kind == kind) return true;
+  cs_yaml_error(error, n, "%s must be %s, not %s", path, cs_yaml_kind_name(kind),
+                cs_yaml_kind_name(n->kind));
+  return false;
+}
+
+/* A scalar with a value; NULL (and an error) otherwise. */
+static const char *scalar_text(const CsYamlNode *n, const char *path, GError **error) {
+  if (!expect_kind(n, CS_YAML_SCALAR, path, error)) return NULL;
+  if (n->plain && (n->text[0] == '\0' || strcmp(n->text, "~") == 0 || strcmp(n->text, "null") == 0)) {
+    cs_yaml_error(error, n, "%s has no value", path);
+    return NULL;
+  }
+  return n->text;
+}
+
+static char *key_path(const char *path, const char *key) {
+  return *path ? g_strdup_printf("%s.%s", path, key) : g_strdup(key);
+}
+
+/* The value of `key` in `map`, or NULL when absent (not an error). */
+static CsYamlNode *value_of(const CsYamlNode *map, const char *key) {
+  return cs_yaml_map_get(map, key, NULL);
+}
+
+typedef bool (*UnitParser)(const char *, int64_t *, GError **);
+
+static bool get_unit(const CsYamlNode *map, const char *path, const char *key, UnitParser parse,
+                     int64_t *out, GError **error) {
+  CsYamlNode *v = value_of(map, key);
+  if (!v) return true;
+  g_autofree char *kp = key_path(path, key);
+  const char *t = scalar_text(v, kp, error);
+  if (!t) return false;
+  GError *e = NULL;
+  if (!parse(t, out, &e)) {
+    cs_yaml_error(error, v, "%s: %s", kp, e->message);
+    g_error_free(e);
+    return false;
+  }
+  return true;
+}
+
+static bool parse_time_i64(const char *t, int64_t *out, GError **e) { return cs_parse_time(t, out, e); }
+
+#define get_bandwidth(m, p, k, o, e) get_unit(m, p, k, cs_parse_bandwidth, o, e)
+#define get_time(m, p, k, o, e) get_unit(m, p, k, parse_time_i64, o, e)
+#define get_size(m, p, k, o, e) get_unit(m, p, k, cs_parse_size, o, e)
+#define get_count(m, p, k, o, e) get_unit(m, p, k, cs_parse_count, o, e)
+
+static bool get_buffer(const CsYamlNode *map, const char *path, const char *key, int64_t *out,
+                       bool *pkt, GError **error) {
+  CsYamlNode *v = value_of(map, key);
+  if (!v) return true;
+  g_autofree char *kp = key_path(path, key);
+  const char *t = scalar_text(v, kp, error);
+  if (!t) return false;
+  GError *e = NULL;
+  if (!cs_parse_buffer(t, out, pkt, &e)) {
+    cs_yaml_error(error, v, "%s: %s", kp, e->message);
+    g_error_free(e);
+    return false;
+  }
+  return true;
+}
+
+static bool get_real(const CsYamlNode *map, const char *path, const char *key, double *out,
+                     GError **error) {
+  CsYamlNode *v = value_of(map, key);
+  if (!v) return true;
+  g_autofree char *kp = key_path(path, key);
+  const char *t = scalar_text(v, kp, error);
+  if (!t) return false;
+  GError *e = NULL;
+  if (!cs_parse_real(t, out, &e)) {
+    cs_yaml_error(error, v, "%s: %s", kp, e->message);
+    g_error_free(e);
+    return false;
+  }
+  return true;
+}
+
+static bool get_prob(const CsYamlNode *map, const char *path, const char *key, double *out,
+                     GError **error) {
+  CsYamlNode *v = value_of(map, key);
+  if (!v) return true;
+  g_autofree char *kp = key_path(path, key);
+  const char *t = scalar_text(v, kp, error);
+  if (!t) return false;
+  GError *e = NULL;
+  if (!cs_parse_probability(t, out, &e)) {
+    cs_yaml_error(error, v, "%s: %s", kp, e->message);
+    g_error_free(e);
+    return false;
+  }
+  return true;
+}
+
+static bool get_bool(const CsYamlNode *map, const char *path, const char *key, bool *out,
+                     GError **error) {
+  CsYamlNode *v = value_of(map, key);
+  if (!v) return true;
+  g_autofree char *kp = key_path(path, key);
+  const char *t = scalar_text(v, kp, error);
+  if (!t) return false;
+  if (strcmp(t, "true") == 0) *out = true;
+  else if (strcmp(t, "false") == 0) *out = false;
+  else {
+    cs_yaml_error(error, v, "%s: '%s' is not true or false", kp, t);
+    return false;
+  }
+  return true;
+}
+
+static bool parse_enum(const CsYamlNode *v, const char *kp, const char *what,
+                       const char *const *names, int *out, GError **error) {
+  const char *t = scalar_text(v, kp, error);
+  if (!t) return false;
+  for (int i = 0; names[i]; i++)
+    if (strcmp(names[i], t) == 0) {
+      *out = i;
+      return true;
+    }
+  g_autofree char *list = join_list(names);
+  const char *close = cs_closest(t, names);
+  if (close)
+    cs_yaml_error(error, v, "%s: '%s' is not a %s: use %s (did you mean '%s'?)", kp, t, what, list,
+                  close);
+  else
+    cs_yaml_error(error, v, "%s: '%s' is not a %s: use %s", kp, t, what, list);
+  return false;
+}
+
+static bool get_enum(const CsYamlNode *map, const char *path, const char *key, const char *what,
+                     const char *const *names, int *out, GError **error) {
+  CsYamlNode *v = value_of(map, key);
+  if (!v) return true;
+  g_autofree char *kp = key_path(path, key);
+  return parse_enum(v, kp, what, names, out, error);
+}
+
+static bool get_string(const CsYamlNode *map, const char *path, const char *key, char **out,
+                       GError **error) {
+  CsYamlNode *v = value_of(map, key);
+  if (!v) return true;
+  g_autofree char *kp = key_path(path, key);
+  const char *t = scalar_text(v, kp, error);
+  if (!t) return false;
+  g_free(*out);
+  *out = g_strdup(t);
+  return true;
+}
+
+/* A node name: letters, digits and _ . : - only (names appear in CSV
+ * files and folder names). */
+static bool valid_name(const char *s) {
+  if (!*s) return false;
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_isalnum(*p) && !strchr("_.:-", *p)) return false;
+  return true;
+}
+
+static bool get_name(const CsYamlNode *map, const char *path, const char *key, char **out,
+                     GError **error) {
+  CsYamlNode *v = value_of(map, key);
+  if (!v) return true;
+  if (!get_string(map, path, key, out, error)) return false;
+  if (!valid_name(*out)) {
+    g_autofree char *kp = key_path(path, key);
+    cs_yaml_error(error, v, "%s: '%s' is not a valid node name (letters, digits, '_', '.', ':', '-')",
+                  kp, *out);
+    return false;
+  }
+  return true;
+}
+
+static bool require_key(const CsYamlNode *map, const char *path, const char *key, GError **error) {
+  if (value_of(map, key)) return true;
+  cs_yaml_error(error, map, "%s needs '%s'", *path ? path : "the scenario", key);
+  return false;
+}
+
+#define FAIL_AT(node, ...)                  \
+  do {                                      \
+    cs_yaml_error(error, node, __VA_ARGS__); \
+    return false;                           \
+  } while (0)
+
+/* ---- sections ---- */
+
+static bool read_loss(const CsYamlNode *v, const char *kp, CsLossSpec *loss, GError **error) {
+  if (v->kind == CS_YAML_SCALAR) {
+    double p = 0;
+    const char *t = scalar_text(v, kp, error);
+    if (!t) return false;
+    GError *e = NULL;
+    if (!cs_parse_probability(t, &p, &e)) {
+      cs_yaml_error(error, v, "%s: %s", kp, e->message);
+      g_error_free(e);
+      return false;
+    }
+    *loss = (CsLossSpec){p > 0 ? CS_LOSS_BERNOULLI : CS_LOSS_NONE, p, 0, 0, 0, 0};
+    return true;
+  }
+  if (!expect_kind(v, CS_YAML_MAP, kp, error)) return false;
+  if (!check_keys(v, kp, loss_keys, error)) return false;
+  if (!require_key(v, kp, "model", error)) return false;
+  int model = 0;
+  if (!get_enum(v, kp, "model", "loss model", loss_model_names, &model, error)) return false;
+  CsLossSpec l = {0};
+  if (model == 0) {
+    if (!require_key(v, kp, "rate", error)) return false;
+    for (const char *const *k = (const char *const[]){"p", "r", "loss_good", "loss_bad", NULL}; *k; k++)
+      if (value_of(v, *k))
+        FAIL_AT(value_of(v, *k), "%s.%s belongs to the gilbert-elliott model, not bernoulli", kp, *k);
+    if (!get_prob(v, kp, "rate", &l.rate, error)) return false;
+    l.model = l.rate > 0 ? CS_LOSS_BERNOULLI : CS_LOSS_NONE;
+  } else {
+    if (value_of(v, "rate"))
+      FAIL_AT(value_of(v, "rate"), "%s.rate belongs to the bernoulli model; gilbert-elliott takes p, r, loss_good, loss_bad", kp);
+    if (!require_key(v, kp, "p", error) || !require_key(v, kp, "r", error)) return false;
+    l.loss_bad = 1.0; /* the classic Gilbert model: every packet in the bad state is lost */
+    if (!get_prob(v, kp, "p", &l.p, error) || !get_prob(v, kp, "r", &l.r, error) ||
+        !get_prob(v, kp, "loss_good", &l.loss_good, error) ||
+        !get_prob(v, kp, "loss_bad", &l.loss_bad, error))
+      return false;
+    if (l.r == 0 && l.p > 0)
+      FAIL_AT(value_of(v, "r"), "%s.r is 0: the bad state would never end (use r > 0)", kp);
+    l.model = CS_LOSS_GILBERT;
+  }
+  *loss = l;
+  return true;
+}
+
+/* Link settings on top of `*spec` (already holding the inherited ones). */
+static bool read_link_settings(const CsYamlNode *map, const char *path, CsLinkSpec *spec,
+                               GError **error) {
+  int q = (int)spec->queue;
+  if (!get_bandwidth(map, path, "bandwidth", &spec->bandwidth, error) ||
+      !get_time(map, path, "latency", &spec->latency, error) ||
+      !get_enum(map, path, "queue", "queue discipline", queue_names, &q, error) ||
+      !get_buffer(map, path, "ecn_threshold", &spec->ecn_threshold, &spec->ecn_threshold_pkt, error))
+    return false;
+  spec->queue = (CsQueueKind)q;
+  if (value_of(map, "buffer")) {
+    if (!get_buffer(map, path, "buffer", &spec->buffer, &spec->buffer_pkt, error)) return false;
+    spec->buffer_set = true;
+    if (spec->buffer == 0) {
+      g_autofree char *kp = key_path(path, "buffer");
+      FAIL_AT(value_of(map, "buffer"), "%s: a buffer of 0 holds no packet: use at least 1pkt", kp);
+    }
+  }
+  if (value_of(map, "bandwidth") && spec->bandwidth == 0) {
+    g_autofree char *kp = key_path(path, "bandwidth");
+    FAIL_AT(value_of(map, "bandwidth"), "%s: a bandwidth of 0 carries nothing: use a positive value", kp);
+  }
+  CsYamlNode *v;
+  if ((v = value_of(map, "loss"))) {
+    g_autofree char *kp = key_path(path, "loss");
+    if (!read_loss(v, kp, &spec->loss, error)) return false;
+  }
+  if ((v = value_of(map, "red"))) {
+    g_autofree char *kp = key_path(path, "red");
+    if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, red_keys, error)) return false;
+    if (!get_size(v, kp, "min", &spec->red.min, error) || !get_size(v, kp, "max", &spec->red.max, error) ||
+        !get_prob(v, kp, "max_p", &spec->red.max_p, error) ||
+        !get_prob(v, kp, "weight", &spec->red.weight, error))
+      return false;
+    if (spec->red.max <= spec->red.min)
+      FAIL_AT(v, "%s: max (%" G_GINT64_FORMAT " B) must be larger than min (%" G_GINT64_FORMAT " B)",
+              kp, (gint64)spec->red.max, (gint64)spec->red.min);
+    if (spec->red.weight <= 0) FAIL_AT(v, "%s: weight must be larger than 0", kp);
+  }
+  return true;
+}
+
+static CsLinkSpec default_link(void) {
+  CsLinkSpec l = {0};
+  l.bandwidth = 10000000000LL; /* 10Gbps */
+  l.latency = 1 * CS_US;
+  l.buffer = 512000; /* 512KB */
+  l.queue = CS_QUEUE_DROPTAIL;
+  l.red = (CsRedSpec){30000, 90000, 0.1, 0.002};
+  l.ecn_threshold = 65; /* packets: DCTCP's K for 10 Gbps (Alizadeh et al., 2010) */
+  l.ecn_threshold_pkt = true;
+  l.loss = (CsLossSpec){CS_LOSS_NONE, 0, 0, 0, 0, 0};
+  return l;
+}
+
+static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
+  CsTopologySpec *t = &s->topology;
+  if (!expect_kind(v, CS_YAML_MAP, "topology", error) ||
+      !check_keys(v, "topology", topology_keys, error) || !require_key(v, "topology", "type", error))
+    return false;
+  int type = 0;
+  if (!get_enum(v, "topology", "type", "topology type", topo_names + 1, &type, error)) return false;
+  t->type = (CsTopoType)(type + 1);
+  if (!get_count(v, "topology", "workers", &t->workers, error) ||
+      !get_count(v, "topology", "servers", &t->servers, error) ||
+      !get_count(v, "topology", "k", &t->k, error) || !get_count(v, "topology", "x", &t->x, error) ||
+      !get_count(v, "topology", "y", &t->y, error) ||
+      !get_count(v, "topology", "leaves", &t->leaves, error) ||
+      !get_count(v, "topology", "hosts_per_leaf", &t->hosts_per_leaf, error) ||
+      !get_real(v, "topology", "oversubscription", &t->oversubscription, error))
+    return false;
+
+  /* Which parameters each type takes. */
+  static const char *const takes[][6] = {
+      [CS_TOPO_STAR] = {"workers", "servers", NULL},
+      [CS_TOPO_RING] = {"workers", "servers", NULL},
+      [CS_TOPO_DUMBBELL] = {"workers", "servers", "bottleneck", NULL},
+      [CS_TOPO_FAT_TREE] = {"k", "workers", "servers", NULL},
+      [CS_TOPO_TORUS2D] = {"x", "y", "workers", "servers", NULL},
+      [CS_TOPO_TREE] = {"leaves", "hosts_per_leaf", "oversubscription", "workers", "servers", NULL},
+  };
+  for (guint i = 0; i < v->keys->len; i++) {
+    CsYamlNode *k = v->keys->pdata[i];
+    if (strcmp(k->text, "type") == 0 || g_strv_contains(takes[t->type], k->text)) continue;
+    g_autofree char *list = join_list(takes[t->type]);
+    FAIL_AT(k, "topology: '%s' is not a parameter of type %s (it takes %s)", k->text,
+            topo_names[t->type], list);
+  }
+  const char *need[3] = {NULL};
+  switch (t->type) {
+  case CS_TOPO_STAR:
+  case CS_TOPO_RING:
+  case CS_TOPO_DUMBBELL: need[0] = "workers"; break;
+  case CS_TOPO_FAT_TREE: need[0] = "k"; break;
+  case CS_TOPO_TORUS2D: need[0] = "x", need[1] = "y"; break;
+  case CS_TOPO_TREE: need[0] = "leaves", need[1] = "hosts_per_leaf"; break;
+  default: break;
+  }
+  for (int i = 0; need[i]; i++)
+    if (!value_of(v, need[i]))
+      FAIL_AT(v, "topology: type %s needs '%s'", topo_names[t->type], need[i]);
+
+  if (t->type == CS_TOPO_FAT_TREE && (t->k < 2 || t->k % 2 != 0 || t->k > 256))
+    FAIL_AT(value_of(v, "k"), "topology.k: a fat-tree needs an even k from 2 to 256, not %" G_GINT64_FORMAT,
+            (gint64)t->k);
+  if (t->type == CS_TOPO_TORUS2D) {
+    if (t->x < 1 || t->x > 65536) FAIL_AT(value_of(v, "x"), "topology.x must be from 1 to 65536");
+    if (t->y < 1 || t->y > 65536) FAIL_AT(value_of(v, "y"), "topology.y must be from 1 to 65536");
+  }
+  if (t->type == CS_TOPO_TREE) {
+    if (t->leaves < 1) FAIL_AT(value_of(v, "leaves"), "topology.leaves must be at least 1");
+    if (t->hosts_per_leaf < 1)
+      FAIL_AT(value_of(v, "hosts_per_leaf"), "topology.hosts_per_leaf must be at least 1");
+    if (!(t->oversubscription > 0))
+      FAIL_AT(value_of(v, "oversubscription"), "topology.oversubscription must be larger than 0");
+  }
+  /* Hosts the generator makes, before roles are assigned. */
+  int64_t hosts = -1;
+  switch (t->type) {
+  case CS_TOPO_FAT_TREE: hosts = t->k * t->k * t->k / 4; break;
+  case CS_TOPO_TORUS2D: hosts = t->x * t->y; break;
+  case CS_TOPO_TREE: hosts = t->leaves * t->hosts_per_leaf; break;
+  default: break;
+  }
+  if (hosts >= 0) {
+    if (t->servers > hosts)
+      FAIL_AT(value_of(v, "servers"), "topology.servers: %" G_GINT64_FORMAT " servers do not fit in %" G_GINT64_FORMAT " hosts",
+              (gint64)t->servers, (gint64)hosts);
+    if (t->workers >= 0 && t->workers + t->servers > hosts)
+      FAIL_AT(value_of(v, "workers"),
+              "topology.workers: %" G_GINT64_FORMAT " workers and %" G_GINT64_FORMAT " servers do not fit in the %" G_GINT64_FORMAT " hosts of this %s",
+              (gint64)t->workers, (gint64)t->servers, (gint64)hosts, topo_names[t->type]);
+  } else if (t->workers + t->servers < 2) {
+    FAIL_AT(value_of(v, "workers"), "topology: a %s needs at least 2 hosts (workers + servers)",
+            topo_names[t->type]);
+  }
+  if (t->workers + t->servers > 1000000 || hosts > 1000000)
+    FAIL_AT(v, "topology: more than 1,000,000 hosts is beyond what commsim simulates");
+
+  t->bottleneck = s->defaults;
+  t->bottleneck.buffer_set = false;
+  CsYamlNode *b;
+  if ((b = value_of(v, "bottleneck"))) {
+    if (!expect_kind(b, CS_YAML_MAP, "topology.bottleneck", error) ||
+        !check_keys(b, "topology.bottleneck", bottleneck_keys, error) ||
+        !read_link_settings(b, "topology.bottleneck", &t->bottleneck, error))
+      return false;
+  }
+  return true;
+}
+
+static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsScenario *s,
+                          GError **error) {
+  CsTopologySpec *t = &s->topology;
+  t->type = CS_TOPO_EXPLICIT;
+  if (!expect_kind(nodes, CS_YAML_SEQ, "nodes", error)) return false;
+  if (nodes->items->len == 0) FAIL_AT(nodes, "nodes: the list is empty");
+  for (guint i = 0; i < nodes->items->len; i++) {
+    CsYamlNode *n = nodes->items->pdata[i];
+    g_autofree char *path = g_strdup_printf("nodes[%u]", i);
+    if (!expect_kind(n, CS_YAML_MAP, path, error) || !check_keys(n, path, node_keys, error) ||
+        !require_key(n, path, "name", error) || !require_key(n, path, "role", error))
+      return false;
+    CsNodeSpec ns = {NULL, CS_ROLE_HOST, n->line, n->col};
+    int role = 0;
+    if (!get_name(n, path, "name", &ns.name, error)) return false;
+    g_array_append_val(t->nodes, ns);
+    if (!get_enum(n, path, "role", "role", role_names, &role, error)) return false;
+    g_array_index(t->nodes, CsNodeSpec, t->nodes->len - 1).role = (CsRole)role;
+  }
+  if (!links) return true;
+  if (!expect_kind(links, CS_YAML_SEQ, "links", error)) return false;
+  for (guint i = 0; i < links->items->len; i++) {
+    CsYamlNode *l = links->items->pdata[i];
+    g_autofree char *path = g_strdup_printf("links[%u]", i);
+    if (!expect_kind(l, CS_YAML_MAP, path, error) || !check_keys(l, path, link_keys, error) ||
+        !require_key(l, path, "a", error) || !require_key(l, path, "b", error))
+      return false;
+    CsLinkDecl d = {NULL, NULL, s->defaults, l->line, l->col};
+    d.spec.buffer_set = false;
+    bool ok = get_name(l, path, "a", &d.a, error) && get_name(l, path, "b", &d.b, error) &&
+              read_link_settings(l, path, &d.spec, error);
+    g_array_append_val(t->links, d);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
+  CsTransportSpec *t = &s->transport;
+  if (!expect_kind(v, CS_YAML_MAP, "transport", error) ||
+      !check_keys(v, "transport", transport_keys, error))
+    return false;
+  int proto = (int)t->protocol;
+  bool cwnd_pkt = true;
+  if (!get_enum(v, "transport", "protocol", "protocol", protocol_names, &proto, error) ||
+      !get_size(v, "transport", "mtu", &t->mtu, error) ||
+      !get_size(v, "transport", "header", &t->header, error) ||
+      !get_size(v, "transport", "ack", &t->ack, error) ||
+      !get_time(v, "transport", "min_rto", &t->min_rto, error))
+    return false;
+  t->protocol = (CsProtocol)proto;
+  CsYamlNode *w;
+  if ((w = value_of(v, "window"))) {
+    bool pkt = false;
+    if (!get_buffer(v, "transport", "window", &t->window, &pkt, error)) return false;
+    t->window_bytes = !pkt;
+    if (t->window == 0) FAIL_AT(w, "transport.window must hold at least one packet");
+  }
+  if ((w = value_of(v, "init_cwnd"))) {
+    if (!get_buffer(v, "transport", "init_cwnd", &t->init_cwnd, &cwnd_pkt, error)) return false;
+    if (!cwnd_pkt) FAIL_AT(w, "transport.init_cwnd is counted in packets: write it as 10pkt");
+    if (t->init_cwnd == 0) FAIL_AT(w, "transport.init_cwnd must be at least 1pkt");
+  }
+  if (t->mtu <= t->header)
+    FAIL_AT(value_of(v, "mtu") ? value_of(v, "mtu") : value_of(v, "header"),
+            "transport: mtu (%" G_GINT64_FORMAT " B) must be larger than header (%" G_GINT64_FORMAT " B), or no payload fits",
+            (gint64)t->mtu, (gint64)t->header);
+  if (t->mtu > 1000000) FAIL_AT(value_of(v, "mtu"), "transport.mtu: at most 1MB");
+  if (t->ack == 0) FAIL_AT(value_of(v, "ack"), "transport.ack: an acknowledgement needs at least 1 B");
+  if (t->ack > t->mtu) FAIL_AT(value_of(v, "ack"), "transport.ack must not be larger than mtu");
+  if (t->min_rto == 0) FAIL_AT(value_of(v, "min_rto"), "transport.min_rto must be larger than 0");
+  return true;
+}
+
+static bool read_cost(const CsYamlNode *v, CsCompressionSpec *c, GError **error) {
+  const char *kp = "workload.compression.cost";
+  if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, cost_keys, error)) return false;
+  for (const char *const *k = cost_keys; *k; k++)
+    if (!require_key(v, kp, *k, error)) return false;
+  c->cost_set = true;
+  return get_time(v, kp, "encode", &c->cost_encode, error) &&
+         get_time(v, kp, "decode", &c->cost_decode, error) &&
+         get_time(v, kp, "reduce", &c->cost_reduce, error);
+}
+
+/* Which collectives each method can ride (SPEC section 4). */
+static bool method_allows(const char *method, CsCollective c) {
+  if (strcmp(method, "topk") == 0 || strcmp(method, "sign") == 0 || strcmp(method, "terngrad") == 0)
+    return c == CS_COLL_PS || c == CS_COLL_ALLGATHER;
+  return true;
+}
+
+static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
+  CsWorkloadSpec *w = &s->workload;
+  const char *P = "workload";
+  if (!expect_kind(v, CS_YAML_MAP, P, error) || !check_keys(v, P, workload_keys, error)) return false;
+  w->present = true;
+  w->line = v->line, w->col = v->col;
+  int dtype = 0, coll = (int)w->collective;
+  if (!get_count(v, P, "params", &w->params, error) ||
+      !get_enum(v, P, "dtype", "dtype", dtype_names, &dtype, error) ||
+      !get_count(v, P, "iterations", &w->iterations, error) ||
+      !get_time(v, P, "compute", &w->compute, error) ||
+      !get_real(v, P, "compute_jitter", &w->compute_jitter, error) ||
+      !get_real(v, P, "backward_fraction", &w->backward_fraction, error) ||
+      !get_size(v, P, "buckets", &w->buckets, error) ||
+      !get_count(v, P, "accumulation", &w->accumulation, error) ||
+      !get_enum(v, P, "collective", "collective", collective_names, &coll, error) ||
+      !get_count(v, P, "chunks", &w->chunks, error) || !get_bool(v, P, "sync", &w->sync, error) ||
+      !get_bool(v, P, "pull", &w->pull, error))
+    return false;
+  g_free(w->dtype);
+  w->dtype = g_strdup(dtype_names[dtype]);
+  w->collective = (CsCollective)coll;
+  if (w->params < 1) FAIL_AT(value_of(v, "params"), "workload.params must be at least 1");
+  if (w->iterations < 1) FAIL_AT(value_of(v, "iterations"), "workload.iterations must be at least 1");
+  if (w->iterations > 1000000) FAIL_AT(value_of(v, "iterations"), "workload.iterations: at most 1M");
+  if (w->compute_jitter < 0)
+    FAIL_AT(value_of(v, "compute_jitter"), "workload.compute_jitter is a relative standard deviation: 0 or more");
+  if (w->backward_fraction < 0 || w->backward_fraction > 1)
+    FAIL_AT(value_of(v, "backward_fraction"), "workload.backward_fraction must lie in [0, 1]");
+  if (w->accumulation < 1) FAIL_AT(value_of(v, "accumulation"), "workload.accumulation must be at least 1");
+  if (w->chunks < 1) FAIL_AT(value_of(v, "chunks"), "workload.chunks must be at least 1");
+  if (w->chunks > 1 && w->collective != CS_COLL_TREE)
+    FAIL_AT(value_of(v, "chunks"), "workload.chunks pipelines the tree collective only (collective is %s)",
+            collective_names[w->collective]);
+  if (value_of(v, "sync") && w->collective != CS_COLL_PS)
+    FAIL_AT(value_of(v, "sync"), "workload.sync applies to collective ps only (collective is %s)",
+            collective_names[w->collective]);
+  if (value_of(v, "pull") && w->collective != CS_COLL_PS)
+    FAIL_AT(value_of(v, "pull"), "workload.pull applies to collective ps only (collective is %s)",
+            collective_names[w->collective]);
+
+  CsYamlNode *sv;
+  if ((sv = value_of(v, "servers"))) {
+    if (!expect_kind(sv, CS_YAML_SEQ, "workload.servers", error)) return false;
+    if (w->collective != CS_COLL_PS)
+      FAIL_AT(sv, "workload.servers applies to collective ps only (collective is %s)",
+              collective_names[w->collective]);
+    for (guint i = 0; i < sv->items->len; i++) {
+      CsYamlNode *n = sv->items->pdata[i];
+      const char *t = scalar_text(n, "workload.servers[]", error);
+      if (!t) return false;
+      CsNameRef r = {g_strdup(t), n->line, n->col};
+      g_array_append_val(w->servers, r);
+    }
+  }
+
+  CsCompressionSpec *c = &w->compression;
+  CsYamlNode *cv;
+  if ((cv = value_of(v, "compression"))) {
+    const char *C = "workload.compression";
+    if (!expect_kind(cv, CS_YAML_MAP, C, error) || !check_keys(cv, C, compression_keys, error))
+      return false;
+    int method = 0;
+    if (!get_enum(cv, C, "method", "compression method", method_names, &method, error) ||
+        !get_count(cv, C, "bits", &c->bits, error) || !get_real(cv, C, "ratio", &c->ratio, error) ||
+        !get_count(cv, C, "index_bits", &c->index_bits, error) ||
+        !get_count(cv, C, "bucket", &c->bucket, error) ||
+        !get_bool(cv, C, "error_feedback", &c->error_feedback, error) ||
+        !get_real(cv, C, "speedup", &c->speedup, error))
+      return false;
+    if (value_of(cv, "method")) {
+      g_free(c->method);
+      c->method = g_strdup(method_names[method]);
+    }
+    if (c->bits < 1 || c->bits > 16) FAIL_AT(value_of(cv, "bits"), "%s.bits must be from 1 to 16", C);
+    if (!(c->ratio > 0 && c->ratio <= 1)) FAIL_AT(value_of(cv, "ratio"), "%s.ratio must lie in (0, 1]", C);
+    if (c->index_bits < 0 || c->index_bits > 64)
+      FAIL_AT(value_of(cv, "index_bits"), "%s.index_bits must be from 0 to 64", C);
+    if (c->bucket < 1) FAIL_AT(value_of(cv, "bucket"), "%s.bucket must be at least 1 element", C);
+    if (!(c->speedup > 0)) FAIL_AT(value_of(cv, "speedup"), "%s.speedup must be larger than 0", C);
+    CsYamlNode *cost;
+    if ((cost = value_of(cv, "cost")) && !read_cost(cost, c, error)) return false;
+  }
+  if (!method_allows(c->method, w->collective)) {
+    CsYamlNode *at = value_of(v, "collective");
+    if (!at && cv) at = value_of(cv, "method");
+    cs_yaml_error(error, at ? at : v,
+                  "compression method %s cannot ride collective %s: its payloads differ between "
+                  "workers and cannot be summed in place; use collective ps or allgather",
+                  c->method, collective_names[w->collective]);
+    return false;
+  }
+  return true;
+}
+
+static bool read_background(const CsYamlNode *v, CsScenario *s, GError **error) {
+  if (!expect_kind(v, CS_YAML_SEQ, "background", error)) return false;
+  for (guint i = 0; i < v->items->len; i++) {
+    CsYamlNode *e = v->items->pdata[i];
+    g_autofree char *path = g_strdup_printf("background[%u]", i);
+    if (!expect_kind(e, CS_YAML_MAP, path, error) || !check_keys(e, path, background_keys, error))
+      return false;
+    for (const char *const *k = (const char *const[]){"src", "dst", "pattern", "rate", NULL}; *k; k++)
+      if (!require_key(e, path, *k, error)) return false;
+    CsBackgroundSpec b = {NULL, NULL, CS_PATTERN_CBR, 0, 1500, 0, 0, e->line, e->col};
+    int pattern = 0;
+    bool ok = get_name(e, path, "src", &b.src, error) && get_name(e, path, "dst", &b.dst, error) &&
+              get_enum(e, path, "pattern", "traffic pattern", pattern_names, &pattern, error) &&
+              get_bandwidth(e, path, "rate", &b.rate, error) && get_size(e, path, "size", &b.size, error) &&
+              get_time(e, path, "on", &b.on, error) && get_time(e, path, "off", &b.off, error);
+    b.pattern = (CsPattern)pattern;
+    g_array_append_val(s->background, b);
+    if (!ok) return false;
+    if (b.rate == 0) FAIL_AT(value_of(e, "rate"), "%s.rate must be larger than 0", path);
+    if (b.size == 0) FAIL_AT(value_of(e, "size"), "%s.size must be at least 1 B", path);
+    if (b.pattern == CS_PATTERN_ONOFF) {
+      if (!require_key(e, path, "on", error) || !require_key(e, path, "off", error)) return false;
+      if (b.on == 0) FAIL_AT(value_of(e, "on"), "%s.on must be larger than 0", path);
+    } else {
+      for (const char *const *k = (const char *const[]){"on", "off", NULL}; *k; k++)
+        if (value_of(e, *k))
+          FAIL_AT(value_of(e, *k), "%s.%s applies to pattern onoff only", path, *k);
+    }
+    if (strcmp(b.src, b.dst) == 0) FAIL_AT(value_of(e, "dst"), "%s: src and dst are both '%s'", path, b.src);
+  }
+  return true;
+}
+
+static bool read_flows(const CsYamlNode *v, CsScenario *s, GError **error) {
+  if (!expect_kind(v, CS_YAML_SEQ, "flows", error)) return false;
+  for (guint i = 0; i < v->items->len; i++) {
+    CsYamlNode *e = v->items->pdata[i];
+    g_autofree char *path = g_strdup_printf("flows[%u]", i);
+    if (!expect_kind(e, CS_YAML_MAP, path, error) || !check_keys(e, path, flow_keys, error))
+      return false;
+    for (const char *const *k = (const char *const[]){"src", "dst", "size", NULL}; *k; k++)
+      if (!require_key(e, path, *k, error)) return false;
+    CsFlowSpec f = {NULL, NULL, 0, 0, e->line, e->col};
+    bool ok = get_name(e, path, "src", &f.src, error) && get_name(e, path, "dst", &f.dst, error) &&
+              get_size(e, path, "size", &f.size, error) && get_time(e, path, "start", &f.start, error);
+    g_array_append_val(s->flows, f);
+    if (!ok) return false;
+    if (f.size == 0) FAIL_AT(value_of(e, "size"), "%s.size must be at least 1 B", path);
+    if (strcmp(f.src, f.dst) == 0) FAIL_AT(value_of(e, "dst"), "%s: src and dst are both '%s'", path, f.src);
+  }
+  return true;
+}
+
+static bool read_output(const CsYamlNode *v, CsScenario *s, GError **error) {
+  CsOutputSpec *o = &s->output;
+  if (!expect_kind(v, CS_YAML_MAP, "output", error) || !check_keys(v, "output", output_keys, error) ||
+      !get_string(v, "output", "dir", &o->dir, error) ||
+      !get_time(v, "output", "sample_interval", &o->sample_interval, error))
+    return false;
+  if (value_of(v, "sample_interval") && o->sample_interval == 0)
+    FAIL_AT(value_of(v, "sample_interval"), "output.sample_interval must be larger than 0");
+  CsYamlNode *t;
+  if ((t = value_of(v, "traces"))) {
+    if (!expect_kind(t, CS_YAML_SEQ, "output.traces", error)) return false;
+    o->traces = 0;
+    for (guint i = 0; i < t->items->len; i++) {
+      int which = 0;
+      if (!parse_enum(t->items->pdata[i], "output.traces[]", "trace", trace_names, &which, error))
+        return false;
+      o->traces |= 1u << which;
+    }
+  }
+  return true;
+}
+
+static bool read_sweep(const CsYamlNode *v, CsScenario *s, GError **error) {
+  if (!expect_kind(v, CS_YAML_MAP, "sweep", error)) return false;
+  for (guint i = 0; i < v->keys->len; i++) {
+    CsYamlNode *k = v->keys->pdata[i], *list = v->items->pdata[i];
+    if (strncmp(k->text, "sweep", 5) == 0 && (k->text[5] == '\0' || k->text[5] == '.'))
+      FAIL_AT(k, "sweep: a sweep cannot sweep itself ('%s')", k->text);
+    if (!expect_kind(list, CS_YAML_SEQ, "a sweep axis", error)) return false;
+    if (list->items->len == 0) FAIL_AT(list, "sweep.%s: the list of values is empty", k->text);
+    CsSweepAxis ax = {g_strdup(k->text), g_ptr_array_new_with_free_func(g_free), k->line, k->col};
+    g_array_append_val(s->sweep, ax);
+    for (guint j = 0; j < list->items->len; j++) {
+      CsYamlNode *item = list->items->pdata[j];
+      g_autofree char *kp = g_strdup_printf("sweep.%s[%u]", k->text, j);
+      const char *t = scalar_text(item, kp, error);
+      if (!t) return false;
+      g_ptr_array_add(ax.values, g_strdup(t));
+    }
+  }
+  return true;
+}
+
+static char *file_stem(const char *path) {
+  g_autofree char *base = g_path_get_basename(path);
+  char *dot = strrchr(base, '.');
+  if (dot && dot != base) *dot = '\0';
+  return g_strdup(base);
+}
+
+static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
+  if (!check_keys(root, "", top_keys, error)) return false;
+  if (!get_string(root, "", "name", &s->name, error)) return false;
+  if (!valid_name(s->name))
+    FAIL_AT(value_of(root, "name"), "name: '%s' may hold letters, digits, '_', '.', ':' and '-' only (it names output folders)",
+            s->name);
+  CsYamlNode *v;
+  if ((v = value_of(root, "seed"))) {
+    const char *t = scalar_text(v, "seed", error);
+    if (!t) return false;
+    guint64 seed;
+    if (!g_ascii_string_to_unsigned(t, 10, 0, G_MAXUINT64, &seed, NULL))
+      FAIL_AT(v, "seed: '%s' is not a whole number from 0 to 2^64-1", t);
+    s->seed = seed;
+  }
+  int routing = 0;
+  if (!get_enum(root, "", "routing", "routing", routing_names, &routing, error)) return false;
+  s->routing = (CsRouting)routing;
+  if ((v = value_of(root, "fidelity"))) {
+    int fid = 0;
+    if (!parse_enum(v, "fidelity", "fidelity", (const char *const[]){"packet", "flow", NULL}, &fid, error))
+      return false;
+    if (fid == 1)
+      FAIL_AT(v, "fidelity: flow (max-min fair fluid flows) is planned but not built yet; use packet");
+  }
+  if (!get_time(root, "", "duration", &s->duration, error)) return false;
+
+  if ((v = value_of(root, "defaults"))) {
+    if (!expect_kind(v, CS_YAML_MAP, "defaults", error) ||
+        !check_keys(v, "defaults", defaults_keys, error) ||
+        !read_link_settings(v, "defaults", &s->defaults, error))
+      return false;
+    s->defaults.buffer_set = false; /* a default buffer bounds switch ports only */
+  }
+
+  CsYamlNode *topo = value_of(root, "topology"), *nodes = value_of(root, "nodes"),
+             *links = value_of(root, "links");
+  if (topo && nodes)
+    FAIL_AT(nodes, "give either topology: (a generator) or nodes: and links:, not both");
+  if (topo && links) FAIL_AT(links, "links: belongs to explicit topologies (nodes: + links:), not to topology:");
+  if (links && !nodes) FAIL_AT(links, "links: needs nodes: to name the nodes they join");
+  if (!topo && !nodes)
+    FAIL_AT(root, "the scenario has no network: add topology: (a generator) or nodes: and links:");
+  if (topo ? !read_topology(topo, s, error) : !read_explicit(nodes, links, s, error)) return false;
+
+  if ((v = value_of(root, "transport")) && !read_transport(v, s, error)) return false;
+  if ((v = value_of(root, "workload")) && !read_workload(v, s, error)) return false;
+  if ((v = value_of(root, "background")) && !read_background(v, s, error)) return false;
+  if ((v = value_of(root, "flows")) && !read_flows(v, s, error)) return false;
+  if ((v = value_of(root, "output")) && !read_output(v, s, error)) return false;
+  if ((v = value_of(root, "sweep")) && !read_sweep(v, s, error)) return false;
+
+  if (!s->workload.present && s->flows->len == 0) {
+    if (s->background->len == 0)
+      FAIL_AT(root, "nothing to simulate: add workload:, flows: or background:");
+    if (s->duration == 0)
+      FAIL_AT(value_of(root, "background"),
+              "only background traffic runs: set duration: (it would run forever)");
+  }
+  if (!s->output.dir) s->output.dir = g_build_filename("results", s->name, NULL);
+  return true;
+}
+
+static CsScenario *scenario_new(const char *path) {
+  CsScenario *s = g_new0(CsScenario, 1);
+  s->file = g_strdup(path);
+  s->name = file_stem(path);
+  s->seed = 1;
+  s->routing = CS_ROUTING_SHORTEST;
+  s->defaults = default_link();
+  s->topology.workers = -1;
+  s->topology.oversubscription = 1.0;
+  s->topology.nodes = g_array_new(FALSE, TRUE, sizeof(CsNodeSpec));
+  s->topology.links = g_array_new(FALSE, TRUE, sizeof(CsLinkDecl));
+  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS};
+  CsWorkloadSpec *w = &s->workload;
+  w->params = 25600000;
+  w->dtype = g_strdup("fp32");
+  w->iterations = 10;
+  w->compute = 50 * CS_MS;
+  w->backward_fraction = 0.66;
+  w->buckets = 25000000;
+  w->accumulation = 1;
+  w->collective = CS_COLL_RING;
+  w->chunks = 1;
+  w->servers = g_array_new(FALSE, TRUE, sizeof(CsNameRef));
+  w->sync = true;
+  w->pull = true;
+  w->compression = (CsCompressionSpec){g_strdup("none"), 8, 0.01, 32, 512, false, false, 0, 0, 0, 1.0};
+  s->background = g_array_new(FALSE, TRUE, sizeof(CsBackgroundSpec));
+  s->flows = g_array_new(FALSE, TRUE, sizeof(CsFlowSpec));
+  s->output.traces = CS_TRACE_SUMMARY | CS_TRACE_ITERATIONS | CS_TRACE_MESSAGES | CS_TRACE_LINKS;
+  s->output.sample_interval = 100 * CS_US;
+  s->sweep = g_array_new(FALSE, TRUE, sizeof(CsSweepAxis));
+  return s;
+}
+
+void cs_scenario_free(CsScenario *s) {
+  if (!s) return;
+  g_free(s->file);
+  g_free(s->name);
+  for (guint i = 0; i < s->topology.nodes->len; i++)
+    g_free(g_array_index(s->topology.nodes, CsNodeSpec, i).name);
+  g_array_free(s->topology.nodes, TRUE);
+  for (guint i = 0; i < s->topology.links->len; i++) {
+    CsLinkDecl *d = &g_array_index(s->topology.links, CsLinkDecl, i);
+    g_free(d->a);
+    g_free(d->b);
+  }
+  g_array_free(s->topology.links, TRUE);
+  g_free(s->workload.dtype);
+  for (guint i = 0; i < s->workload.servers->len; i++)
+    g_free(g_array_index(s->workload.servers, CsNameRef, i).name);
+  g_array_free(s->workload.servers, TRUE);
+  g_free(s->workload.compression.method);
+  for (guint i = 0; i < s->background->len; i++) {
+    CsBackgroundSpec *b = &g_array_index(s->background, CsBackgroundSpec, i);
+    g_free(b->src);
+    g_free(b->dst);
+  }
+  g_array_free(s->background, TRUE);
+  for (guint i = 0; i < s->flows->len; i++) {
+    CsFlowSpec *f = &g_array_index(s->flows, CsFlowSpec, i);
+    g_free(f->src);
+    g_free(f->dst);
+  }
+  g_array_free(s->flows, TRUE);
+  g_free(s->output.dir);
+  for (guint i = 0; i < s->sweep->len; i++) {
+    CsSweepAxis *a = &g_array_index(s->sweep, CsSweepAxis, i);
+    g_free(a->key);
+    g_ptr_array_free(a->values, TRUE);
+  }
+  g_array_free(s->sweep, TRUE);
+  g_free(s);
+}
+
+/* Each value of each sweep axis, applied alone to the scenario, must give
+ * a valid scenario: a typo in a sweep fails at load, not hours into it. */
+static bool check_sweep_values(const CsYamlDoc *doc, const CsScenario *s, const char *path,
+                               GError **error) {
+  CsYamlNode *sweep = cs_yaml_map_get(cs_yaml_root((CsYamlDoc *)doc), "sweep", NULL);
+  for (guint i = 0; i < s->sweep->len; i++) {
+    const CsSweepAxis *ax = &g_array_index(s->sweep, CsSweepAxis, i);
+    CsYamlNode *list = cs_yaml_map_get(sweep, ax->key, NULL);
+    for (guint j = 0; j < ax->values->len; j++) {
+      CsYamlNode *item = list->items->pdata[j];
+      g_autoptr(CsYamlDoc) copy = cs_yaml_doc_copy(doc);
+      cs_yaml_map_remove(cs_yaml_root(copy), "sweep");
+      g_autofree char *origin = g_strdup_printf("%s:%d:%d", item->origin, item->line, item->col);
+      if (!cs_yaml_set_path(copy, ax->key, ax->values->pdata[j], origin, error)) return false;
+      CsScenario *point = scenario_new(path);
+      bool ok = read_scenario(cs_yaml_root(copy), point, error);
+      cs_scenario_free(point);
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
+CsScenario *cs_scenario_from_yaml(CsYamlDoc *doc, const char *path, GError **error) {
+  CsScenario *s = scenario_new(path);
+  if (!read_scenario(cs_yaml_root(doc), s, error) || !check_sweep_values(doc, s, path, error)) {
+    cs_scenario_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static CsScenario *load_doc(CsYamlDoc *doc, const char *path, const char *const *overrides,
+                            GError **error) {
+  if (!doc) return NULL;
+  for (size_t i = 0; overrides && overrides[i]; i++)
+    if (!cs_yaml_set(doc, overrides[i], error)) return NULL;
+  return cs_scenario_from_yaml(doc, path, error);
+}
+
+CsScenario *cs_scenario_load(const char *path, const char *const *overrides, GError **error) {
+  g_autoptr(CsYamlDoc) doc = cs_yaml_load_file(path, error);
+  return load_doc(doc, path, overrides, error);
+}
+
+CsScenario *cs_scenario_load_string(const char *text, const char *name,
+                                    const char *const *overrides, GError **error) {
+  g_autoptr(CsYamlDoc) doc = cs_yaml_load_string(text, strlen(text), name, error);
+  return load_doc(doc, name, overrides, error);
+}

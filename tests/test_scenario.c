@@ -1,0 +1,302 @@
+/* test_scenario.c - scenario loading: the bad-file corpus (each file names
+ * the exact message it must produce), the shipped examples, defaults,
+ * overrides, YAML features, and the key reference. */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "commsim/scenario.h"
+#include "commsim/topology.h"
+#include "commsim/units.h"
+
+static const char *srcdir(void) {
+  const char *d = g_getenv("top_srcdir");
+  return d ? d : ".";
+}
+
+static const char *builddir(void) {
+  const char *d = g_getenv("top_builddir");
+  return d ? d : ".";
+}
+
+/* Run `commsim ARGS...`; returns the exit status, stdout and stderr. */
+static int run_commsim(const char *const *args, char **out, char **err) {
+  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(argv, g_build_filename(builddir(), "sim", "commsim", NULL));
+  for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
+  g_ptr_array_add(argv, NULL);
+  int status = -1;
+  GError *e = NULL;
+  gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err,
+                             &status, &e);
+  ck_assert_msg(ok, "cannot run commsim: %s", e ? e->message : "?");
+  g_ptr_array_free(argv, TRUE);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static GPtrArray *list_dir(const char *dir, const char *suffix) {
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  GDir *d = g_dir_open(dir, 0, NULL);
+  ck_assert_msg(d != NULL, "cannot open %s", dir);
+  const char *name;
+  while ((name = g_dir_read_name(d)))
+    if (g_str_has_suffix(name, suffix)) g_ptr_array_add(files, g_build_filename(dir, name, NULL));
+  g_dir_close(d);
+  g_ptr_array_sort(files, (GCompareFunc)g_strcmp0);
+  return files;
+}
+
+/* Every file in tests/scenarios/bad opens with "# expect: SUFFIX": the
+ * exact message after the file name.  validate must print exactly that on
+ * stderr and exit with status 2. */
+START_TEST(test_bad_corpus) {
+  g_autofree char *dir = g_build_filename(srcdir(), "tests", "scenarios", "bad", NULL);
+  GPtrArray *files = list_dir(dir, ".yaml");
+  ck_assert_uint_ge(files->len, 50);
+  for (guint i = 0; i < files->len; i++) {
+    const char *f = files->pdata[i];
+    g_autofree char *text = NULL;
+    gsize len;
+    ck_assert(g_file_get_contents(f, &text, &len, NULL));
+    ck_assert_msg(g_str_has_prefix(text, "# expect: "), "%s: no '# expect: ' line", f);
+    char *nl = strchr(text, '\n');
+    g_autofree char *want = g_strdup_printf("%s%.*s\n", f, (int)(nl - text - 10), text + 10);
+    char *out = NULL, *err = NULL;
+    int rc = run_commsim((const char *const[]){"validate", f, NULL}, &out, &err);
+    ck_assert_msg(rc == 2, "%s: exit status %d, not 2", f, rc);
+    ck_assert_msg(strcmp(err, want) == 0, "%s:\n  want: %s  got:  %s", f, want, err);
+    ck_assert_str_eq(out, "");
+    g_free(out);
+    g_free(err);
+  }
+  g_ptr_array_free(files, TRUE);
+}
+END_TEST
+
+/* Every shipped example validates and opens with a comment. */
+START_TEST(test_examples_validate) {
+  g_autofree char *dir = g_build_filename(srcdir(), "topologies", NULL);
+  GPtrArray *files = list_dir(dir, ".yaml");
+  ck_assert_uint_ge(files->len, 7); /* one per generator + explicit */
+  for (guint i = 0; i < files->len; i++) {
+    const char *f = files->pdata[i];
+    g_autofree char *text = NULL;
+    ck_assert(g_file_get_contents(f, &text, NULL, NULL));
+    ck_assert_msg(text[0] == '#', "%s does not open with a comment", f);
+    char *out = NULL, *err = NULL;
+    int rc = run_commsim((const char *const[]){"validate", f, NULL}, &out, &err);
+    ck_assert_msg(rc == 0, "%s: %s", f, err);
+    ck_assert(g_str_has_suffix(out, "valid\n"));
+    g_free(out);
+    g_free(err);
+  }
+  g_ptr_array_free(files, TRUE);
+}
+END_TEST
+
+START_TEST(test_usage_errors) {
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "expected one scenario file"));
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", "/nonexistent.yaml", NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "/nonexistent.yaml: error: cannot read:"));
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", "/tmp", NULL}, &out, &err), 2);
+  ck_assert_str_eq(err, "/tmp: error: is a directory, not a scenario file\n");
+  g_free(out), g_free(err);
+  g_autofree char *star = g_build_filename(srcdir(), "topologies", "star.yaml", NULL);
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", star, "--set", "defaults.bandwith=1Gbps", NULL},
+                               &out, &err), 2);
+  ck_assert_str_eq(err, "--set defaults.bandwith=1Gbps: error: unknown key 'bandwith' in 'defaults' (did you mean 'bandwidth'?)\n");
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", star, "--set", "nonsense", NULL}, &out, &err), 2);
+  ck_assert_str_eq(err, "--set nonsense: error: expected KEY=VALUE, such as defaults.loss=0.01\n");
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", star, "--set", "topology.workers=3x", NULL}, &out, &err), 2);
+  ck_assert_str_eq(err, "--set topology.workers=3x: error: topology.workers: '3x' is not a count: use K, M or G (or no suffix)\n");
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"nosuch", NULL}, &out, &err), 2);
+  g_free(out), g_free(err);
+}
+END_TEST
+
+static const char *minimal = "topology: {type: star, workers: 4}\nworkload: {params: 1M}\n";
+
+START_TEST(test_defaults) {
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(minimal, "dir/min.yaml", NULL, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  ck_assert_str_eq(s->name, "min"); /* the file's stem */
+  ck_assert_uint_eq(s->seed, 1);
+  ck_assert_int_eq(s->defaults.bandwidth, 10000000000LL);
+  ck_assert_int_eq(s->defaults.latency, 1 * CS_US);
+  ck_assert_int_eq(s->defaults.buffer, 512000);
+  ck_assert(!s->defaults.buffer_set);
+  ck_assert_int_eq(s->transport.protocol, CS_PROTO_RENO);
+  ck_assert_int_eq(s->transport.mtu, 1500);
+  ck_assert_int_eq(s->transport.header, 58);
+  ck_assert_int_eq(s->transport.ack, 64);
+  ck_assert_int_eq(s->transport.window, 4096);
+  ck_assert_int_eq(s->transport.init_cwnd, 10);
+  ck_assert_int_eq(s->transport.min_rto, 1 * CS_MS);
+  ck_assert_int_eq(s->workload.params, 1000000);
+  ck_assert_int_eq(s->workload.iterations, 10);
+  ck_assert_int_eq(s->workload.compute, 50 * CS_MS);
+  ck_assert_double_eq(s->workload.backward_fraction, 0.66);
+  ck_assert_int_eq(s->workload.buckets, 25000000);
+  ck_assert_int_eq(s->workload.collective, CS_COLL_RING);
+  ck_assert_str_eq(s->workload.compression.method, "none");
+  ck_assert_int_eq(s->workload.compression.bits, 8);
+  ck_assert_int_eq(s->workload.compression.bucket, 512);
+  ck_assert_int_eq(s->workload.compression.index_bits, 32);
+  ck_assert_str_eq(s->output.dir, "results/min");
+  ck_assert_int_eq(s->output.sample_interval, 100 * CS_US);
+  ck_assert_uint_eq(s->output.traces, CS_TRACE_SUMMARY | CS_TRACE_ITERATIONS | CS_TRACE_MESSAGES | CS_TRACE_LINKS);
+}
+END_TEST
+
+START_TEST(test_link_overrides) {
+  const char *text =
+      "defaults: {bandwidth: 25Gbps, latency: 2us, loss: 1%}\n"
+      "nodes:\n"
+      "  - {name: w0, role: worker}\n  - {name: w1, role: worker}\n  - {name: s, role: switch}\n"
+      "links:\n"
+      "  - {a: w0, b: s}\n"
+      "  - {a: w1, b: s, bandwidth: 100Gbps, buffer: 64pkt, loss: {model: gilbert-elliott, p: 0.01, r: 0.5}}\n"
+      "workload: {params: 1M}\n";
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(text, "x.yaml", NULL, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  CsLinkDecl *l0 = &g_array_index(s->topology.links, CsLinkDecl, 0);
+  CsLinkDecl *l1 = &g_array_index(s->topology.links, CsLinkDecl, 1);
+  ck_assert_int_eq(l0->spec.bandwidth, 25000000000LL); /* inherited */
+  ck_assert_int_eq(l0->spec.latency, 2 * CS_US);
+  ck_assert_int_eq(l0->spec.loss.model, CS_LOSS_BERNOULLI);
+  ck_assert_double_eq(l0->spec.loss.rate, 0.01);
+  ck_assert(!l0->spec.buffer_set);
+  ck_assert_int_eq(l1->spec.bandwidth, 100000000000LL); /* overridden */
+  ck_assert_int_eq(l1->spec.latency, 2 * CS_US);
+  ck_assert(l1->spec.buffer_set && l1->spec.buffer_pkt);
+  ck_assert_int_eq(l1->spec.buffer, 64);
+  ck_assert_int_eq(l1->spec.loss.model, CS_LOSS_GILBERT);
+  ck_assert_double_eq(l1->spec.loss.p, 0.01);
+  ck_assert_double_eq(l1->spec.loss.loss_bad, 1.0); /* default: the classic Gilbert channel */
+}
+END_TEST
+
+START_TEST(test_set_overrides) {
+  const char *sets[] = {"defaults.loss=0.01", "workload.compression.bits=4",
+                        "workload.compression.method=uniform", "topology.workers=16", "seed=99", NULL};
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(minimal, "m.yaml", sets, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  ck_assert_double_eq(s->defaults.loss.rate, 0.01);
+  ck_assert_int_eq(s->workload.compression.bits, 4);
+  ck_assert_str_eq(s->workload.compression.method, "uniform");
+  ck_assert_int_eq(s->topology.workers, 16);
+  ck_assert_uint_eq(s->seed, 99);
+  /* into a list by index */
+  const char *text = "nodes:\n  - {name: a, role: worker}\n  - {name: b, role: worker}\n"
+                     "links:\n  - {a: a, b: b}\nworkload: {params: 1M}\n";
+  const char *sets2[] = {"links.0.bandwidth=1Gbps", NULL};
+  g_autoptr(CsScenario) s2 = cs_scenario_load_string(text, "l.yaml", sets2, &e);
+  ck_assert_msg(s2 != NULL, "%s", e ? e->message : "");
+  ck_assert_int_eq(g_array_index(s2->topology.links, CsLinkDecl, 0).spec.bandwidth, 1000000000LL);
+  const char *sets3[] = {"links.5.bandwidth=1Gbps", NULL};
+  ck_assert_ptr_null(cs_scenario_load_string(text, "l.yaml", sets3, &e));
+  ck_assert_str_eq(e->message, "--set links.5.bandwidth=1Gbps: error: 'links.5.bandwidth' is a list of 1 items: '5' is not an index from 0 to 0");
+  g_clear_error(&e);
+  const char *sets4[] = {"topology.type.x=1", NULL};
+  ck_assert_ptr_null(cs_scenario_load_string(minimal, "m.yaml", sets4, &e));
+  ck_assert_str_eq(e->message, "--set topology.type.x=1: error: cannot set 'topology.type.x': the part before 'x' is a value, not a map");
+  g_clear_error(&e);
+}
+END_TEST
+
+START_TEST(test_yaml_features) {
+  /* anchors, aliases and merge keys; the local key wins over the merged */
+  const char *ok = "defaults: &d {bandwidth: 100Gbps, latency: 500ns}\n"
+                   "topology:\n  type: dumbbell\n  workers: 4\n  bottleneck: {<<: *d, latency: 9us}\n"
+                   "workload: {params: 1M}\n";
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(ok, "y.yaml", NULL, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  ck_assert_int_eq(s->topology.bottleneck.bandwidth, 100000000000LL);
+  ck_assert_int_eq(s->topology.bottleneck.latency, 9 * CS_US);
+  ck_assert_int_eq(s->defaults.latency, 500 * CS_NS);
+  /* quoted strings are values too; an empty quoted value is not "no value" */
+  ck_assert_ptr_null(cs_scenario_load_string("name: ''\ntopology: {type: star, workers: 2}\nworkload: {}\n", "q.yaml", NULL, &e));
+  ck_assert_str_eq(e->message, "q.yaml:1:7: error: name: '' may hold letters, digits, '_', '.', ':' and '-' only (it names output folders)");
+  g_clear_error(&e);
+}
+END_TEST
+
+START_TEST(test_sweep_parsed) {
+  const char *text = "topology: {type: star, workers: 4}\nworkload: {params: 1M}\n"
+                     "sweep:\n  defaults.bandwidth: [1Gbps, 10Gbps, 100Gbps]\n"
+                     "  workload.compression.method: [none, uniform]\n";
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(text, "s.yaml", NULL, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  ck_assert_uint_eq(s->sweep->len, 2);
+  CsSweepAxis *a = &g_array_index(s->sweep, CsSweepAxis, 0);
+  ck_assert_str_eq(a->key, "defaults.bandwidth");
+  ck_assert_uint_eq(a->values->len, 3);
+  ck_assert_str_eq(a->values->pdata[2], "100Gbps");
+}
+END_TEST
+
+/* Every key the loader accepts is documented in docs/scenario.md as
+ * `dotted.key`, and the reference documents no key the loader refuses. */
+START_TEST(test_reference_lists_every_key) {
+  g_autofree char *path = g_build_filename(srcdir(), "docs", "scenario.md", NULL);
+  g_autofree char *doc = NULL;
+  ck_assert_msg(g_file_get_contents(path, &doc, NULL, NULL), "cannot read %s", path);
+  const char *const *keys = cs_scenario_known_keys();
+  int n = 0;
+  for (; keys[n]; n++) {
+    g_autofree char *quoted = g_strdup_printf("| `%s` |", keys[n]);
+    ck_assert_msg(strstr(doc, quoted) != NULL, "docs/scenario.md does not document `%s`", keys[n]);
+  }
+  ck_assert_int_ge(n, 80);
+  /* the other way: every table row's key is known */
+  g_auto(GStrv) lines = g_strsplit(doc, "\n", -1);
+  for (int i = 0; lines[i]; i++) {
+    if (!g_str_has_prefix(lines[i], "| `")) continue;
+    char *end = strstr(lines[i] + 3, "` |");
+    if (!end) continue;
+    g_autofree char *key = g_strndup(lines[i] + 3, (gsize)(end - lines[i] - 3));
+    ck_assert_msg(g_strv_contains(keys, key), "docs/scenario.md documents unknown key `%s`", key);
+  }
+}
+END_TEST
+
+static Suite *scenario_suite(void) {
+  Suite *s = suite_create("scenario");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_bad_corpus);
+  tcase_add_test(tc, test_examples_validate);
+  tcase_add_test(tc, test_usage_errors);
+  tcase_add_test(tc, test_defaults);
+  tcase_add_test(tc, test_link_overrides);
+  tcase_add_test(tc, test_set_overrides);
+  tcase_add_test(tc, test_yaml_features);
+  tcase_add_test(tc, test_sweep_parsed);
+  tcase_add_test(tc, test_reference_lists_every_key);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(scenario_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -101,6 +101,7 @@ typedef struct {
   bool window_bytes;
   int64_t init_cwnd; /* packets */
   CsTime min_rto;
+  int64_t max_timeouts; /* consecutive timeouts before a message is abandoned */
 } CsTransportSpec;
 
 typedef struct {

@@ -57,8 +57,8 @@ static const char *const topology_keys[] = {"type",   "workers",        "servers
                                             "leaves", "hosts_per_leaf", "oversubscription",
                                             "bottleneck", NULL};
 static const char *const node_keys[] = {"name", "role", NULL};
-static const char *const transport_keys[] = {"protocol", "mtu",       "header", "ack",
-                                             "window",   "init_cwnd", "min_rto", NULL};
+static const char *const transport_keys[] = {"protocol",  "mtu",     "header",       "ack", "window",
+                                             "init_cwnd", "min_rto", "max_timeouts", NULL};
 static const char *const workload_keys[] = {
     "params",      "dtype",  "iterations", "compute", "compute_jitter", "backward_fraction",
     "buckets",     "accumulation", "collective", "chunks", "servers", "sync",
@@ -573,9 +573,12 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
       !get_size(v, "transport", "mtu", &t->mtu, error) ||
       !get_size(v, "transport", "header", &t->header, error) ||
       !get_size(v, "transport", "ack", &t->ack, error) ||
-      !get_time(v, "transport", "min_rto", &t->min_rto, error))
+      !get_time(v, "transport", "min_rto", &t->min_rto, error) ||
+      !get_count(v, "transport", "max_timeouts", &t->max_timeouts, error))
     return false;
   t->protocol = (CsProtocol)proto;
+  if (t->max_timeouts < 1 || t->max_timeouts > 1000)
+    FAIL_AT(value_of(v, "max_timeouts"), "transport.max_timeouts must be from 1 to 1000");
   CsYamlNode *w;
   if ((w = value_of(v, "window"))) {
     bool pkt = false;
@@ -889,7 +892,7 @@ static CsScenario *scenario_new(const char *path) {
   s->topology.oversubscription = 1.0;
   s->topology.nodes = g_array_new(FALSE, TRUE, sizeof(CsNodeSpec));
   s->topology.links = g_array_new(FALSE, TRUE, sizeof(CsLinkDecl));
-  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS};
+  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS, 15};
   CsWorkloadSpec *w = &s->workload;
   w->params = 25600000;
   w->dtype = g_strdup("fp32");

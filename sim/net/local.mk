@@ -1,9 +1,17 @@
-# The network: topology generators and routing (later: links, queues, loss, transport).
-sim_libcommsim_la_SOURCES += sim/net/topology.c sim/net/routing.c
-pkginclude_HEADERS += include/commsim/topology.h include/commsim/routing.h
+# The network: topology generators, routing, links, queues, loss, transport, background traffic.
+sim_libcommsim_la_SOURCES += sim/net/topology.c sim/net/routing.c \
+	sim/net/link.c sim/net/transport.c sim/net/background.c sim/net/loss.c sim/net/net_private.h
+pkginclude_HEADERS += include/commsim/topology.h include/commsim/routing.h \
+	include/commsim/net.h include/commsim/loss.h
 
 check_PROGRAMS += tests/test_topology
 TESTS += tests/test_topology
 tests_test_topology_SOURCES = tests/test_topology.c
 tests_test_topology_CFLAGS = $(TEST_CFLAGS)
 tests_test_topology_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_net
+TESTS += tests/test_net
+tests_test_net_SOURCES = tests/test_net.c
+tests_test_net_CFLAGS = $(TEST_CFLAGS)
+tests_test_net_LDADD = $(TEST_LIBS)

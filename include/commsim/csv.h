@@ -1,0 +1,37 @@
+/* csv.h - RFC 4180 CSV files that exist only when whole.
+ *
+ * A file is written under a temporary name in its folder and renamed to
+ * its own name by cs_csv_close(), so a file that exists is complete (a run
+ * stopped half-way leaves the old file or none).  Times are written in
+ * seconds with 12 decimals: exactly the simulated picoseconds.
+ */
+#ifndef COMMSIM_CSV_H
+#define COMMSIM_CSV_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commsim/engine.h"
+
+typedef struct CsCsv CsCsv;
+
+/* Create DIR (and parents) if needed and open DIR/NAME for writing, with
+ * the header row.  `columns` is NULL-terminated. */
+CsCsv *cs_csv_open(const char *dir, const char *name, const char *const *columns, GError **error);
+void cs_csv_str(CsCsv *c, const char *s);
+void cs_csv_int(CsCsv *c, int64_t v);
+void cs_csv_uint(CsCsv *c, uint64_t v);
+void cs_csv_time(CsCsv *c, CsTime ps);
+void cs_csv_real(CsCsv *c, double v);
+void cs_csv_empty(CsCsv *c);
+void cs_csv_end_row(CsCsv *c);
+/* Flush, check every write, rename into place; frees c either way. */
+bool cs_csv_close(CsCsv *c, GError **error);
+/* Give up: remove the temporary file; frees c. */
+void cs_csv_abort(CsCsv *c);
+
+/* "%d.%012d" seconds of a time, into buf (at least 32 bytes). */
+const char *cs_csv_format_time(CsTime ps, char *buf);
+
+#endif

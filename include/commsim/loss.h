@@ -1,0 +1,41 @@
+/* loss.h - per-packet loss models of one link direction (SPEC 3.2).
+ *
+ * Bernoulli: each packet is lost with probability `rate`.  Gilbert-Elliott:
+ * a two-state Markov chain stepped once per packet (good -> bad with
+ * probability p, bad -> good with r), then the packet is lost with the
+ * state's probability; the long-run loss rate is
+ * p/(p+r) * loss_bad + r/(p+r) * loss_good.  Each direction owns its
+ * random stream, derived from the seed and the link's identity.
+ */
+#ifndef COMMSIM_LOSS_H
+#define COMMSIM_LOSS_H
+
+#include <stdbool.h>
+
+#include "commsim/rng.h"
+#include "commsim/scenario.h"
+
+typedef struct {
+  CsLossModel model;
+  bool bad;
+  double rate, p, r, loss_good, loss_bad;
+  CsRng rng;
+} CsLossState;
+
+void cs_loss_init(CsLossState *st, const CsLossSpec *spec, uint64_t seed, uint64_t stream);
+
+/* Whether the next packet is lost. */
+static inline bool cs_loss_next(CsLossState *st) {
+  switch (st->model) {
+  case CS_LOSS_NONE: return false;
+  case CS_LOSS_BERNOULLI: return cs_rng_uniform(&st->rng) < st->rate;
+  default:
+    st->bad = st->bad ? !(cs_rng_uniform(&st->rng) < st->r) : cs_rng_uniform(&st->rng) < st->p;
+    return cs_rng_uniform(&st->rng) < (st->bad ? st->loss_bad : st->loss_good);
+  }
+}
+
+/* The long-run loss rate of a spec. */
+double cs_loss_mean(const CsLossSpec *spec);
+
+#endif

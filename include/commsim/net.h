@@ -1,0 +1,104 @@
+/* net.h - the packet-level network: links, queues, loss, the reliable
+ * transport, and open-loop background traffic.
+ *
+ * What a user of this module sees is one call: send N payload bytes from
+ * host A to host B and be called back when the last byte has arrived.
+ * Beneath it, each message is a flow cut into packets of at most `mtu`
+ * bytes, paced by its congestion window (fixed, reno or dctcp), queued at
+ * every egress port it crosses, serialized at the link's bandwidth,
+ * delayed by its latency, dropped by full or RED queues, marked by ECN
+ * queues, lost by the link's loss model, acknowledged by real ACK packets
+ * on the reverse path, and recovered by fast retransmit or timeout.
+ *
+ * Every packet ends delivered, dropped (queue), lost (link) or still in
+ * flight when the run ends; cs_net_check_accounting() proves the counts
+ * add up.  Packets come from a pool that grows to the number in flight at
+ * once and is then recycled: memory does not grow with packets sent.
+ */
+#ifndef COMMSIM_NET_H
+#define COMMSIM_NET_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commsim/engine.h"
+#include "commsim/routing.h"
+#include "commsim/scenario.h"
+#include "commsim/topology.h"
+
+typedef struct CsNet CsNet;
+
+/* Called when message `msg` has been delivered (its last byte arrived) or,
+ * with `failed`, abandoned after transport.max_timeouts timeouts. */
+typedef void (*CsDeliverFn)(CsNet *net, void *ctx, uint32_t msg, bool failed);
+
+CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, const CsRoutes *r);
+void cs_net_free(CsNet *net);
+
+/* Start a message of `payload` bytes (>= 1) from host `src` to host `dst`
+ * (indices among hosts) now.  Returns its number, 0, 1, 2... in order. */
+uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn,
+                     void *ctx);
+/* Start the scenario's background sources (they run until cs_net_stop_background
+ * or the end of the run). */
+void cs_net_start_background(CsNet *net);
+void cs_net_stop_background(CsNet *net);
+
+/* Messages not yet finished: a message is finished when it has been
+ * delivered and its sender has every acknowledgement, or abandoned. */
+uint32_t cs_net_active(const CsNet *net);
+/* Called each time the number of unfinished messages falls to zero. */
+typedef void (*CsIdleFn)(CsNet *net, void *ctx);
+void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx);
+
+typedef struct {
+  uint32_t src, dst; /* hosts */
+  uint64_t payload;  /* bytes */
+  uint64_t wire_bytes; /* data bytes the sender put on its first link, headers and retransmissions included */
+  uint32_t packets;  /* data packets of the message */
+  CsTime start, end; /* end: delivery of the last byte; 0 while in progress */
+  uint32_t retransmissions;
+  uint32_t timeouts;
+  bool delivered, failed;
+} CsMessageStats;
+
+uint32_t cs_net_messages(const CsNet *net);
+const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg);
+
+/* Packet accounting, by class. */
+typedef struct {
+  uint64_t sent;       /* created at a host (data, retransmissions, ACKs; or background) */
+  uint64_t delivered;  /* reached their destination host */
+  uint64_t dropped;    /* by a queue (full, or RED) */
+  uint64_t lost;       /* by a link's loss model */
+  uint64_t in_flight;  /* in a queue or on a wire now */
+} CsPacketCounts;
+
+typedef struct {
+  CsPacketCounts data, ack, bg;
+  uint64_t retransmissions, timeouts;
+  uint64_t hops;           /* link transmissions started (packet-hops) */
+  uint64_t marks;          /* ECN CE marks */
+  double bg_delay_sum_s;   /* background: sum of one-way delays of delivered packets */
+  size_t pool_packets;     /* the packet pool's size: the most in flight at once */
+} CsNetTotals;
+
+CsNetTotals cs_net_totals(const CsNet *net);
+/* sent = delivered + dropped + lost + in_flight for each class, and the
+ * per-link counters agree; a failure is a bug report. */
+bool cs_net_check_accounting(const CsNet *net, GError **error);
+
+/* Counters of one link direction (dir 0: link.a -> link.b). */
+typedef struct {
+  uint64_t bytes, packets; /* transmitted (lost ones included) */
+  uint64_t drops, losses, marks;
+  CsTime busy;             /* serialization time */
+  uint64_t queue_max;      /* bytes waiting, high-water mark */
+  double queue_integral;   /* byte-picoseconds waiting, for the time-mean */
+} CsLinkStats;
+
+/* Statistics up to now (queues brought up to date first). */
+CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir);
+
+#endif

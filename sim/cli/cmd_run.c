@@ -1,0 +1,177 @@
+/* cmd_run.c - `commsim run FILE.yaml`: simulate one scenario, print a
+ * summary, write the CSV files. */
+#include "config.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "commsim/scenario.h"
+#include "commsim/sim.h"
+#include "commsim/units.h"
+
+static void print_messages(CsSim *sim) {
+  CsNet *net = cs_sim_net(sim);
+  const CsTopology *t = cs_sim_topology(sim);
+  uint32_t n = cs_net_messages(net);
+  if (n == 0) return;
+  printf("%-6s %-8s %-8s %12s %14s %14s %14s %10s %6s %4s\n", "flow", "src", "dst", "size", "start_s",
+         "end_s", "fct_s", "Gbps", "retx", "rto");
+  char b1[CS_FORMAT_LEN];
+  for (uint32_t m = 0; m < n; m++) {
+    const CsMessageStats *st = cs_net_message(net, m);
+    printf("%-6u %-8s %-8s %12s %14.9f ", m, t->nodes[t->hosts[st->src]].name, t->nodes[t->hosts[st->dst]].name,
+           cs_format_size((int64_t)st->payload, b1), (double)st->start * 1e-12);
+    if (st->delivered) {
+      CsTime fct = st->end - st->start;
+      double gbps = fct > 0 ? (double)st->payload * 8.0 / (double)fct * 1e3 : 0; /* bits per ps -> Gbps */
+      printf("%14.9f %14.9f %10.3f ", (double)st->end * 1e-12, (double)fct * 1e-12, gbps);
+    } else {
+      printf("%14s %14s %10s ", st->failed ? "FAILED" : "unfinished", "-", "-");
+    }
+    printf("%6u %4u\n", st->retransmissions, st->timeouts);
+  }
+  printf("(Gbps: goodput, payload bits over the completion time; rto: timeouts)\n\n");
+}
+
+static void print_links(CsSim *sim) {
+  CsNet *net = cs_sim_net(sim);
+  const CsTopology *t = cs_sim_topology(sim);
+  CsTime end = cs_sim_end_time(sim);
+  printf("%-18s %12s %10s %6s %12s %12s %8s %8s %8s\n", "link", "bytes", "packets", "util", "queue_mean",
+         "queue_max", "drops", "losses", "marks");
+  char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
+  uint32_t shown = 0, idle = 0;
+  for (uint32_t l = 0; l < t->n_links; l++)
+    for (int dir = 0; dir < 2; dir++) {
+      CsLinkStats st = cs_net_link_stats(net, l, dir);
+      if (st.packets == 0) {
+        idle++;
+        continue;
+      }
+      const CsLink *link = &t->links[l];
+      g_autofree char *name = g_strdup_printf("%s->%s", t->nodes[dir ? link->b : link->a].name,
+                                              t->nodes[dir ? link->a : link->b].name);
+      double util = end > 0 ? (double)st.busy / (double)end : 0;
+      double qmean = end > 0 ? st.queue_integral / (double)end : 0;
+      printf("%-18s %12s %10" G_GUINT64_FORMAT " %5.1f%% %12s %12s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT
+             " %8" G_GUINT64_FORMAT "\n",
+             name, cs_format_size((int64_t)st.bytes, b1), st.packets, 100 * util,
+             cs_format_size((int64_t)qmean, b2), cs_format_size((int64_t)st.queue_max, b3), st.drops,
+             st.losses, st.marks);
+      shown++;
+    }
+  if (idle) printf("(%u idle link directions not shown; utilization and mean queue over the whole run)\n", idle);
+  printf("\n");
+}
+
+static void print_totals(CsSim *sim) {
+  CsNet *net = cs_sim_net(sim);
+  CsNetTotals tot = cs_net_totals(net);
+  uint64_t events = cs_engine_events_executed(cs_sim_engine(sim));
+  double wall = cs_sim_wall_seconds(sim);
+  printf("%-10s %12s %12s %12s %12s %12s\n", "packets", "sent", "delivered", "dropped", "lost", "in_flight");
+  const char *names[] = {"data", "ack", "background"};
+  const CsPacketCounts *c[] = {&tot.data, &tot.ack, &tot.bg};
+  for (int i = 0; i < 3; i++) {
+    if (c[i]->sent == 0 && i == 2) continue;
+    printf("%-10s %12" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
+           " %12" G_GUINT64_FORMAT "\n",
+           names[i], c[i]->sent, c[i]->delivered, c[i]->dropped, c[i]->lost, c[i]->in_flight);
+  }
+  printf("retransmissions %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT ", ECN marks %" G_GUINT64_FORMAT "\n",
+         tot.retransmissions, tot.timeouts, tot.marks);
+  if (tot.bg.delivered)
+    printf("background one-way delay: mean %.3f us over %" G_GUINT64_FORMAT " packets\n",
+           tot.bg_delay_sum_s / (double)tot.bg.delivered * 1e6, tot.bg.delivered);
+  printf("simulated %.9f s in %.3f s of wall time: %" G_GUINT64_FORMAT " events (%.2f M/s), %" G_GUINT64_FORMAT
+         " packet-hops (%.2f M/s), at most %zu packets in flight\n",
+         (double)cs_sim_end_time(sim) * 1e-12, wall, events, wall > 0 ? (double)events / wall * 1e-6 : 0.0,
+         tot.hops, wall > 0 ? (double)tot.hops / wall * 1e-6 : 0.0, tot.pool_packets);
+}
+
+int cs_cmd_run(int argc, char **argv) {
+  g_auto(GStrv) sets = NULL;
+  g_autofree char *outdir = NULL;
+  gint64 seed = -1;
+  gboolean quiet = FALSE;
+  GOptionEntry entries[] = {
+      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "Write the CSV files to DIR (default: output.dir)", "DIR"},
+      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scalar by its dotted key", "KEY=VALUE"},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Override the scenario's seed", "N"},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary, only errors", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.yaml");
+  g_option_context_set_summary(ctx, "Simulate one scenario: print a summary and write CSV files.");
+  g_option_context_set_description(
+      ctx, "Exit status: 0 success, 1 messages undeliverable or an internal failure, 2 bad usage or scenario.\n");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "commsim run: %s\n", error->message);
+    return CS_EXIT_USAGE;
+  }
+  if (argc != 2) {
+    fprintf(stderr, "commsim run: expected one scenario file (see 'commsim run --help')\n");
+    return CS_EXIT_USAGE;
+  }
+  GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
+  for (char **s = sets; s && *s; s++) g_ptr_array_add(all, g_strdup(*s));
+  if (seed != -1) {
+    if (seed < 0) {
+      fprintf(stderr, "commsim run: --seed must be 0 or more\n");
+      g_ptr_array_free(all, TRUE);
+      return CS_EXIT_USAGE;
+    }
+    g_ptr_array_add(all, g_strdup_printf("seed=%" G_GINT64_FORMAT, seed));
+  }
+  g_ptr_array_add(all, NULL);
+  g_autoptr(CsScenario) s = cs_scenario_load(argv[1], (const char *const *)all->pdata, &error);
+  g_ptr_array_free(all, TRUE);
+  if (!s) {
+    fprintf(stderr, "%s\n", error->message);
+    return CS_EXIT_USAGE;
+  }
+  if (s->workload.present) {
+    fprintf(stderr,
+            "%s:%d:%d: error: workload: training iterations are not simulated yet (collectives are the next "
+            "piece); `commsim run` simulates flows: and background: today\n",
+            s->file, s->workload.line, s->workload.col);
+    return CS_EXIT_USAGE;
+  }
+  g_autoptr(CsSim) sim = cs_sim_new(s, &error);
+  if (!sim) {
+    fprintf(stderr, "%s\n", error->message);
+    return CS_EXIT_USAGE;
+  }
+  if (!cs_sim_run(sim, &error)) {
+    fprintf(stderr, "%s\n", error->message);
+    return CS_EXIT_RUNTIME;
+  }
+  const char *dir = outdir ? outdir : s->output.dir;
+  if (!cs_sim_write_outputs(sim, dir, &error)) {
+    fprintf(stderr, "%s\n", error->message);
+    return CS_EXIT_RUNTIME;
+  }
+  if (!quiet) {
+    printf("scenario %s: %u flows, %u background sources; output in %s\n\n", s->name, s->flows->len,
+           s->background->len, dir);
+    print_messages(sim);
+    print_links(sim);
+    print_totals(sim);
+  }
+  uint32_t failed = cs_sim_failed(sim), unfinished = cs_sim_unfinished(sim);
+  if (unfinished)
+    fprintf(stderr, "%s: note: %u messages were still in progress when duration ended the run\n", s->file, unfinished);
+  if (failed) {
+    fprintf(stderr,
+            "%s: error: %u messages were undeliverable (abandoned after %" G_GINT64_FORMAT
+            " consecutive timeouts); see messages.csv (no end_s)\n",
+            s->file, failed, (gint64)s->transport.max_timeouts);
+    return CS_EXIT_RUNTIME;
+  }
+  return CS_EXIT_OK;
+}

@@ -1,0 +1,99 @@
+/* background.c - open-loop packet sources that compete with training
+ * traffic (SPEC 3.4): cbr, poisson and onoff.  Each source owns a random
+ * stream derived from the seed and its index; its packets share queues
+ * and links with everything else and are counted apart. */
+#include "config.h"
+
+#include <math.h>
+
+#include "net_private.h"
+
+/* Picoseconds for `bytes` at `rate` bit/s. */
+static double gap_ps(const BgSource *b) { return (double)b->spec.size * 8e12 / (double)b->spec.rate; }
+
+static void on_emit(CsEngine *e, void *ctx, uint64_t arg);
+
+static void emit_at(CsNet *net, uint32_t i, CsTime when) {
+  cs_engine_schedule_at(net->engine, when, on_emit, net, i);
+}
+
+static void on_emit(CsEngine *e, void *ctx, uint64_t arg) {
+  CsNet *net = ctx;
+  uint32_t i = (uint32_t)arg;
+  BgSource *b = &net->bg[i];
+  if (b->stopped) return;
+  CsTime now = cs_engine_now(e);
+  uint32_t p = cs_net_packet_alloc(net, PKT_BG);
+  Packet *pk = &net->pool[p];
+  pk->stamp = now;
+  pk->flow = i;
+  pk->seq = 0;
+  pk->sack = 0;
+  pk->bytes = (uint32_t)b->spec.size;
+  pk->path = b->path;
+  pk->hops = b->hops;
+  cs_net_inject(net, p);
+  b = &net->bg[i];
+  CsTime next;
+  switch (b->spec.pattern) {
+  case CS_PATTERN_CBR: {
+    /* emission k at origin + k * gap: exact, no drift */
+    b->cbr_k++;
+    unsigned __int128 num = (unsigned __int128)b->cbr_k * (uint64_t)b->spec.size * 8u * 1000000000000ULL;
+    next = b->cbr_origin + (CsTime)(num / (unsigned __int128)b->spec.rate);
+    break;
+  }
+  case CS_PATTERN_POISSON: next = now + (CsTime)llround(cs_rng_exponential(&b->rng, gap_ps(b))); break;
+  default: /* onoff: back to back at `rate` within a burst */
+    next = now + (CsTime)llround(gap_ps(b));
+    if (next >= b->on_end) {
+      next = b->on_end + (CsTime)llround(cs_rng_exponential(&b->rng, (double)b->spec.off));
+      b->on_end = next + MAX((CsTime)1, (CsTime)llround(cs_rng_exponential(&b->rng, (double)b->spec.on)));
+    }
+    break;
+  }
+  if (next <= now) next = now + 1;
+  emit_at(net, i, next);
+}
+
+void cs_background_init(CsNet *net) {
+  const CsScenario *s = net->s;
+  net->n_bg = s->background->len;
+  net->bg = g_new0(BgSource, net->n_bg + 1);
+  for (uint32_t i = 0; i < net->n_bg; i++) {
+    BgSource *b = &net->bg[i];
+    b->spec = g_array_index(s->background, CsBackgroundSpec, i);
+    uint32_t src = (uint32_t)cs_topology_find(net->t, b->spec.src);
+    uint32_t dst = (uint32_t)cs_topology_find(net->t, b->spec.dst);
+    b->src_node = src;
+    cs_rng_init(&b->rng, s->seed, cs_rng_stream_id("background", i, 0));
+    b->path = cs_net_add_path(net, src, (uint32_t)net->t->nodes[dst].host, cs_rng_stream_id("bg-path", i, 0),
+                              &b->hops);
+    b->stopped = true;
+  }
+}
+
+void cs_net_start_background(CsNet *net) {
+  CsTime now = cs_engine_now(net->engine);
+  for (uint32_t i = 0; i < net->n_bg; i++) {
+    BgSource *b = &net->bg[i];
+    b->stopped = false;
+    b->cbr_origin = now;
+    b->cbr_k = 0;
+    CsTime first = now;
+    if (b->spec.pattern == CS_PATTERN_POISSON)
+      first = now + (CsTime)llround(cs_rng_exponential(&b->rng, gap_ps(b)));
+    if (b->spec.pattern == CS_PATTERN_ONOFF)
+      b->on_end = now + MAX((CsTime)1, (CsTime)llround(cs_rng_exponential(&b->rng, (double)b->spec.on)));
+    emit_at(net, i, first);
+  }
+}
+
+void cs_net_stop_background(CsNet *net) {
+  for (uint32_t i = 0; i < net->n_bg; i++) net->bg[i].stopped = true;
+}
+
+void cs_background_receive(CsNet *net, uint32_t p) {
+  net->bg_delay_sum_s += (double)(cs_engine_now(net->engine) - net->pool[p].stamp) * 1e-12;
+  cs_net_packet_free(net, p);
+}

@@ -1,0 +1,344 @@
+/* link.c - packets, egress queues, links and forwarding.
+ *
+ * One event per packet-hop: when a packet is enqueued on an egress port,
+ * its transmission start (FIFO behind the packets already there) and end
+ * are computed at once, the loss model decides its fate, and its arrival
+ * at the far node is scheduled.  Queue occupancy for drop decisions and
+ * statistics is recovered exactly by retiring waiting packets whose
+ * transmission has started (no event is spent on a departure).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "net_private.h"
+
+/* ---- packet pool ---- */
+
+#define NO_PACKET UINT32_MAX
+
+uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind) {
+  uint32_t p = net->free_head;
+  if (G_LIKELY(p != NO_PACKET)) {
+    net->free_head = net->pool[p].next_free;
+  } else {
+    if (net->pool_len == net->pool_cap) {
+      net->pool_cap = net->pool_cap ? net->pool_cap * 2 : 1024;
+      net->pool = g_renew(Packet, net->pool, net->pool_cap);
+    }
+    p = net->pool_len++;
+  }
+  net->counts[kind].sent++;
+  net->counts[kind].in_flight++;
+  Packet *pk = &net->pool[p];
+  pk->kind = kind;
+  pk->flags = 0;
+  pk->hop = 0;
+  return p;
+}
+
+void cs_net_packet_free(CsNet *net, uint32_t p) {
+  net->counts[net->pool[p].kind].in_flight--;
+  net->pool[p].next_free = net->free_head;
+  net->free_head = p;
+}
+
+/* ---- paths ---- */
+
+uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint64_t hash, uint16_t *hops) {
+  uint32_t off = net->arena->len;
+  int max = (int)net->t->n_nodes;
+  g_array_set_size(net->arena, off + (uint32_t)max);
+  int h = cs_routes_path(net->routes, src_node, dst_host, hash, &g_array_index(net->arena, uint32_t, off), max);
+  g_assert(h > 0 && h <= UINT16_MAX);
+  g_array_set_size(net->arena, off + (uint32_t)h);
+  *hops = (uint16_t)h;
+  return off;
+}
+
+/* ---- queues ---- */
+
+/* Retire waiting packets whose transmission started by `now`, summing the
+ * time-integral of the bytes waiting. */
+static inline void catch_up(LinkDir *d, CsTime now) {
+  while (d->q_len > 0) {
+    Waiting *w = &d->q[d->q_head];
+    if (w->start > now) break;
+    d->st.queue_integral += (double)d->q_bytes * (double)(w->start - d->q_last);
+    d->q_last = w->start;
+    d->q_bytes -= w->bytes;
+    d->q_head = (d->q_head + 1) & (d->q_cap - 1);
+    d->q_len--;
+  }
+  d->st.queue_integral += (double)d->q_bytes * (double)(now - d->q_last);
+  d->q_last = now;
+}
+
+static void queue_push(LinkDir *d, CsTime start, uint32_t bytes) {
+  if (d->q_len == d->q_cap) {
+    uint32_t cap = d->q_cap ? d->q_cap * 2 : 64;
+    Waiting *q = g_new(Waiting, cap);
+    for (uint32_t i = 0; i < d->q_len; i++) q[i] = d->q[(d->q_head + i) & (d->q_cap - 1)];
+    g_free(d->q);
+    d->q = q;
+    d->q_head = 0;
+    d->q_cap = cap;
+  }
+  d->q[(d->q_head + d->q_len) & (d->q_cap - 1)] = (Waiting){start, bytes};
+  d->q_len++;
+  d->q_bytes += bytes;
+  if (d->q_bytes > d->st.queue_max) d->st.queue_max = d->q_bytes;
+}
+
+/* Serialization end of `bytes` starting at `start` on direction d. */
+static inline CsTime transmit_end(LinkDir *d, CsTime start, uint32_t bytes) {
+  if (start > d->busy_until) { /* idle before it: a new busy period */
+    d->period_start = start;
+    d->period_bits = 0;
+  }
+  d->period_bits += (uint64_t)bytes * 8u;
+  /* ceil(bits * 1e12 / bandwidth) picoseconds since the period began */
+  unsigned __int128 num = (unsigned __int128)d->period_bits * 1000000000000ULL;
+  CsTime t = (CsTime)((num + (unsigned __int128)d->bandwidth - 1) / (unsigned __int128)d->bandwidth);
+  return d->period_start + t;
+}
+
+/* RED's early drop, on the EWMA of the bytes waiting (Floyd and Jacobson,
+ * 1993, with the idle-time decay). */
+static bool red_drop(LinkDir *d, CsTime now, uint32_t bytes) {
+  double w = d->red.weight;
+  if (d->q_len == 0 && now >= d->busy_until) {
+    /* idle: decay as if m small packets had left meanwhile */
+    double tx = (double)bytes * 8e12 / (double)d->bandwidth;
+    double m = tx > 0 ? (double)(now - d->busy_until) / tx : 0;
+    d->red_avg *= pow(1.0 - w, m);
+  } else {
+    d->red_avg = (1.0 - w) * d->red_avg + w * (double)d->q_bytes;
+  }
+  double avg = d->red_avg, min = (double)d->red.min, max = (double)d->red.max;
+  if (avg < min) {
+    d->red_count = 0;
+    return false;
+  }
+  if (avg >= max) {
+    d->red_count = 0;
+    return true;
+  }
+  double pb = d->red.max_p * (avg - min) / (max - min);
+  double pa = pb / fmax(1e-12, 1.0 - (double)d->red_count * pb);
+  d->red_count++;
+  if (d->red_count * pb >= 1.0 || cs_rng_uniform(&d->red_rng) < pa) {
+    d->red_count = 0;
+    return true;
+  }
+  return false;
+}
+
+static void on_pipe(CsEngine *e, void *ctx, uint64_t arg);
+
+/* Append to the pipe of direction `di`; the first in an empty pipe gets
+ * the direction's event. */
+static void pipe_push(CsNet *net, uint32_t di, uint32_t p, CsTime arrive) {
+  LinkDir *d = &net->dirs[di];
+  if (d->pipe_len == d->pipe_cap) {
+    uint32_t cap = d->pipe_cap ? d->pipe_cap * 2 : 64;
+    InPipe *q = g_new(InPipe, cap);
+    for (uint32_t i = 0; i < d->pipe_len; i++) q[i] = d->pipe[(d->pipe_head + i) & (d->pipe_cap - 1)];
+    g_free(d->pipe);
+    d->pipe = q;
+    d->pipe_head = 0;
+    d->pipe_cap = cap;
+  }
+  d->pipe[(d->pipe_head + d->pipe_len) & (d->pipe_cap - 1)] = (InPipe){arrive, p};
+  if (d->pipe_len++ == 0) cs_engine_schedule_at(net->engine, arrive, on_pipe, net, di);
+}
+
+/* Packet p is at a node and leaves by port `port`. */
+static void forward(CsNet *net, uint32_t p, uint32_t port) {
+  CsTime now = cs_engine_now(net->engine);
+  const CsPort *pt = &net->t->ports[port];
+  LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
+  Packet *pk = &net->pool[p];
+  catch_up(d, now);
+  CsTime start = now > d->busy_until ? now : d->busy_until;
+  if (start > now) { /* it would wait: does it fit, and what do RED and ECN say? */
+    bool drop = false;
+    if (d->bounded) drop = d->cap_pkt ? d->q_len + 1 > (uint64_t)d->cap : d->q_bytes + pk->bytes > (uint64_t)d->cap;
+    if (!drop && d->queue == CS_QUEUE_RED) drop = red_drop(d, now, pk->bytes);
+    if (drop) {
+      d->st.drops++;
+      net->counts[pk->kind].dropped++;
+      cs_net_packet_free(net, p);
+      return;
+    }
+    if (d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
+        (d->ecn_k_pkt ? d->q_len + 1 > (uint64_t)d->ecn_k : d->q_bytes + pk->bytes > (uint64_t)d->ecn_k)) {
+      pk->flags |= F_CE;
+      d->st.marks++;
+      net->marks++;
+    }
+    queue_push(d, start, pk->bytes);
+  } else if (d->queue == CS_QUEUE_RED) {
+    red_drop(d, now, pk->bytes); /* keeps the average decaying; an idle link never drops */
+  }
+  CsTime end = transmit_end(d, start, pk->bytes);
+  d->busy_until = end;
+  d->st.busy += end - start;
+  d->st.bytes += pk->bytes;
+  d->st.packets++;
+  net->hops++;
+  if (cs_loss_next(&d->loss)) {
+    d->st.losses++;
+    net->counts[pk->kind].lost++;
+    cs_net_packet_free(net, p);
+    return;
+  }
+  pk->hop++;
+  pipe_push(net, 2 * pt->link + pt->dir, p, end + d->latency);
+}
+
+/* Packet p has arrived at the far end of its last link. */
+static void arrive(CsNet *net, uint32_t p) {
+  Packet *pk = &net->pool[p];
+  if (pk->hop == pk->hops) {
+    net->counts[pk->kind].delivered++;
+    if (pk->kind == PKT_BG) cs_background_receive(net, p);
+    else cs_transport_receive(net, p);
+    return;
+  }
+  forward(net, p, g_array_index(net->arena, uint32_t, pk->path + pk->hop));
+}
+
+static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
+  CsNet *net = ctx;
+  uint32_t di = (uint32_t)arg;
+  LinkDir *d = &net->dirs[di];
+  uint32_t p = d->pipe[d->pipe_head].packet;
+  d->pipe_head = (d->pipe_head + 1) & (d->pipe_cap - 1);
+  if (--d->pipe_len > 0) cs_engine_schedule_at(e, d->pipe[d->pipe_head].arrive, on_pipe, net, di);
+  arrive(net, p);
+}
+
+void cs_net_inject(CsNet *net, uint32_t p) {
+  Packet *pk = &net->pool[p];
+  forward(net, p, g_array_index(net->arena, uint32_t, pk->path));
+}
+
+/* ---- the network object ---- */
+
+CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, const CsRoutes *r) {
+  CsNet *net = g_new0(CsNet, 1);
+  net->engine = engine;
+  net->s = s;
+  net->t = t;
+  net->routes = r;
+  net->free_head = NO_PACKET;
+  net->arena = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  net->dirs = g_new0(LinkDir, 2 * (size_t)t->n_links + 1);
+  for (uint32_t l = 0; l < t->n_links; l++) {
+    const CsLink *link = &t->links[l];
+    for (int dir = 0; dir < 2; dir++) {
+      LinkDir *d = &net->dirs[2 * l + dir];
+      uint32_t from = dir ? link->b : link->a;
+      d->bandwidth = link->spec.bandwidth;
+      d->latency = link->spec.latency;
+      d->to_node = dir ? link->a : link->b;
+      /* a switch's port holds `buffer`; a host's is unbounded unless the
+       * link sets its own buffer (SPEC 3.1) */
+      d->bounded = t->nodes[from].role == CS_ROLE_SWITCH || link->spec.buffer_set;
+      d->cap = link->spec.buffer;
+      d->cap_pkt = link->spec.buffer_pkt;
+      d->queue = link->spec.queue;
+      d->red = link->spec.red;
+      d->ecn_k = link->spec.ecn_threshold;
+      d->ecn_k_pkt = link->spec.ecn_threshold_pkt;
+      /* each direction's streams come from the link's identity: its two
+       * ends' names would do, their node numbers are stable for a file */
+      uint64_t id = cs_rng_stream_id("link-loss", ((uint64_t)from << 32) | d->to_node, l);
+      cs_loss_init(&d->loss, &link->spec.loss, s->seed, id);
+      cs_rng_init(&d->red_rng, s->seed, cs_rng_stream_id("link-red", ((uint64_t)from << 32) | d->to_node, l));
+    }
+  }
+  net->header = (uint32_t)s->transport.header;
+  net->mss = (uint32_t)(s->transport.mtu - s->transport.header);
+  net->ack_bytes = (uint32_t)s->transport.ack;
+  net->window = s->transport.window_bytes
+                    ? (uint32_t)MAX(1, (s->transport.window + s->transport.mtu - 1) / s->transport.mtu)
+                    : (uint32_t)MIN(s->transport.window, (int64_t)UINT32_MAX);
+  net->protocol = s->transport.protocol;
+  net->max_timeouts = (uint32_t)s->transport.max_timeouts;
+  cs_background_init(net);
+  return net;
+}
+
+void cs_net_free(CsNet *net) {
+  if (!net) return;
+  for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
+    g_free(net->dirs[i].q);
+    g_free(net->dirs[i].pipe);
+  }
+  g_free(net->dirs);
+  g_array_free(net->arena, TRUE);
+  g_free(net->pool);
+  cs_transport_free_flows(net);
+  g_free(net->bg);
+  g_free(net);
+}
+
+CsNetTotals cs_net_totals(const CsNet *net) {
+  CsNetTotals tot = {0};
+  tot.data = net->counts[PKT_DATA];
+  tot.ack = net->counts[PKT_ACK];
+  tot.bg = net->counts[PKT_BG];
+  tot.retransmissions = net->retransmissions;
+  tot.timeouts = net->timeouts;
+  tot.hops = net->hops;
+  tot.marks = net->marks;
+  tot.bg_delay_sum_s = net->bg_delay_sum_s;
+  tot.pool_packets = net->pool_len;
+  return tot;
+}
+
+bool cs_net_check_accounting(const CsNet *net, GError **error) {
+  static const char *names[] = {"data", "ack", "background"};
+  uint64_t alive = 0;
+  for (int k = 0; k < PKT_CLASSES; k++) {
+    const CsPacketCounts *c = &net->counts[k];
+    alive += c->in_flight;
+    if (c->sent != c->delivered + c->dropped + c->lost + c->in_flight) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                  "internal error: %s packets do not add up: sent %" G_GUINT64_FORMAT " != delivered %" G_GUINT64_FORMAT
+                  " + dropped %" G_GUINT64_FORMAT " + lost %" G_GUINT64_FORMAT " + in flight %" G_GUINT64_FORMAT
+                  " (please report this as a bug)",
+                  names[k], c->sent, c->delivered, c->dropped, c->lost, c->in_flight);
+      return false;
+    }
+  }
+  /* the pool: every slot is alive or on the free list */
+  uint64_t free_slots = 0;
+  for (uint32_t p = net->free_head; p != NO_PACKET; p = net->pool[p].next_free) free_slots++;
+  uint64_t drops = 0, losses = 0, packets = 0;
+  for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
+    drops += net->dirs[i].st.drops;
+    losses += net->dirs[i].st.losses;
+    packets += net->dirs[i].st.packets;
+  }
+  uint64_t dropped = 0, lost = 0;
+  for (int k = 0; k < PKT_CLASSES; k++) dropped += net->counts[k].dropped, lost += net->counts[k].lost;
+  if (free_slots + alive != net->pool_len || drops != dropped || losses != lost || packets != net->hops) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                "internal error: packet pool or link counters disagree (pool %u = free %" G_GUINT64_FORMAT
+                " + alive %" G_GUINT64_FORMAT "; link drops %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT
+                "; link losses %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT ") (please report this as a bug)",
+                net->pool_len, free_slots, alive, drops, dropped, losses, lost);
+    return false;
+  }
+  return true;
+}
+
+CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir) {
+  LinkDir *d = &net->dirs[2 * link + dir];
+  catch_up(d, cs_engine_now(net->engine));
+  return d->st;
+}

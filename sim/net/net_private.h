@@ -1,0 +1,166 @@
+/* net_private.h - the structures shared by link.c, transport.c and
+ * background.c.  Not a public interface. */
+#ifndef COMMSIM_NET_PRIVATE_H
+#define COMMSIM_NET_PRIVATE_H
+
+#include "commsim/loss.h"
+#include "commsim/net.h"
+#include "commsim/rng.h"
+
+enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
+enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8 };
+
+/* 40 bytes.  `path` and `hops` name the packet's route in the path arena:
+ * it crosses port arena[path + hop] next. */
+typedef struct {
+  CsTime stamp;   /* data: when sent; ack: the data packet's stamp, echoed; bg: created */
+  uint32_t flow;  /* message, or background source */
+  uint32_t seq;   /* data: packet number; ack: cumulative (next expected) */
+  uint32_t sack;  /* ack: the packet number that triggered it */
+  uint32_t bytes; /* on the wire */
+  uint32_t path;
+  uint16_t hop, hops;
+  uint8_t kind, flags;
+  uint32_t next_free;
+} Packet;
+
+/* A packet waiting in an egress queue: when it will start transmitting. */
+typedef struct {
+  CsTime start;
+  uint32_t bytes;
+} Waiting;
+
+/* A packet on its way to the far end of a link: when it gets there. */
+typedef struct {
+  CsTime arrive;
+  uint32_t packet;
+} InPipe;
+
+/* One direction of a link, with the egress queue of the node sending on
+ * it.  Transmissions are scheduled when a packet is enqueued (the queue is
+ * FIFO and the link never preempts, so the start and end of each
+ * transmission are known then); the queue's contents at any instant are
+ * recovered by retiring the waiting packets whose start has passed.
+ * Arrivals at the far end come in the same FIFO order, so the direction
+ * keeps its queued and travelling packets in a pipe and holds one engine
+ * event, for the pipe's head: the event queue stays as small as the
+ * number of links, however many packets are in flight. */
+typedef struct {
+  int64_t bandwidth;
+  CsTime latency;
+  uint32_t to_node;
+  bool bounded;
+  bool cap_pkt;
+  int64_t cap;
+  CsQueueKind queue;
+  CsRedSpec red;
+  int64_t ecn_k;
+  bool ecn_k_pkt;
+  /* serialization: ends are computed from the bits sent since the busy
+   * period began, so rounding never accumulates */
+  CsTime period_start, busy_until;
+  uint64_t period_bits;
+  /* waiting packets: a ring */
+  Waiting *q;
+  uint32_t q_head, q_len, q_cap;
+  uint64_t q_bytes;
+  CsTime q_last; /* the time up to which queue_integral is summed */
+  /* RED */
+  double red_avg;
+  uint32_t red_count;
+  CsRng red_rng;
+  CsLossState loss;
+  InPipe *pipe;
+  uint32_t pipe_head, pipe_len, pipe_cap;
+  CsLinkStats st;
+} LinkDir;
+
+typedef struct {
+  uint32_t src, dst;           /* hosts */
+  uint32_t n;                  /* data packets */
+  uint32_t last_payload;       /* payload of the last packet */
+  uint32_t path_fwd, path_rev; /* arena offsets */
+  uint16_t hops_fwd, hops_rev;
+  CsDeliverFn fn;
+  void *ctx;
+  /* The scoreboards cover [una, una + ring) and [rcv_nxt, rcv_nxt + ring)
+   * only: `window` is also the receive window, so no packet lies beyond,
+   * and memory follows the window, not the message's size. */
+  uint32_t ring_mask; /* ring size - 1; the size is a power of two >= min(n, window) */
+  /* sender */
+  uint8_t *state; /* per packet, by seq & ring_mask: S_UNSENT, S_FLIGHT, S_DONE, S_LOST */
+  uint32_t una, nxt;
+  uint32_t high_sacked; /* 1 + the highest packet known received */
+  uint32_t loss_scan;   /* packets below it were checked by the duplicate-threshold rule */
+  uint32_t lost_scan;   /* no S_LOST packet below it */
+  uint32_t n_lost, in_flight;
+  double cwnd, ssthresh;
+  bool in_recovery;
+  uint32_t recover;
+  double alpha; /* dctcp */
+  uint32_t win_end, acks_in_win, marks_in_win, cwr_end;
+  CsTime srtt, rttvar, rto;
+  bool have_rtt;
+  CsTime deadline; /* retransmission timer; 0 = disarmed */
+  bool timer_event;
+  uint32_t consecutive_timeouts;
+  bool sender_done;
+  /* receiver */
+  uint64_t *rcv_bits;
+  uint32_t rcv_nxt;
+  CsMessageStats stats;
+} Flow;
+
+typedef struct {
+  CsBackgroundSpec spec;
+  uint32_t src_node;
+  uint32_t path;
+  uint16_t hops;
+  CsRng rng;
+  CsTime on_end;      /* onoff: end of the current burst */
+  CsTime cbr_origin;  /* cbr: emission k is at origin + k * gap, exactly */
+  uint64_t cbr_k;
+  bool stopped;
+} BgSource;
+
+struct CsNet {
+  CsEngine *engine;
+  const CsScenario *s;
+  const CsTopology *t;
+  const CsRoutes *routes;
+  LinkDir *dirs; /* 2 per link */
+  GArray *arena; /* uint32_t ports of every path */
+  Packet *pool;
+  uint32_t pool_len, pool_cap, free_head;
+  Flow *flows;
+  uint32_t n_flows, cap_flows, active;
+  CsIdleFn idle_fn;
+  void *idle_ctx;
+  BgSource *bg;
+  uint32_t n_bg;
+  /* transport settings */
+  uint32_t mss, header, ack_bytes;
+  uint32_t window; /* packets */
+  CsProtocol protocol;
+  uint32_t max_timeouts;
+  /* accounting */
+  CsPacketCounts counts[PKT_CLASSES];
+  uint64_t retransmissions, timeouts, hops, marks;
+  double bg_delay_sum_s;
+};
+
+/* link.c */
+uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind);
+void cs_net_packet_free(CsNet *net, uint32_t p);
+/* Put packet p (at hop 0, at its source) onto the network. */
+void cs_net_inject(CsNet *net, uint32_t p);
+uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint64_t hash, uint16_t *hops);
+
+/* transport.c: a data or ACK packet has reached its destination. */
+void cs_transport_receive(CsNet *net, uint32_t p);
+void cs_transport_free_flows(CsNet *net);
+/* background.c */
+void cs_background_receive(CsNet *net, uint32_t p);
+void cs_background_init(CsNet *net);
+
+#endif

@@ -1,0 +1,370 @@
+/* transport.c - reliable messages: windows, acknowledgements, recovery.
+ *
+ * The receiver acknowledges every data packet at once (no delayed ACKs,
+ * as datacentre stacks are configured) with the cumulative next-expected
+ * packet and the number of the packet that triggered the ACK - a one-block
+ * SACK.  The sender keeps a scoreboard per packet, so it retransmits
+ * exactly the packets it believes lost:
+ *  - a packet is lost when three packets sent after it are known received
+ *    (the duplicate-ACK threshold of fast retransmit), or when the
+ *    retransmission timer expires (then every packet in flight is);
+ *  - reno and dctcp halve the window once per recovery episode (which
+ *    ends when the cumulative ACK passes the highest packet sent when it
+ *    began: NewReno's rule for partial ACKs), and restart from one packet
+ *    after a timeout; slow start below ssthresh, one packet per window
+ *    above it (AIMD);
+ *  - dctcp also cuts by alpha/2 once per window when ACKs echo ECN marks,
+ *    alpha being the EWMA (g = 1/16) of the marked fraction per window;
+ *  - fixed keeps `window` packets in flight whatever happens.
+ * Retransmission timeout: RFC 6298 (SRTT, RTTVAR, min_rto, exponential
+ * backoff, Karn's rule: no sample from a retransmitted packet), with one
+ * engine event per flow that re-arms itself rather than one per ACK.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "net_private.h"
+
+enum { S_UNSENT = 0, S_FLIGHT = 1, S_DONE = 2, S_LOST = 3 };
+
+#define MAX_RTO (60 * CS_SEC)
+#define DUP_THRESH 3
+
+static void on_timer(CsEngine *e, void *ctx, uint64_t arg);
+
+static inline Flow *flow_of(CsNet *net, uint32_t f) { return &net->flows[f]; }
+static inline uint8_t st_get(const Flow *f, uint32_t seq) { return f->state[seq & f->ring_mask]; }
+static inline void st_set(Flow *f, uint32_t seq, uint8_t v) { f->state[seq & f->ring_mask] = v; }
+
+static void arm_timer(CsNet *net, uint32_t fi) {
+  Flow *f = flow_of(net, fi);
+  CsTime now = cs_engine_now(net->engine);
+  CsTime rto = f->rto;
+  f->deadline = rto > CS_TIME_MAX - now ? CS_TIME_MAX : now + rto;
+  if (!f->timer_event) {
+    f->timer_event = true;
+    cs_engine_schedule_at(net->engine, f->deadline, on_timer, net, fi);
+  }
+}
+
+static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
+  Flow *f = flow_of(net, fi);
+  uint32_t p = cs_net_packet_alloc(net, PKT_DATA);
+  Packet *pk = &net->pool[p];
+  uint32_t payload = seq + 1 == f->n ? f->last_payload : net->mss;
+  pk->stamp = cs_engine_now(net->engine);
+  pk->flow = fi;
+  pk->seq = seq;
+  pk->sack = 0;
+  pk->bytes = payload + net->header;
+  pk->path = f->path_fwd;
+  pk->hops = f->hops_fwd;
+  pk->flags = (net->protocol == CS_PROTO_DCTCP ? F_ECT : 0) | (retx ? F_RETX : 0);
+  f->stats.wire_bytes += pk->bytes;
+  if (retx) {
+    f->stats.retransmissions++;
+    net->retransmissions++;
+  }
+  cs_net_inject(net, p);
+}
+
+static void send_more(CsNet *net, uint32_t fi) {
+  Flow *f = flow_of(net, fi);
+  if (f->sender_done) return;
+  double w = net->protocol == CS_PROTO_FIXED ? (double)net->window : fmin(f->cwnd, (double)net->window);
+  uint32_t limit = w < 1.0 ? 1 : (uint32_t)w;
+  bool sent = false;
+  while (f->in_flight < limit) {
+    if (f->n_lost > 0) {
+      while (st_get(f, f->lost_scan) != S_LOST) f->lost_scan++;
+      uint32_t seq = f->lost_scan++;
+      st_set(f, seq, S_FLIGHT);
+      f->n_lost--;
+      f->in_flight++;
+      send_data(net, fi, seq, true);
+      f = flow_of(net, fi);
+    } else if (f->nxt < f->n && f->nxt - f->una <= f->ring_mask && f->nxt - f->una < net->window) {
+      uint32_t seq = f->nxt++;
+      st_set(f, seq, S_FLIGHT);
+      f->in_flight++;
+      send_data(net, fi, seq, false);
+      f = flow_of(net, fi);
+    } else {
+      break;
+    }
+    sent = true;
+  }
+  if (sent && f->deadline == 0) arm_timer(net, fi);
+}
+
+/* A loss was detected: start a recovery episode unless one is running. */
+static void enter_recovery(Flow *f, CsProtocol proto) {
+  if (f->in_recovery) return;
+  f->in_recovery = true;
+  f->recover = f->nxt - 1;
+  if (proto != CS_PROTO_FIXED) {
+    f->ssthresh = fmax(f->cwnd / 2.0, 2.0);
+    f->cwnd = f->ssthresh;
+  }
+}
+
+static void mark_lost(Flow *f, uint32_t seq) {
+  st_set(f, seq, S_LOST);
+  f->in_flight--;
+  f->n_lost++;
+  if (seq < f->lost_scan) f->lost_scan = seq;
+}
+
+static void message_finished(CsNet *net) {
+  if (--net->active == 0 && net->idle_fn) net->idle_fn(net, net->idle_ctx);
+}
+
+static void finish_sender(CsNet *net, uint32_t fi) {
+  Flow *f = flow_of(net, fi);
+  f->sender_done = true;
+  f->deadline = 0;
+  g_free(f->state);
+  f->state = NULL;
+  if (f->stats.delivered || f->stats.failed) message_finished(net);
+}
+
+static void rtt_sample(CsNet *net, Flow *f, CsTime r) {
+  CsTime min_rto = net->s->transport.min_rto;
+  if (!f->have_rtt) {
+    f->srtt = r;
+    f->rttvar = r / 2;
+    f->have_rtt = true;
+  } else {
+    CsTime err = f->srtt > r ? f->srtt - r : r - f->srtt;
+    f->rttvar = (3 * f->rttvar + err) / 4;
+    f->srtt = (7 * f->srtt + r) / 8;
+  }
+  CsTime rto = f->srtt + MAX(4 * f->rttvar, (CsTime)1);
+  f->rto = MIN(MAX(rto, min_rto), MAX_RTO);
+}
+
+static void sender_ack(CsNet *net, const Packet *ack) {
+  uint32_t fi = ack->flow;
+  Flow *f = flow_of(net, fi);
+  if (f->sender_done) return;
+  CsTime now = cs_engine_now(net->engine);
+  uint32_t newly = 0;
+  bool sample_ok = false;
+  uint32_t s = ack->sack;
+  if (s >= f->una && s < f->nxt && st_get(f, s) != S_DONE) {
+    uint8_t st = st_get(f, s);
+    if (st == S_FLIGHT) f->in_flight--;
+    else if (st == S_LOST) f->n_lost--;
+    st_set(f, s, S_DONE);
+    newly++;
+    sample_ok = !(ack->flags & F_RETX);
+  }
+  if (s + 1 > f->high_sacked) f->high_sacked = s + 1;
+  uint32_t old_una = f->una;
+  /* slots behind una are cleared for the packets a ring later */
+  while (f->una < ack->seq) {
+    uint8_t st = st_get(f, f->una);
+    if (st != S_DONE) {
+      if (st == S_FLIGHT) f->in_flight--;
+      else if (st == S_LOST) f->n_lost--;
+      newly++;
+    }
+    st_set(f, f->una, S_UNSENT);
+    f->una++;
+  }
+  while (f->una < f->nxt && st_get(f, f->una) == S_DONE) st_set(f, f->una++, S_UNSENT);
+  if (f->lost_scan < f->una) f->lost_scan = f->una;
+  if (sample_ok) rtt_sample(net, f, now - ack->stamp);
+
+  /* dctcp: the marked fraction per window of data, and the cut */
+  bool ece = (ack->flags & F_ECE) != 0;
+  if (net->protocol == CS_PROTO_DCTCP) {
+    f->acks_in_win++;
+    f->marks_in_win += ece;
+    if (f->una >= f->win_end) {
+      double frac = f->acks_in_win ? (double)f->marks_in_win / f->acks_in_win : 0.0;
+      f->alpha = (1.0 - 1.0 / 16.0) * f->alpha + frac / 16.0;
+      f->acks_in_win = f->marks_in_win = 0;
+      f->win_end = f->nxt;
+    }
+    if (ece && f->una >= f->cwr_end) {
+      f->cwnd = fmax(f->cwnd * (1.0 - f->alpha / 2.0), 1.0);
+      f->ssthresh = f->cwnd;
+      f->cwr_end = f->nxt;
+    }
+  }
+
+  /* the duplicate-threshold rule: a packet with DUP_THRESH packets
+   * received after it is lost */
+  if (f->loss_scan < f->una) f->loss_scan = f->una;
+  while (f->loss_scan + DUP_THRESH < f->high_sacked) {
+    if (st_get(f, f->loss_scan) == S_FLIGHT) {
+      mark_lost(f, f->loss_scan);
+      enter_recovery(f, net->protocol);
+    }
+    f->loss_scan++;
+  }
+  if (f->in_recovery && f->una > f->recover) f->in_recovery = false;
+
+  if (newly > 0 && !f->in_recovery && net->protocol != CS_PROTO_FIXED) {
+    if (f->cwnd < f->ssthresh) f->cwnd += newly; /* slow start */
+    else f->cwnd += (double)newly / f->cwnd;     /* congestion avoidance */
+    if (f->cwnd > (double)net->window) f->cwnd = (double)net->window;
+  }
+  if (f->una > old_una) {
+    f->consecutive_timeouts = 0;
+    if (f->una == f->n) {
+      finish_sender(net, fi);
+      return;
+    }
+    arm_timer(net, fi); /* RFC 6298 (5.3): restart on new data acknowledged */
+  }
+  send_more(net, fi);
+}
+
+static void fail_flow(CsNet *net, uint32_t fi) {
+  Flow *f = flow_of(net, fi);
+  f->stats.failed = true;
+  f->stats.end = cs_engine_now(net->engine);
+  bool was_delivered = f->stats.delivered;
+  finish_sender(net, fi);
+  f = flow_of(net, fi);
+  if (!was_delivered) {
+    g_free(f->rcv_bits);
+    f->rcv_bits = NULL;
+    if (f->fn) f->fn(net, f->ctx, fi, true);
+  }
+}
+
+static void on_timer(CsEngine *e, void *ctx, uint64_t arg) {
+  CsNet *net = ctx;
+  uint32_t fi = (uint32_t)arg;
+  Flow *f = flow_of(net, fi);
+  f->timer_event = false;
+  if (f->sender_done || f->deadline == 0) return;
+  CsTime now = cs_engine_now(e);
+  if (now < f->deadline) { /* re-armed since: sleep until the new deadline */
+    f->timer_event = true;
+    cs_engine_schedule_at(e, f->deadline, on_timer, net, fi);
+    return;
+  }
+  f->deadline = 0;
+  f->stats.timeouts++;
+  net->timeouts++;
+  if (++f->consecutive_timeouts > net->max_timeouts) {
+    fail_flow(net, fi);
+    return;
+  }
+  for (uint32_t seq = f->una; seq < f->nxt; seq++)
+    if (st_get(f, seq) == S_FLIGHT) mark_lost(f, seq);
+  if (net->protocol != CS_PROTO_FIXED) {
+    f->ssthresh = fmax(f->cwnd / 2.0, 2.0);
+    f->cwnd = 1.0;
+  }
+  f->in_recovery = true;
+  f->recover = f->nxt - 1;
+  f->rto = MIN(2 * f->rto, MAX_RTO); /* back off until an ACK brings a new sample */
+  send_more(net, fi);
+  f = flow_of(net, fi);
+  if (f->deadline == 0 && !f->sender_done) arm_timer(net, fi);
+}
+
+static void receiver_data(CsNet *net, const Packet *pk) {
+  uint32_t fi = pk->flow;
+  Flow *f = flow_of(net, fi);
+  if (f->rcv_bits && pk->seq >= f->rcv_nxt) {
+    uint32_t s = pk->seq & f->ring_mask;
+    f->rcv_bits[s / 64] |= 1ULL << (s % 64);
+    for (;;) {
+      uint32_t r = f->rcv_nxt & f->ring_mask;
+      if (f->rcv_nxt >= f->n || !(f->rcv_bits[r / 64] >> (r % 64) & 1)) break;
+      f->rcv_bits[r / 64] &= ~(1ULL << (r % 64));
+      f->rcv_nxt++;
+    }
+  }
+  if (f->stats.failed) return; /* abandoned: the sender listens no more */
+  /* the acknowledgement, at once */
+  uint32_t p = cs_net_packet_alloc(net, PKT_ACK);
+  Packet *a = &net->pool[p];
+  a->stamp = pk->stamp;
+  a->flow = fi;
+  a->seq = f->rcv_nxt;
+  a->sack = pk->seq;
+  a->bytes = net->ack_bytes;
+  a->path = f->path_rev;
+  a->hops = f->hops_rev;
+  a->flags = ((pk->flags & F_CE) ? F_ECE : 0) | (pk->flags & F_RETX);
+  cs_net_inject(net, p);
+  f = flow_of(net, fi);
+  if (f->rcv_nxt == f->n && !f->stats.delivered) {
+    f->stats.delivered = true;
+    f->stats.end = cs_engine_now(net->engine);
+    g_free(f->rcv_bits);
+    f->rcv_bits = NULL;
+    bool finished = f->sender_done;
+    if (f->fn) f->fn(net, f->ctx, fi, false);
+    if (finished) message_finished(net);
+  }
+}
+
+void cs_transport_receive(CsNet *net, uint32_t p) {
+  Packet pk = net->pool[p]; /* a copy: the handlers below allocate packets */
+  cs_net_packet_free(net, p);
+  if (pk.kind == PKT_DATA) receiver_data(net, &pk);
+  else sender_ack(net, &pk);
+}
+
+uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
+  g_assert(src != dst && src < net->t->n_hosts && dst < net->t->n_hosts && payload > 0);
+  uint64_t n = (payload + net->mss - 1) / net->mss;
+  g_assert(n < UINT32_MAX / 2);
+  if (net->n_flows == net->cap_flows) {
+    net->cap_flows = net->cap_flows ? 2 * net->cap_flows : 64;
+    net->flows = g_renew(Flow, net->flows, net->cap_flows);
+  }
+  uint32_t fi = net->n_flows++;
+  Flow *f = &net->flows[fi];
+  memset(f, 0, sizeof *f);
+  f->src = src;
+  f->dst = dst;
+  f->n = (uint32_t)n;
+  f->last_payload = (uint32_t)(payload - (n - 1) * net->mss);
+  f->fn = fn;
+  f->ctx = ctx;
+  /* one hash per message: ECMP keeps a message on one path */
+  uint64_t hash = cs_rng_stream_id("flow", net->s->seed, fi);
+  f->path_fwd = cs_net_add_path(net, net->t->hosts[src], dst, hash, &f->hops_fwd);
+  f->path_rev = cs_net_add_path(net, net->t->hosts[dst], src, hash, &f->hops_rev);
+  uint64_t ring = 64;
+  while (ring < MIN(n, (uint64_t)net->window)) ring *= 2;
+  f->ring_mask = (uint32_t)(ring - 1);
+  f->state = g_new0(uint8_t, ring);
+  f->rcv_bits = g_new0(uint64_t, ring / 64);
+  f->cwnd = net->protocol == CS_PROTO_FIXED ? (double)net->window : (double)net->s->transport.init_cwnd;
+  f->ssthresh = INFINITY;
+  f->alpha = 1.0;
+  f->rto = net->s->transport.min_rto; /* before any sample: a datacentre's initial RTO */
+  f->stats = (CsMessageStats){src, dst, payload, 0, (uint32_t)n, cs_engine_now(net->engine), 0, 0, 0, false, false};
+  net->active++;
+  send_more(net, fi);
+  return fi;
+}
+
+uint32_t cs_net_active(const CsNet *net) { return net->active; }
+
+void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx) {
+  net->idle_fn = fn;
+  net->idle_ctx = ctx;
+}
+uint32_t cs_net_messages(const CsNet *net) { return net->n_flows; }
+const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg) { return &net->flows[msg].stats; }
+
+void cs_transport_free_flows(CsNet *net) {
+  for (uint32_t i = 0; i < net->n_flows; i++) {
+    g_free(net->flows[i].state);
+    g_free(net->flows[i].rcv_bits);
+  }
+  g_free(net->flows);
+}

@@ -1,0 +1,348 @@
+/* test_net.c - the packet network against formulas: store-and-forward
+ * timing, M/D/1 queueing, drop-tail overflow, the Mathis throughput of
+ * reno under loss, fairness, DCTCP's queue, Gilbert-Elliott loss, packet
+ * accounting, determinism, and a dead link that must end the run. */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "commsim/loss.h"
+#include "commsim/sim.h"
+
+typedef struct {
+  CsScenario *s;
+  CsSim *sim;
+} Run;
+
+static Run run(const char *yaml) {
+  Run r = {0};
+  GError *e = NULL;
+  r.s = cs_scenario_load_string(yaml, "net.yaml", NULL, &e);
+  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
+  r.sim = cs_sim_new(r.s, &e);
+  ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");
+  ck_assert_msg(cs_sim_run(r.sim, &e), "%s", e ? e->message : "");
+  return r;
+}
+
+static void done(Run *r) {
+  cs_sim_free(r->sim);
+  cs_scenario_free(r->s);
+}
+
+static const CsMessageStats *msg(Run *r, uint32_t i) { return cs_net_message(cs_sim_net(r->sim), i); }
+
+/* The link whose ends are named a and b; *dir set to the a->b direction. */
+static uint32_t find_link(Run *r, const char *a, const char *b, int *dir) {
+  const CsTopology *t = cs_sim_topology(r->sim);
+  int64_t na = cs_topology_find(t, a), nb = cs_topology_find(t, b);
+  for (uint32_t l = 0; l < t->n_links; l++) {
+    if (t->links[l].a == na && t->links[l].b == nb) return *dir = 0, l;
+    if (t->links[l].a == nb && t->links[l].b == na) return *dir = 1, l;
+  }
+  ck_abort_msg("no link %s-%s", a, b);
+  return 0;
+}
+
+/* 1. N full packets over h store-and-forward hops of bandwidth B and
+ * latency L, window large, no loss: the last byte arrives at
+ * h*L + h*S/B + (N-1)*S/B, to the picosecond. */
+START_TEST(test_store_and_forward_exact) {
+  /* star: h = 2, B = 10 Gbps, L = 1 us, S = 1500 B -> S/B = 1.2 us;
+   * N = 1000: 2 + 2.4 + 999 * 1.2 = 1203.2 us */
+  Run r = run("topology: {type: star, workers: 2}\n"
+              "transport: {protocol: fixed, window: 100000pkt, mtu: 1500B, header: 58B}\n"
+              "flows: [{src: w0, dst: w1, size: 1442000B}]\n");
+  ck_assert(msg(&r, 0)->delivered);
+  ck_assert_int_eq(msg(&r, 0)->end, 1203200000LL);
+  ck_assert_uint_eq(msg(&r, 0)->packets, 1000);
+  ck_assert_uint_eq(msg(&r, 0)->wire_bytes, 1500000);
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_store_and_forward_bottleneck) {
+  /* w0 -10G,1us- s1 -1G,2us- s2 -10G,1us- w1, N = 100 packets of 1500 B:
+   * sum of L (4 us) + S/10G + S/1G + S/10G (1.2 + 12 + 1.2 us)
+   * + (N-1) * S/1G (99 * 12 us) = 1206.4 us */
+  Run r = run("nodes:\n  - {name: w0, role: worker}\n  - {name: w1, role: worker}\n"
+              "  - {name: s1, role: switch}\n  - {name: s2, role: switch}\n"
+              "links:\n  - {a: w0, b: s1}\n  - {a: s1, b: s2, bandwidth: 1Gbps, latency: 2us, buffer: 1000pkt}\n"
+              "  - {a: s2, b: w1}\n"
+              "transport: {protocol: fixed, window: 100000pkt}\n"
+              "flows: [{src: w0, dst: w1, size: 144200B}]\n");
+  ck_assert_int_eq(msg(&r, 0)->end, 1206400000LL);
+  done(&r);
+}
+END_TEST
+
+/* A link whose per-packet time is not a whole number of picoseconds keeps
+ * exact time: 1000 packets of 1500 B at 7 Gbps take ceil(1000 * 12000 bits
+ * / 7e9 s) = 1714285715 ps on the first link, not 1000 * round(S/B). */
+START_TEST(test_no_drift) {
+  Run r = run("defaults: {bandwidth: 7Gbps, latency: 0}\n"
+              "topology: {type: ring, workers: 2}\n"
+              "transport: {protocol: fixed, window: 100000pkt}\n"
+              "flows: [{src: w0, dst: w1, size: 1442000B}]\n");
+  ck_assert_int_eq(msg(&r, 0)->end, 1714285715LL);
+  done(&r);
+}
+END_TEST
+
+/* 2. M/D/1: Poisson arrivals of 1500 B packets into a 10 Gbps link at
+ * load rho: mean wait rho / (2 mu (1 - rho)) = rho * S/B / (2 (1 - rho)).
+ * Mean one-way delay = wait + S/B + L, over about 1M packets. */
+static void md1(double rho, const char *rate) {
+  g_autofree char *y = g_strdup_printf("defaults: {latency: 1us}\n"
+                                       "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+                                       "links: [{a: a, b: b}]\n"
+                                       "duration: %s\n"
+                                       "background: [{src: a, dst: b, pattern: poisson, rate: %s, size: 1500B}]\n",
+                                       rho < 0.6 ? "2.4s" : "1.5s", rate);
+  Run r = run(y);
+  CsNetTotals t = cs_net_totals(cs_sim_net(r.sim));
+  ck_assert_uint_gt(t.bg.delivered, 900000);
+  double sb = 1.2e-6, wait = t.bg_delay_sum_s / (double)t.bg.delivered - sb - 1e-6;
+  double want = rho * sb / (2 * (1 - rho));
+  ck_assert_msg(fabs(wait - want) <= 0.03 * want, "rho %.1f: wait %.4g s, M/D/1 %.4g s", rho, wait, want);
+  done(&r);
+}
+
+START_TEST(test_md1_half) { md1(0.5, "5Gbps"); }
+END_TEST
+START_TEST(test_md1_080) { md1(0.8, "8Gbps"); }
+END_TEST
+
+/* 3. Two senders at line rate into one switch port with a 64-packet
+ * buffer: drops occur, both flows complete, and every retransmission
+ * repairs a drop or a loss (the one-block SACK leaves no guesswork). */
+START_TEST(test_droptail_overflow) {
+  Run r = run("defaults: {buffer: 64pkt}\n"
+              "topology: {type: star, workers: 3}\n"
+              "flows: [{src: w0, dst: w2, size: 20MB}, {src: w1, dst: w2, size: 20MB}]\n");
+  CsNetTotals t = cs_net_totals(cs_sim_net(r.sim));
+  ck_assert(msg(&r, 0)->delivered && msg(&r, 1)->delivered);
+  ck_assert_uint_gt(t.data.dropped, 0);
+  ck_assert_uint_eq(t.retransmissions, t.data.dropped + t.data.lost);
+  int dir;
+  uint32_t l = find_link(&r, "sw0", "w2", &dir);
+  CsLinkStats st = cs_net_link_stats(cs_sim_net(r.sim), l, dir);
+  ck_assert_uint_eq(st.drops, t.data.dropped); /* all at that port */
+  ck_assert_uint_le(st.queue_max, 64 * 1500);
+  done(&r);
+}
+END_TEST
+
+/* 4. Reno over a path with Bernoulli loss p: long-run throughput within
+ * 30 % of Mathis et al. (1997): (MSS / RTT) * sqrt(3 / (2 p)).  The
+ * path's bandwidth-delay product (10 Gbps * 103 us = 86 packets) exceeds
+ * the windows loss allows (about 12 and 39 packets), so loss, not
+ * bandwidth, limits the flow; min_rto (1 ms) is well above the RTT, as in
+ * a datacentre, so recovery does not time out spuriously. */
+static void mathis(double p, const char *size) {
+  g_autofree char *y = g_strdup_printf(
+      "defaults: {latency: 25us}\n"
+      "nodes: [{name: a, role: host}, {name: b, role: host}, {name: s, role: switch}]\n"
+      "links: [{a: a, b: s}, {a: s, b: b, loss: %g}]\n"
+      "transport: {protocol: reno}\n"
+      "flows: [{src: a, dst: b, size: %s}]\n",
+      p, size);
+  Run r = run(y);
+  const CsMessageStats *m = msg(&r, 0);
+  ck_assert(m->delivered);
+  double mss = 1442 * 8.0;
+  /* RTT: 4 latencies + data serialization on 2 links + ACK serialization on 2 */
+  double rtt = 4 * 25e-6 + 2 * 1500 * 8 / 1e10 + 2 * 64 * 8 / 1e10;
+  double want = mss / rtt * sqrt(3.0 / (2.0 * p));
+  double got = (double)m->payload * 8.0 / ((double)(m->end - m->start) * 1e-12);
+  ck_assert_msg(fabs(got - want) <= 0.3 * want, "p %g: %.4g bit/s, Mathis %.4g bit/s", p, got, want);
+  done(&r);
+}
+
+START_TEST(test_mathis_1e3) { mathis(1e-3, "500MB"); }
+END_TEST
+START_TEST(test_mathis_1e2) { mathis(1e-2, "100MB"); }
+END_TEST
+
+/* 5. Four reno flows through a dumbbell bottleneck: the bottleneck busy at
+ * least 90 % of the time and Jain's index of their goodputs at least 0.9. */
+START_TEST(test_fairness) {
+  Run r = run("defaults: {bandwidth: 40Gbps}\n"
+              "topology: {type: dumbbell, workers: 8, bottleneck: {bandwidth: 10Gbps, buffer: 256KB}}\n"
+              "flows: [{src: w0, dst: w4, size: 100MB}, {src: w1, dst: w5, size: 100MB},\n"
+              "        {src: w2, dst: w6, size: 100MB}, {src: w3, dst: w7, size: 100MB}]\n");
+  double sum = 0, sumsq = 0;
+  CsTime first_end = CS_TIME_MAX;
+  for (int i = 0; i < 4; i++) {
+    const CsMessageStats *m = msg(&r, (uint32_t)i);
+    ck_assert(m->delivered);
+    double x = (double)m->payload / (double)(m->end - m->start);
+    sum += x, sumsq += x * x;
+    if (m->end < first_end) first_end = m->end;
+  }
+  double jain = sum * sum / (4 * sumsq);
+  ck_assert_msg(jain >= 0.9, "Jain's index %.3f", jain);
+  int dir;
+  uint32_t l = find_link(&r, "sw0", "sw1", &dir);
+  CsLinkStats st = cs_net_link_stats(cs_sim_net(r.sim), l, dir);
+  double util = (double)st.busy / (double)cs_sim_end_time(r.sim);
+  ck_assert_msg(util >= 0.9, "bottleneck utilization %.3f", util);
+  done(&r);
+}
+END_TEST
+
+/* 6. DCTCP keeps the bottleneck's mean queue near the marking threshold K
+ * (within [K/2, 2K]); reno through the same queue (it does not negotiate
+ * ECN, so the port only drops) fills the buffer. */
+static double bottleneck_queue(const char *proto, uint64_t *drops, uint64_t *max) {
+  g_autofree char *y = g_strdup_printf(
+      "defaults: {bandwidth: 40Gbps, latency: 5us}\n"
+      "topology:\n  type: dumbbell\n  workers: 4\n"
+      "  bottleneck: {bandwidth: 10Gbps, buffer: 512KB, queue: ecn, ecn_threshold: 65pkt}\n"
+      "transport: {protocol: %s}\n"
+      "flows: [{src: w0, dst: w2, size: 200MB}, {src: w1, dst: w3, size: 200MB}]\n",
+      proto);
+  Run r = run(y);
+  int dir;
+  uint32_t l = find_link(&r, "sw0", "sw1", &dir);
+  CsLinkStats st = cs_net_link_stats(cs_sim_net(r.sim), l, dir);
+  *drops = st.drops;
+  *max = st.queue_max;
+  double mean = st.queue_integral / (double)cs_sim_end_time(r.sim);
+  done(&r);
+  return mean;
+}
+
+START_TEST(test_dctcp_queue) {
+  double K = 65 * 1500;
+  uint64_t drops, max;
+  double q = bottleneck_queue("dctcp", &drops, &max);
+  ck_assert_msg(q >= 0.5 * K && q <= 2 * K, "dctcp mean queue %.0f B, K = %.0f B", q, K);
+  ck_assert_uint_eq(drops, 0);
+  double qr = bottleneck_queue("reno", &drops, &max);
+  ck_assert_msg(qr > 2 * K, "reno mean queue %.0f B", qr);
+  ck_assert_uint_gt(drops, 0);
+  ck_assert_uint_ge(max, 512000 - 1500); /* the buffer filled */
+}
+END_TEST
+
+/* 7. Gilbert-Elliott: the long-run loss rate is
+ * p/(p+r) * loss_bad + r/(p+r) * loss_good, within 5 %. */
+START_TEST(test_gilbert_elliott) {
+  CsLossSpec spec = {CS_LOSS_GILBERT, 0, 0.01, 0.1, 0.001, 0.5};
+  double want = 0.01 / 0.11 * 0.5 + 0.1 / 0.11 * 0.001;
+  ck_assert_double_eq_tol(cs_loss_mean(&spec), want, 1e-15);
+  CsLossState st;
+  cs_loss_init(&st, &spec, 1, 2);
+  uint64_t lost = 0, n = 10000000;
+  for (uint64_t i = 0; i < n; i++) lost += cs_loss_next(&st);
+  double rate = (double)lost / (double)n;
+  ck_assert_msg(fabs(rate - want) <= 0.05 * want, "GE loss %.5f, stationary %.5f", rate, want);
+  /* and through the network: a cbr stream over a GE link */
+  Run r = run("nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+              "links: [{a: a, b: b, loss: {model: gilbert-elliott, p: 0.01, r: 0.1, loss_good: 0.001, loss_bad: 0.5}}]\n"
+              "duration: 0.6s\n"
+              "background: [{src: a, dst: b, pattern: cbr, rate: 10Gbps, size: 1500B}]\n");
+  CsNetTotals t = cs_net_totals(cs_sim_net(r.sim));
+  double net_rate = (double)t.bg.lost / (double)(t.bg.sent - t.bg.in_flight);
+  ck_assert_uint_gt(t.bg.sent, 490000);
+  ck_assert_msg(fabs(net_rate - want) <= 0.1 * want, "network GE loss %.5f", net_rate);
+  done(&r);
+}
+END_TEST
+
+/* 8. Same scenario, same seed: identical per-flow results; another seed:
+ * different losses. */
+static void flow_results(const char *seed, CsTime *ends, uint32_t *retx) {
+  g_autofree char *y = g_strdup_printf(
+      "seed: %s\n"
+      "defaults: {loss: 0.001}\n"
+      "topology: {type: dumbbell, workers: 4, bottleneck: {bandwidth: 10Gbps, buffer: 64pkt}}\n"
+      "flows: [{src: w0, dst: w2, size: 10MB}, {src: w1, dst: w3, size: 10MB, start: 10us}]\n"
+      "background: [{src: w0, dst: w3, pattern: onoff, rate: 5Gbps, on: 100us, off: 200us}]\n",
+      seed);
+  Run r = run(y);
+  for (int i = 0; i < 2; i++) {
+    ends[i] = msg(&r, (uint32_t)i)->end;
+    retx[i] = msg(&r, (uint32_t)i)->retransmissions;
+  }
+  done(&r);
+}
+
+START_TEST(test_deterministic) {
+  CsTime a[2], b[2], c[2];
+  uint32_t ra[2], rb[2], rc[2];
+  flow_results("5", a, ra);
+  flow_results("5", b, rb);
+  flow_results("6", c, rc);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(a[i], b[i]);
+    ck_assert_uint_eq(ra[i], rb[i]);
+  }
+  ck_assert(a[0] != c[0] || a[1] != c[1]);
+}
+END_TEST
+
+/* A link that loses every packet: the message is abandoned after
+ * max_timeouts timeouts and the run ends.  With min_rto 1 ms and doubling,
+ * timeouts fall at 1, 3, 7 and 15 ms; the 4th exceeds max_timeouts = 3. */
+START_TEST(test_dead_link_ends) {
+  Run r = run("nodes: [{name: a, role: worker}, {name: b, role: worker}]\n"
+              "links: [{a: a, b: b, loss: 1}]\n"
+              "transport: {max_timeouts: 3, min_rto: 1ms}\n"
+              "flows: [{src: a, dst: b, size: 1MB}]\n");
+  const CsMessageStats *m = msg(&r, 0);
+  ck_assert(m->failed && !m->delivered);
+  ck_assert_uint_eq(m->timeouts, 4);
+  ck_assert_int_eq(m->end, 15 * CS_MS);
+  ck_assert_uint_eq(cs_sim_failed(r.sim), 1);
+  CsNetTotals t = cs_net_totals(cs_sim_net(r.sim));
+  ck_assert_uint_eq(t.data.lost, t.data.sent); /* every packet lost, and accounted */
+  done(&r);
+}
+END_TEST
+
+/* Memory follows the packets in flight, not the packets sent. */
+START_TEST(test_pool_bounded) {
+  Run r = run("topology: {type: star, workers: 2}\n"
+              "flows: [{src: w0, dst: w1, size: 100MB}]\n");
+  CsNetTotals t = cs_net_totals(cs_sim_net(r.sim));
+  ck_assert_uint_gt(t.data.sent, 69000); /* 100 MB / 1442 B */
+  ck_assert_uint_le(t.pool_packets, 8192);
+  ck_assert_uint_eq(t.data.in_flight + t.ack.in_flight, 0);
+  done(&r);
+}
+END_TEST
+
+static Suite *net_suite(void) {
+  Suite *s = suite_create("net");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_store_and_forward_exact);
+  tcase_add_test(tc, test_store_and_forward_bottleneck);
+  tcase_add_test(tc, test_no_drift);
+  tcase_add_test(tc, test_md1_half);
+  tcase_add_test(tc, test_md1_080);
+  tcase_add_test(tc, test_droptail_overflow);
+  tcase_add_test(tc, test_mathis_1e3);
+  tcase_add_test(tc, test_mathis_1e2);
+  tcase_add_test(tc, test_fairness);
+  tcase_add_test(tc, test_dctcp_queue);
+  tcase_add_test(tc, test_gilbert_elliott);
+  tcase_add_test(tc, test_deterministic);
+  tcase_add_test(tc, test_dead_link_ends);
+  tcase_add_test(tc, test_pool_bounded);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(net_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

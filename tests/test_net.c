@@ -229,6 +229,26 @@ START_TEST(test_dctcp_queue) {
 }
 END_TEST
 
+/* RED drops early: the queue never reaches the 512KB buffer and its mean
+ * stays below RED's max threshold (90KB), yet packets are dropped. */
+START_TEST(test_red_drops_early) {
+  Run r = run("defaults: {bandwidth: 40Gbps, latency: 5us}\n"
+              "topology:\n  type: dumbbell\n  workers: 4\n"
+              "  bottleneck: {bandwidth: 10Gbps, buffer: 512KB, queue: red,\n"
+              "               red: {min: 30KB, max: 90KB, max_p: 0.1, weight: 0.002}}\n"
+              "flows: [{src: w0, dst: w2, size: 100MB}, {src: w1, dst: w3, size: 100MB}]\n");
+  int dir;
+  uint32_t l = find_link(&r, "sw0", "sw1", &dir);
+  CsLinkStats st = cs_net_link_stats(cs_sim_net(r.sim), l, dir);
+  double mean = st.queue_integral / (double)cs_sim_end_time(r.sim);
+  ck_assert_uint_gt(st.drops, 0);
+  ck_assert_uint_lt(st.queue_max, 512000 - 1500); /* never full: the drops were early */
+  ck_assert_msg(mean < 90000, "mean queue %.0f B", mean);
+  ck_assert(msg(&r, 0)->delivered && msg(&r, 1)->delivered);
+  done(&r);
+}
+END_TEST
+
 /* 7. Gilbert-Elliott: the long-run loss rate is
  * p/(p+r) * loss_bad + r/(p+r) * loss_good, within 5 %. */
 START_TEST(test_gilbert_elliott) {
@@ -331,6 +351,7 @@ static Suite *net_suite(void) {
   tcase_add_test(tc, test_mathis_1e2);
   tcase_add_test(tc, test_fairness);
   tcase_add_test(tc, test_dctcp_queue);
+  tcase_add_test(tc, test_red_drops_early);
   tcase_add_test(tc, test_gilbert_elliott);
   tcase_add_test(tc, test_deterministic);
   tcase_add_test(tc, test_dead_link_ends);

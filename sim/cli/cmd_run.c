@@ -165,12 +165,13 @@ int cs_cmd_run(int argc, char **argv) {
   }
   uint32_t failed = cs_sim_failed(sim), unfinished = cs_sim_unfinished(sim);
   if (unfinished)
-    fprintf(stderr, "%s: note: %u messages were still in progress when duration ended the run\n", s->file, unfinished);
+    fprintf(stderr, "%s: note: %u %s still in progress when duration ended the run\n", s->file, unfinished,
+            unfinished == 1 ? "message was" : "messages were");
   if (failed) {
     fprintf(stderr,
-            "%s: error: %u messages were undeliverable (abandoned after %" G_GINT64_FORMAT
+            "%s: error: %u %s undeliverable (abandoned after %" G_GINT64_FORMAT
             " consecutive timeouts); see messages.csv (no end_s)\n",
-            s->file, failed, (gint64)s->transport.max_timeouts);
+            s->file, failed, failed == 1 ? "message was" : "messages were", (gint64)s->transport.max_timeouts);
     return CS_EXIT_RUNTIME;
   }
   return CS_EXIT_OK;

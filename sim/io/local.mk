@@ -19,3 +19,9 @@ tests_test_scenario_CFLAGS = $(TEST_CFLAGS)
 tests_test_scenario_LDADD = $(TEST_LIBS)
 # test_scenario runs sim/commsim on the corpus: `make check` builds it first (check-am needs all-am)
 EXTRA_DIST += tests/scenarios docs topologies
+
+check_PROGRAMS += tests/test_run
+TESTS += tests/test_run
+tests_test_run_SOURCES = tests/test_run.c
+tests_test_run_CFLAGS = $(TEST_CFLAGS)
+tests_test_run_LDADD = $(TEST_LIBS)

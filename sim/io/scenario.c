@@ -864,7 +864,12 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
   if (topo ? !read_topology(topo, s, error) : !read_explicit(nodes, links, s, error)) return false;
 
   if ((v = value_of(root, "transport")) && !read_transport(v, s, error)) return false;
-  if ((v = value_of(root, "workload")) && !read_workload(v, s, error)) return false;
+  CsYamlNode *wkey = NULL;
+  if ((v = cs_yaml_map_get(root, "workload", &wkey))) {
+    if (!read_workload(v, s, error)) return false;
+    /* problems of the workload as a whole point at its key */
+    s->workload.line = wkey->line, s->workload.col = wkey->col;
+  }
   if ((v = value_of(root, "background")) && !read_background(v, s, error)) return false;
   if ((v = value_of(root, "flows")) && !read_flows(v, s, error)) return false;
   if ((v = value_of(root, "output")) && !read_output(v, s, error)) return false;

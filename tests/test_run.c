@@ -1,0 +1,147 @@
+/* test_run.c - `commsim run` as a user meets it: exit statuses, the
+ * summary, and messages.csv (columns, rows, atomic writing). */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *srcdir(void) {
+  const char *d = g_getenv("top_srcdir");
+  return d ? d : ".";
+}
+
+static int run_commsim(const char *const *args, char **out, char **err) {
+  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+  const char *b = g_getenv("top_builddir");
+  g_ptr_array_add(argv, g_build_filename(b ? b : ".", "sim", "commsim", NULL));
+  for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
+  g_ptr_array_add(argv, NULL);
+  int status = -1;
+  ck_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err, &status, NULL));
+  g_ptr_array_free(argv, TRUE);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char *write_temp(const char *text) {
+  char *path = NULL;
+  int fd = g_file_open_tmp("commsim-XXXXXX.yaml", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
+START_TEST(test_run_flows_and_messages_csv) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  /* N = 1000 packets over 2 hops at 10 Gbps, 1 us: 2 + 2.4 + 999 * 1.2 us */
+  g_autofree char *f = write_temp("topology: {type: star, workers: 3}\n"
+                                  "transport: {protocol: fixed, window: 10000pkt}\n"
+                                  "flows:\n  - {src: w0, dst: w1, size: 1442000B}\n"
+                                  "  - {src: w2, dst: w0, size: 100B, start: 5ms}\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", dir, NULL}, &out, &err), 0);
+  ck_assert_str_eq(err, "");
+  ck_assert_ptr_nonnull(strstr(out, "packets            sent    delivered      dropped         lost    in_flight"));
+  g_free(out), g_free(err);
+  g_autofree char *csv_path = g_build_filename(dir, "messages.csv", NULL);
+  g_autofree char *csv = NULL;
+  ck_assert(g_file_get_contents(csv_path, &csv, NULL, NULL));
+  /* the 100 B flow: one 158 B packet, 2 hops: start 5 ms + 2 * 1 us + 2 * 126.4 ns */
+  ck_assert_str_eq(csv,
+                   "iteration,step,src,dst,payload_bytes,wire_bytes,start_s,end_s,retransmissions\r\n"
+                   "0,0,w0,w1,1442000,1500000,0.000000000000,0.001203200000,0\r\n"
+                   "0,1,w2,w0,100,158,0.005000000000,0.005002252800,0\r\n");
+  /* no temporary file is left behind */
+  GDir *d = g_dir_open(dir, 0, NULL);
+  const char *name;
+  int files = 0;
+  while ((name = g_dir_read_name(d))) files++;
+  g_dir_close(d);
+  ck_assert_int_eq(files, 1);
+  g_unlink(csv_path);
+  g_rmdir(dir);
+  g_unlink(f);
+}
+END_TEST
+
+START_TEST(test_run_example) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *ex = g_build_filename(srcdir(), "topologies", "dumbbell.yaml", NULL);
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", ex, "-o", dir, "-q", NULL}, &out, &err), 0);
+  ck_assert_str_eq(out, ""); /* -q */
+  g_free(out), g_free(err);
+  g_autofree char *csv_path = g_build_filename(dir, "messages.csv", NULL);
+  ck_assert(g_file_test(csv_path, G_FILE_TEST_EXISTS));
+  g_unlink(csv_path);
+  g_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_run_dead_link_exits_1) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp("nodes: [{name: a, role: worker}, {name: b, role: worker}]\n"
+                                  "links: [{a: a, b: b, loss: 1}]\n"
+                                  "transport: {max_timeouts: 2}\n"
+                                  "flows: [{src: a, dst: b, size: 10KB}]\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", dir, "-q", NULL}, &out, &err), 1);
+  g_autofree char *want = g_strdup_printf(
+      "%s: error: 1 message was undeliverable (abandoned after 2 consecutive timeouts); see messages.csv (no end_s)\n", f);
+  ck_assert_str_eq(err, want);
+  g_free(out), g_free(err);
+  g_autofree char *csv_path = g_build_filename(dir, "messages.csv", NULL);
+  g_autofree char *csv = NULL;
+  ck_assert(g_file_get_contents(csv_path, &csv, NULL, NULL));
+  ck_assert_ptr_nonnull(strstr(csv, "\r\n0,0,a,b,10000,"));
+  ck_assert_ptr_nonnull(strstr(csv, ",0.000000000000,,")); /* no end_s */
+  g_unlink(csv_path);
+  g_rmdir(dir);
+  g_unlink(f);
+}
+END_TEST
+
+START_TEST(test_run_errors) {
+  char *out = NULL, *err = NULL;
+  /* a workload cannot run yet: a located refusal, status 2 */
+  g_autofree char *star = g_build_filename(srcdir(), "topologies", "star.yaml", NULL);
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", star, NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "star.yaml:26:1: error: workload: training iterations are not simulated yet"));
+  g_free(out), g_free(err);
+  /* an output folder that cannot be made: status 1, and the reason */
+  g_autofree char *f = write_temp("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1KB}]\n");
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", "/proc/commsim/x", NULL}, &out, &err), 1);
+  ck_assert_ptr_nonnull(strstr(err, "/proc/commsim/x: error: cannot create the output folder:"));
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "--seed", "-5", NULL}, &out, &err), 2);
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", NULL}, &out, &err), 2);
+  g_free(out), g_free(err);
+  g_unlink(f);
+}
+END_TEST
+
+static Suite *run_suite(void) {
+  Suite *s = suite_create("run");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_run_flows_and_messages_csv);
+  tcase_add_test(tc, test_run_example);
+  tcase_add_test(tc, test_run_dead_link_exits_1);
+  tcase_add_test(tc, test_run_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(run_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

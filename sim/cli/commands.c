@@ -5,5 +5,6 @@
 #include "commands.h"
 
 const CsCommand cs_commands[] = {
+    {"codecs", "run the real gradient codecs: compression, speed, error", cs_cmd_codecs},
     {NULL, NULL, NULL},
 };

@@ -18,6 +18,8 @@ typedef struct {
 /* Terminated by an entry whose name is NULL. */
 extern const CsCommand cs_commands[];
 
+int cs_cmd_codecs(int argc, char **argv);
+
 enum { CS_EXIT_OK = 0, CS_EXIT_RUNTIME = 1, CS_EXIT_USAGE = 2 };
 
 #endif

@@ -14,6 +14,14 @@ sim_libcommsim_la_SOURCES += sim/codec/codec.c
 sim_libcommsim_la_LIBADD += sim/codec/libcodeckernels.la
 pkginclude_HEADERS += include/commsim/codec.h
 
+check_PROGRAMS += tests/test_codec
+TESTS += tests/test_codec
+tests_test_codec_SOURCES = tests/test_codec.c
+tests_test_codec_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/sim/codec
+tests_test_codec_CFLAGS = $(TEST_CFLAGS)
+tests_test_codec_LDADD = $(TEST_LIBS)
+# The test also runs `commsim codecs`, which `make check` builds first (all).
+
 # `make vec-report`: what GCC vectorized in the kernels (-fopt-info-vec).
 vec-report:
 	$(AM_V_at)$(COMPILE) $(CODEC_VEC_CFLAGS) -fopt-info-vec-optimized -c \

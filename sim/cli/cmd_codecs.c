@@ -97,8 +97,6 @@ typedef struct {
   double scale;
   guint64 seed;
   int repeat;
-  char *csv;
-  char *methods;
   CsCodecParams base;
 } Options;
 
@@ -184,7 +182,7 @@ static int usage_error(GOptionContext *ctx, const char *fmt, ...) {
 
 int cs_cmd_codecs(int argc, char **argv) {
   g_autofree char *elements = NULL, *distribution = NULL, *seed = NULL, *ratio = NULL,
-                  *bucket = NULL, *dtype = NULL, *scale = NULL;
+                  *bucket = NULL, *dtype = NULL, *scale = NULL, *methods = NULL, *csv_path = NULL;
   Options o = {.repeat = 3};
   int bits = CS_CODEC_DEFAULT_BITS, index_bits = CS_CODEC_DEFAULT_INDEX_BITS;
   GOptionEntry entries[] = {
@@ -198,7 +196,7 @@ int cs_cmd_codecs(int argc, char **argv) {
        "Seed of the gradient and of the codecs' random streams (default 1)", "N"},
       {"repeat", 'r', 0, G_OPTION_ARG_INT, &o.repeat,
        "Timed rounds; each figure is the best (default 3)", "N"},
-      {"methods", 'm', 0, G_OPTION_ARG_STRING, &o.methods,
+      {"methods", 'm', 0, G_OPTION_ARG_STRING, &methods,
        "Comma-separated methods to run (default all)", "LIST"},
       {"bits", 0, 0, G_OPTION_ARG_INT, &bits, "uniform, stochastic: bits per element (default 8)",
        "B"},
@@ -211,7 +209,7 @@ int cs_cmd_codecs(int argc, char **argv) {
       {"dtype", 0, 0, G_OPTION_ARG_STRING, &dtype,
        "Gradient dtype for none, topk and randk values: fp32, fp16, bf16 or fp64 (default fp32)",
        "T"},
-      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &o.csv,
+      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path,
        "Also write the table as CSV to FILE; '-' writes CSV to stdout instead of the table",
        "FILE"},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -262,9 +260,9 @@ int cs_cmd_codecs(int argc, char **argv) {
     return usage_error(ctx, "--dtype: %s", error->message);
 
   bool want[CS_CODEC_N_METHODS];
-  for (int m = 0; m < CS_CODEC_N_METHODS; m++) want[m] = o.methods == NULL;
-  if (o.methods) {
-    g_auto(GStrv) names = g_strsplit(o.methods, ",", -1);
+  for (int m = 0; m < CS_CODEC_N_METHODS; m++) want[m] = methods == NULL;
+  if (methods) {
+    g_auto(GStrv) names = g_strsplit(methods, ",", -1);
     for (char **s = names; *s; s++) {
       CsCodecMethod m;
       if (!cs_codec_method_parse(g_strstrip(*s), &m, &error))
@@ -348,13 +346,13 @@ int cs_cmd_codecs(int argc, char **argv) {
   g_aligned_free(scratch);
   if (status != CS_EXIT_OK) goto out;
 
-  bool csv_stdout = o.csv && strcmp(o.csv, "-") == 0;
+  bool csv_stdout = csv_path && strcmp(csv_path, "-") == 0;
   if (!csv_stdout) print_table(&o, rows, memcpy_s, n);
-  if (o.csv) {
+  if (csv_path) {
     GString *csv = format_csv(rows, memcpy_s, n);
     if (csv_stdout) {
       fputs(csv->str, stdout);
-    } else if (!g_file_set_contents(o.csv, csv->str, (gssize)csv->len, &error)) {
+    } else if (!g_file_set_contents(csv_path, csv->str, (gssize)csv->len, &error)) {
       /* g_file_set_contents writes a temporary file and renames it */
       fprintf(stderr, "commsim codecs: %s\n", error->message);
       status = CS_EXIT_RUNTIME;
@@ -363,7 +361,5 @@ int cs_cmd_codecs(int argc, char **argv) {
   }
 out:
   g_free(x), g_free(x2), g_free(y), g_free(dst);
-  g_free(o.csv);
-  g_free(o.methods);
   return status;
 }

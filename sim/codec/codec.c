@@ -313,23 +313,25 @@ bool cs_codec_check_collective(CsCodecMethod m, const char *collective, GError *
 /* ---- cost ---- */
 
 /* Per element of the fp32 gradient, in ps, at the SPEC defaults (b 8,
- * r 0.01, bucket 512), 16M normal elements; single thread.  Measured with
- *   sim/commsim codecs --elements 16M --repeat 5        (2026-12-02)
- * on the project's machine (AMD EPYC, AVX2 clones; bench/RESULTS.md).
- * none encodes and decodes nothing (the gradient is sent as it is); every
- * reduce is the fp32 addition of one decoded payload into the sum, except
- * topk and randk (merging k values) and sign (a vote). */
-/* PROVISIONAL: rough figures until `commsim codecs` measures them. */
+ * r 0.01, bucket 512), one thread, measured on the project's machine
+ * (AMD EPYC, 2 cores, AVX2 clones and F16C; bench/RESULTS.md) with
+ *   sim/commsim codecs --elements 16M --repeat 5            (2026-12-02)
+ * and rounded to the picosecond.  none encodes and decodes nothing (the
+ * gradient is sent as it is).  reduce is the fp32 addition of one decoded
+ * payload into the sum (cs_codec_add, the median of the dense rows: 258
+ * ps, memory-bound like memcpy's 271 ps); for topk it is merging two
+ * payloads (cs_codec_sparse_merge), for randk adding its k values, for
+ * sign a two-voter majority vote, each per element of the gradient. */
 static const CsCodecCost default_costs[CS_CODEC_N_METHODS] = {
-    [CS_CODEC_NONE] = {0, 0, 400},
-    [CS_CODEC_FP16] = {200, 200, 400},
-    [CS_CODEC_BF16] = {200, 200, 400},
-    [CS_CODEC_UNIFORM] = {300, 300, 400},
-    [CS_CODEC_STOCHASTIC] = {500, 300, 400},
-    [CS_CODEC_TOPK] = {1000, 100, 10},
-    [CS_CODEC_RANDK] = {50, 100, 10},
-    [CS_CODEC_SIGN] = {300, 300, 300},
-    [CS_CODEC_TERNGRAD] = {500, 300, 400},
+    [CS_CODEC_NONE] = {0, 0, 258},
+    [CS_CODEC_FP16] = {203, 208, 258},
+    [CS_CODEC_BF16] = {225, 202, 258},
+    [CS_CODEC_UNIFORM] = {461, 195, 258},
+    [CS_CODEC_STOCHASTIC] = {835, 197, 258},
+    [CS_CODEC_TOPK] = {637, 265, 336},
+    [CS_CODEC_RANDK] = {99, 284, 5},
+    [CS_CODEC_SIGN] = {246, 188, 570},
+    [CS_CODEC_TERNGRAD] = {1007, 201, 258},
 };
 
 CsCodecCost cs_codec_cost_default(CsCodecMethod m) {

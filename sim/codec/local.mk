@@ -13,6 +13,7 @@ CODEC_VEC_CFLAGS = -ftree-vectorize -fvect-cost-model=dynamic -fno-trapping-math
 sim_libcommsim_la_SOURCES += sim/codec/codec.c
 sim_libcommsim_la_LIBADD += sim/codec/libcodeckernels.la
 pkginclude_HEADERS += include/commsim/codec.h
+EXTRA_DIST += docs/codecs.md
 
 check_PROGRAMS += tests/test_codec
 TESTS += tests/test_codec

@@ -205,7 +205,8 @@ bool cs_codec_decode_add(const void *payload, size_t len, float *acc, size_t n, 
  * error feedback), and its length. */
 const float *cs_codec_residual(const CsCodec *codec, size_t *n);
 
-/* ---- aggregation helpers for the collectives ---- */
+/* ---- aggregation helpers for the collectives ----
+ * Their output buffer must not overlap their inputs. */
 
 /* acc[0..n) += y[0..n): the addition at a reduction hop, vectorized (what
  * the `reduce` cost measures for dense methods). */

@@ -669,7 +669,7 @@ static bool encode_raw(CsCodec *c, uint64_t round, const float *x, size_t n, uin
   uint8_t *body = out + HEADER_BYTES;
   float *meta = (float *)(void *)(out + l->meta_off);
   uint8_t *codes = out + l->codes_off;
-  static const char *scale_why = "a bucket's scale would not be finite";
+  const char *scale_why = "a bucket's scale would not be finite";
   if (n == 0) {
     write_header(out, m, p, n, k, round, l);
     return true;

@@ -1,10 +1,16 @@
-/* sim.c - assembling and running one simulation. */
+/* sim.c - assembling and running one simulation, and its outputs. */
 #include "config.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "commsim/codec.h"
+#include "commsim/collective.h"
 #include "commsim/csv.h"
+#include "commsim/rng.h"
 #include "commsim/sim.h"
+#include "commsim/workload.h"
 
 struct CsSim {
   const CsScenario *s;
@@ -12,11 +18,14 @@ struct CsSim {
   CsRoutes *r;
   CsEngine *e;
   CsNet *net;
+  CsCollEnv *env;
+  CsWorkload *wl;
   uint32_t flows_started;
-  uint32_t *flow_msg; /* flows[i] is message flow_msg[i] */
   uint32_t failed;
   CsTime end;
   double wall;
+  CsSummary summary;
+  bool summarized;
 };
 
 static void on_idle(CsNet *net, void *ctx);
@@ -34,6 +43,11 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
   sim->e = cs_engine_new();
   sim->net = cs_net_new(sim->e, s, sim->t, sim->r);
   cs_net_set_idle_fn(sim->net, on_idle, sim);
+  sim->env = cs_coll_env_new(sim->e, sim->net, sim->t);
+  if (s->workload.present) {
+    sim->wl = cs_workload_new(sim->env, sim->e, s, sim->t, error);
+    if (!sim->wl) goto fail;
+  }
   return sim;
 fail:
   cs_sim_free(sim);
@@ -42,16 +56,25 @@ fail:
 
 void cs_sim_free(CsSim *sim) {
   if (!sim) return;
+  cs_workload_free(sim->wl);
+  cs_coll_env_free(sim->env);
   cs_net_free(sim->net);
   cs_engine_free(sim->e);
   cs_routes_free(sim->r);
   cs_topology_free(sim->t);
-  g_free(sim->flow_msg);
   g_free(sim);
 }
 
 static bool work_done(CsSim *sim) {
-  return sim->flows_started == sim->s->flows->len && cs_net_active(sim->net) == 0;
+  return sim->flows_started == sim->s->flows->len && cs_net_active(sim->net) == 0 &&
+         (!sim->wl || cs_workload_done(sim->wl));
+}
+
+static void stop_if_done(CsSim *sim) {
+  if (work_done(sim)) {
+    cs_net_stop_background(sim->net);
+    cs_engine_stop(sim->e);
+  }
 }
 
 static void on_delivered(CsNet *net, void *ctx, uint32_t msg, bool failed) {
@@ -60,15 +83,13 @@ static void on_delivered(CsNet *net, void *ctx, uint32_t msg, bool failed) {
   if (failed) sim->failed++;
 }
 
-/* Every message finished: stop, unless more flows are still to start. */
+/* Every message finished: stop, unless more work is to come. */
 static void on_idle(CsNet *net, void *ctx) {
   (void)net;
-  CsSim *sim = ctx;
-  if (work_done(sim)) {
-    cs_net_stop_background(sim->net);
-    cs_engine_stop(sim->e);
-  }
+  stop_if_done(ctx);
 }
+
+static void on_workload_done(void *ctx) { stop_if_done(ctx); }
 
 static void on_flow_start(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e;
@@ -77,21 +98,29 @@ static void on_flow_start(CsEngine *e, void *ctx, uint64_t arg) {
   uint32_t src = (uint32_t)sim->t->nodes[cs_topology_find(sim->t, f->src)].host;
   uint32_t dst = (uint32_t)sim->t->nodes[cs_topology_find(sim->t, f->dst)].host;
   sim->flows_started++;
-  sim->flow_msg[arg] = cs_net_send(sim->net, src, dst, (uint64_t)f->size, on_delivered, sim);
+  uint32_t msg = cs_net_send(sim->net, src, dst, (uint64_t)f->size, on_delivered, sim);
+  cs_net_tag_message(sim->net, msg, 0, (uint32_t)arg); /* raw transfers: iteration 0, step = index */
+}
+
+/* Messages of collectives that fail are counted here too. */
+static void count_failures(CsSim *sim) {
+  uint32_t failed = 0;
+  for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) failed += cs_net_message(sim->net, m)->failed;
+  sim->failed = failed;
 }
 
 bool cs_sim_run(CsSim *sim, GError **error) {
   const CsScenario *s = sim->s;
   gint64 t0 = g_get_monotonic_time();
-  sim->flow_msg = g_new(uint32_t, s->flows->len + 1);
-  memset(sim->flow_msg, 0xff, sizeof(uint32_t) * (s->flows->len + 1)); /* not started */
   for (guint i = 0; i < s->flows->len; i++)
     cs_engine_schedule_at(sim->e, g_array_index(s->flows, CsFlowSpec, i).start, on_flow_start, sim, i);
+  if (sim->wl) cs_workload_start(sim->wl, on_workload_done, sim);
   cs_net_start_background(sim->net);
   CsTime until = s->duration > 0 ? s->duration : CS_TIME_MAX;
   CsRunResult r = work_done(sim) && s->background->len == 0 ? CS_RUN_EMPTY : cs_engine_run(sim->e, until);
   sim->end = cs_engine_now(sim->e);
   sim->wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
+  count_failures(sim);
   if (r == CS_RUN_OVERFLOW) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
                 "%s: error: simulated time would pass 9223372s (2^63 ps); the run stopped at %.6f s", s->file,
@@ -104,6 +133,7 @@ bool cs_sim_run(CsSim *sim, GError **error) {
 CsEngine *cs_sim_engine(CsSim *sim) { return sim->e; }
 CsNet *cs_sim_net(CsSim *sim) { return sim->net; }
 const CsTopology *cs_sim_topology(const CsSim *sim) { return sim->t; }
+CsWorkload *cs_sim_workload(CsSim *sim) { return sim->wl; }
 CsTime cs_sim_end_time(const CsSim *sim) { return sim->end; }
 double cs_sim_wall_seconds(const CsSim *sim) { return sim->wall; }
 uint32_t cs_sim_failed(const CsSim *sim) { return sim->failed; }
@@ -117,16 +147,226 @@ uint32_t cs_sim_unfinished(const CsSim *sim) {
   return n;
 }
 
+uint32_t cs_sim_unfinished_workers(const CsSim *sim) {
+  if (!sim->wl) return 0;
+  uint32_t n = 0, it = cs_workload_iterations(sim->wl);
+  for (uint32_t w = 0; w < cs_workload_workers(sim->wl); w++) n += cs_workload_record(sim->wl, w, it) == NULL;
+  return n;
+}
+
+/* ---- the summary ---- */
+
+static int cmp_time(const void *a, const void *b) {
+  CsTime x = *(const CsTime *)a, y = *(const CsTime *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted values. */
+static CsTime percentile(const CsTime *v, size_t n, double q) {
+  size_t rank = (size_t)ceil(q * (double)n);
+  if (rank < 1) rank = 1;
+  return v[rank - 1];
+}
+
+double cs_sim_codec_nmse(const CsScenario *s, GError **error) {
+  CsCodecParams params;
+  CsCodecCost cost;
+  if (!cs_workload_codec(s, &params, &cost, error)) return NAN;
+  params.error_feedback = false;
+  /* a synthetic gradient of the run's seed: N(0, 1), up to 1M elements */
+  size_t n = (size_t)MIN((int64_t)1 << 20, s->workload.params);
+  float *x = g_new(float, n), *y = g_new(float, n);
+  CsRng rng;
+  cs_rng_init(&rng, s->seed, cs_rng_stream_id("codec-gradient", 0, 0));
+  for (size_t i = 0; i < n; i++) x[i] = (float)cs_rng_normal(&rng, 0.0, 1.0);
+  double nmse = NAN;
+  CsCodec *codec = cs_codec_new(&params, 0, error);
+  if (codec) {
+    size_t cap = cs_codec_payload_size(&params, n), len = 0;
+    void *buf = g_malloc(cap);
+    if (cs_codec_encode(codec, 1, x, n, buf, cap, &len, error) && cs_codec_decode(buf, len, y, n, error)) {
+      double num = 0, den = 0;
+      for (size_t i = 0; i < n; i++) {
+        double d = (double)x[i] - (double)y[i];
+        num += d * d;
+        den += (double)x[i] * (double)x[i];
+      }
+      nmse = den > 0 ? num / den : 0.0;
+    }
+    g_free(buf);
+    cs_codec_free(codec);
+  }
+  g_free(x);
+  g_free(y);
+  return nmse;
+}
+
+const CsSummary *cs_sim_summary(CsSim *sim) {
+  if (sim->summarized) return &sim->summary;
+  CsSummary *m = &sim->summary;
+  memset(m, 0, sizeof *m);
+  const CsScenario *s = sim->s;
+  m->workers = sim->t->n_workers;
+  m->servers = sim->t->n_servers;
+  CsNetTotals tot = cs_net_totals(sim->net);
+  m->packets_sent = tot.data.sent + tot.ack.sent;
+  m->packets_dropped = tot.data.dropped + tot.ack.dropped;
+  m->packets_lost = tot.data.lost + tot.ack.lost;
+  m->retransmissions = tot.retransmissions;
+  m->bg_packets_sent = tot.bg.sent;
+  m->bg_packets_dropped = tot.bg.dropped;
+  m->bg_packets_lost = tot.bg.lost;
+  m->bg_delay_mean_s = tot.bg.delivered ? tot.bg_delay_sum_s / (double)tot.bg.delivered : 0.0;
+  m->events = cs_engine_events_executed(sim->e);
+  m->wall_s = sim->wall;
+  double util_sum = 0;
+  uint32_t dirs = 0;
+  for (uint32_t l = 0; l < sim->t->n_links; l++)
+    for (int d = 0; d < 2; d++) {
+      CsLinkStats st = cs_net_link_stats(sim->net, l, d);
+      double u = sim->end > 0 ? (double)st.busy / (double)sim->end : 0.0;
+      util_sum += u;
+      dirs++;
+      if (u > m->link_util_max) m->link_util_max = u;
+    }
+  m->link_util_mean = dirs ? util_sum / dirs : 0.0;
+  m->codec_nmse = NAN;
+  if (sim->wl) {
+    GError *e = NULL;
+    m->codec_nmse = cs_sim_codec_nmse(s, &e);
+    g_clear_error(&e);
+    uint32_t P = cs_workload_workers(sim->wl), I = cs_workload_iterations(sim->wl);
+    CsTime *iters = g_new(CsTime, (size_t)P * I + 1);
+    size_t k = 0;
+    double sum_iter = 0, sum_compute = 0, sum_comm = 0, sum_codec = 0, sum_wire = 0, sum_stale = 0;
+    uint32_t first = (uint32_t)s->workload.warmup + 1; /* warm-up iterations are not measured */
+    for (uint32_t w = 0; w < P; w++)
+      for (uint32_t i = first; i <= I; i++) {
+        const CsIterRecord *r = cs_workload_record(sim->wl, w, i);
+        if (!r) continue;
+        CsTime d = r->end - r->start;
+        iters[k++] = d;
+        sum_iter += (double)d;
+        sum_compute += (double)(r->compute_end - r->start);
+        sum_comm += r->first_send >= 0 ? (double)(r->comm_end - r->first_send) : 0.0;
+        sum_codec += (double)r->codec;
+        sum_wire += (double)r->wire_bytes;
+        sum_stale += r->staleness;
+      }
+    m->iterations_measured = k;
+    if (k) {
+      qsort(iters, k, sizeof *iters, cmp_time);
+      m->iter_mean_s = sum_iter / (double)k * 1e-12;
+      m->iter_p50_s = (double)percentile(iters, k, 0.50) * 1e-12;
+      m->iter_p99_s = (double)percentile(iters, k, 0.99) * 1e-12;
+      m->compute_s = sum_compute / (double)k * 1e-12;
+      m->comm_s = sum_comm / (double)k * 1e-12;
+      m->codec_s = sum_codec / (double)k * 1e-12;
+      m->exposed_comm_s = m->iter_mean_s - m->compute_s - m->codec_s;
+      m->wire_bytes_per_worker = sum_wire / (double)k;
+      m->staleness_mean = sum_stale / (double)k;
+    }
+    g_free(iters);
+  }
+  sim->summarized = true;
+  return m;
+}
+
+/* ---- files ---- */
+
+static const char *const summary_cols[] = {
+    "scenario", "topology", "workers", "servers", "collective", "method", "bits", "wire_bytes_per_worker",
+    "iterations", "iter_mean_s", "iter_p50_s", "iter_p99_s", "compute_s", "comm_s", "codec_s",
+    "exposed_comm_s", "packets_sent", "packets_dropped", "packets_lost", "retransmissions",
+    "link_util_mean", "link_util_max", "codec_nmse", "events", "wall_s", "bg_packets_sent",
+    "bg_packets_dropped", "bg_packets_lost", "bg_delay_mean_s",
+    /* commsim's additions, after the SPEC's columns */
+    "staleness_mean", NULL};
+
+const char *const *cs_sim_summary_columns(void) { return summary_cols; }
+
+/* One summary row's fields, as strings (for summary.csv and sweep.csv). */
+GPtrArray *cs_sim_summary_fields(CsSim *sim) {
+  const CsSummary *m = cs_sim_summary(sim);
+  const CsScenario *s = sim->s;
+  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+  bool w = s->workload.present;
+  const char *method = s->workload.compression.method;
+  g_ptr_array_add(f, g_strdup(s->name));
+  g_ptr_array_add(f, g_strdup(cs_topo_type_name(s->topology.type)));
+  g_ptr_array_add(f, g_strdup_printf("%u", m->workers));
+  g_ptr_array_add(f, g_strdup_printf("%u", m->servers));
+  g_ptr_array_add(f, g_strdup(w ? cs_collective_name(s->workload.collective) : ""));
+  g_ptr_array_add(f, g_strdup(w ? method : ""));
+  bool has_bits = w && (!strcmp(method, "uniform") || !strcmp(method, "stochastic"));
+  g_ptr_array_add(f, has_bits ? g_strdup_printf("%" G_GINT64_FORMAT, (gint64)s->workload.compression.bits) : g_strdup(""));
+  g_ptr_array_add(f, g_strdup_printf("%.0f", m->wire_bytes_per_worker));
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, (guint64)m->iterations_measured));
+#define REAL(x) g_ptr_array_add(f, g_strdup_printf("%.12f", (x)))
+  REAL(m->iter_mean_s);
+  REAL(m->iter_p50_s);
+  REAL(m->iter_p99_s);
+  REAL(m->compute_s);
+  REAL(m->comm_s);
+  REAL(m->codec_s);
+  REAL(m->exposed_comm_s);
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->packets_sent));
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->packets_dropped));
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->packets_lost));
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->retransmissions));
+  g_ptr_array_add(f, g_strdup_printf("%.6f", m->link_util_mean));
+  g_ptr_array_add(f, g_strdup_printf("%.6f", m->link_util_max));
+  g_ptr_array_add(f, isnan(m->codec_nmse) ? g_strdup("") : g_strdup_printf("%.6e", m->codec_nmse));
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->events));
+  g_ptr_array_add(f, g_strdup_printf("%.3f", m->wall_s));
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_sent));
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_dropped));
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_lost));
+  REAL(m->bg_delay_mean_s);
+  g_ptr_array_add(f, g_strdup_printf("%.3f", m->staleness_mean));
+#undef REAL
+  return f;
+}
+
+static bool write_summary(CsSim *sim, const char *dir, GError **error) {
+  CsCsv *c = cs_csv_open(dir, "summary.csv", summary_cols, error);
+  if (!c) return false;
+  GPtrArray *f = cs_sim_summary_fields(sim);
+  for (guint i = 0; i < f->len; i++) cs_csv_str(c, f->pdata[i]);
+  cs_csv_end_row(c);
+  g_ptr_array_free(f, TRUE);
+  return cs_csv_close(c, error);
+}
+
+static bool write_iterations(CsSim *sim, const char *dir, GError **error) {
+  static const char *cols[] = {"worker", "iteration", "start_s", "compute_end_s", "comm_end_s", "end_s", "codec_s", NULL};
+  CsCsv *c = cs_csv_open(dir, "iterations.csv", cols, error);
+  if (!c) return false;
+  for (uint32_t w = 0; sim->wl && w < cs_workload_workers(sim->wl); w++)
+    for (uint32_t i = 1; i <= cs_workload_iterations(sim->wl); i++) {
+      const CsIterRecord *r = cs_workload_record(sim->wl, w, i);
+      if (!r) break;
+      cs_csv_str(c, sim->t->nodes[sim->t->workers[w]].name);
+      cs_csv_uint(c, i);
+      cs_csv_time(c, r->start);
+      cs_csv_time(c, r->compute_end);
+      cs_csv_time(c, r->comm_end);
+      cs_csv_time(c, r->end);
+      cs_csv_time(c, r->codec);
+      cs_csv_end_row(c);
+    }
+  return cs_csv_close(c, error);
+}
+
 static bool write_messages(CsSim *sim, const char *dir, GError **error) {
   static const char *cols[] = {"iteration", "step", "src", "dst", "payload_bytes", "wire_bytes",
                                "start_s",   "end_s", "retransmissions", NULL};
   CsCsv *c = cs_csv_open(dir, "messages.csv", cols, error);
   if (!c) return false;
-  for (uint32_t i = 0; i < sim->s->flows->len; i++) {
-    if (sim->flow_msg[i] == UINT32_MAX) continue; /* `duration` ended the run before it started */
-    const CsMessageStats *st = cs_net_message(sim->net, sim->flow_msg[i]);
-    cs_csv_uint(c, 0); /* raw transfers: iteration 0, step = the flow's index */
-    cs_csv_uint(c, i);
+  for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) {
+    const CsMessageStats *st = cs_net_message(sim->net, m);
+    cs_csv_uint(c, st->iteration);
+    cs_csv_uint(c, st->step);
     cs_csv_str(c, sim->t->nodes[sim->t->hosts[st->src]].name);
     cs_csv_str(c, sim->t->nodes[sim->t->hosts[st->dst]].name);
     cs_csv_uint(c, st->payload);
@@ -141,6 +381,9 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
 }
 
 bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error) {
-  if ((sim->s->output.traces & CS_TRACE_MESSAGES) && !write_messages(sim, dir, error)) return false;
+  unsigned tr = sim->s->output.traces;
+  if ((tr & CS_TRACE_SUMMARY) && !write_summary(sim, dir, error)) return false;
+  if ((tr & CS_TRACE_ITERATIONS) && sim->wl && !write_iterations(sim, dir, error)) return false;
+  if ((tr & CS_TRACE_MESSAGES) && !write_messages(sim, dir, error)) return false;
   return true;
 }

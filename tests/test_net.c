@@ -312,7 +312,7 @@ END_TEST
 START_TEST(test_dead_link_ends) {
   Run r = run("nodes: [{name: a, role: worker}, {name: b, role: worker}]\n"
               "links: [{a: a, b: b, loss: 1}]\n"
-              "transport: {max_timeouts: 3, min_rto: 1ms}\n"
+              "transport: {max_timeouts: 3, min_rto: 1ms, initial_rto: 1ms}\n"
               "flows: [{src: a, dst: b, size: 1MB}]\n");
   const CsMessageStats *m = msg(&r, 0);
   ck_assert(m->failed && !m->delivered);

@@ -62,8 +62,10 @@ START_TEST(test_run_flows_and_messages_csv) {
   int files = 0;
   while ((name = g_dir_read_name(d))) files++;
   g_dir_close(d);
-  ck_assert_int_eq(files, 1);
+  ck_assert_int_eq(files, 2); /* messages.csv and summary.csv */
   g_unlink(csv_path);
+  g_autofree char *sum_path = g_build_filename(dir, "summary.csv", NULL);
+  g_unlink(sum_path);
   g_rmdir(dir);
   g_unlink(f);
 }
@@ -108,10 +110,13 @@ END_TEST
 
 START_TEST(test_run_errors) {
   char *out = NULL, *err = NULL;
-  /* a workload cannot run yet: a located refusal, status 2 */
-  g_autofree char *star = g_build_filename(srcdir(), "topologies", "star.yaml", NULL);
-  ck_assert_int_eq(run_commsim((const char *const[]){"run", star, NULL}, &out, &err), 2);
-  ck_assert_ptr_nonnull(strstr(err, "star.yaml:26:1: error: workload: training iterations are not simulated yet"));
+  /* a codec the collective cannot carry: a located refusal, status 2 */
+  g_autofree char *ring = g_build_filename(srcdir(), "topologies", "ring.yaml", NULL);
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", ring, "--set", "workload.compression.method=topk", NULL},
+                               &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "ring.yaml:22:15: error: workload: compression method 'topk' cannot be carried "
+                                    "by collective 'ring': each worker keeps different indices, so payloads cannot "
+                                    "be added at a reduction hop; use ps or allgather\n"));
   g_free(out), g_free(err);
   /* an output folder that cannot be made: status 1, and the reason */
   g_autofree char *f = write_temp("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1KB}]\n");

@@ -58,12 +58,15 @@ typedef struct {
   uint64_t wire_bytes; /* data bytes the sender put on its first link, headers and retransmissions included */
   uint32_t packets;  /* data packets of the message */
   CsTime start, end; /* end: delivery of the last byte; 0 while in progress */
+  uint32_t iteration, step; /* tags for messages.csv (cs_net_tag_message) */
   uint32_t retransmissions;
   uint32_t timeouts;
   bool delivered, failed;
 } CsMessageStats;
 
 uint32_t cs_net_messages(const CsNet *net);
+/* Label a message with the iteration and algorithm step that sent it. */
+void cs_net_tag_message(CsNet *net, uint32_t msg, uint32_t iteration, uint32_t step);
 const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg);
 
 /* Packet accounting, by class. */

@@ -102,6 +102,7 @@ typedef struct {
   int64_t init_cwnd; /* packets */
   CsTime min_rto;
   int64_t max_timeouts; /* consecutive timeouts before a message is abandoned */
+  CsTime initial_rto;   /* before a connection has an RTT sample */
 } CsTransportSpec;
 
 typedef struct {
@@ -123,6 +124,7 @@ typedef struct {
   int64_t params;
   char *dtype; /* fp32 | fp16 | bf16 */
   int64_t iterations;
+  int64_t warmup; /* first iterations left out of the summary's means */
   CsTime compute;
   double compute_jitter;
   double backward_fraction;

@@ -17,8 +17,26 @@
 #include "commsim/routing.h"
 #include "commsim/scenario.h"
 #include "commsim/topology.h"
+#include "commsim/workload.h"
 
 typedef struct CsSim CsSim;
+
+/* The run's summary (SPEC 6, summary.csv): means over workers and
+ * iterations, and the network's totals. */
+typedef struct {
+  uint32_t workers, servers;
+  double wire_bytes_per_worker; /* per iteration */
+  uint64_t iterations_measured;  /* worker-iterations the means are over */
+  double iter_mean_s, iter_p50_s, iter_p99_s, compute_s, comm_s, codec_s, exposed_comm_s;
+  uint64_t packets_sent, packets_dropped, packets_lost, retransmissions; /* data + ACK */
+  double link_util_mean, link_util_max;
+  double codec_nmse; /* NAN without a workload */
+  uint64_t events;
+  double wall_s;
+  uint64_t bg_packets_sent, bg_packets_dropped, bg_packets_lost;
+  double bg_delay_mean_s;
+  double staleness_mean; /* async ps */
+} CsSummary;
 
 /* Build the world of a scenario (which must outlive the CsSim). */
 CsSim *cs_sim_new(const CsScenario *s, GError **error);
@@ -37,12 +55,23 @@ const CsTopology *cs_sim_topology(const CsSim *sim);
 CsTime cs_sim_end_time(const CsSim *sim);
 double cs_sim_wall_seconds(const CsSim *sim);
 /* Messages abandoned after max_timeouts, and messages still in progress
- * when `duration` ended the run. */
+ * when the run ended; workers that did not finish every iteration. */
 uint32_t cs_sim_failed(const CsSim *sim);
 uint32_t cs_sim_unfinished(const CsSim *sim);
+uint32_t cs_sim_unfinished_workers(const CsSim *sim);
+/* The training workload, or NULL. */
+CsWorkload *cs_sim_workload(CsSim *sim);
 
-/* Write the output files the scenario asks for (those that exist so far:
- * messages.csv) into `dir`. */
+const CsSummary *cs_sim_summary(CsSim *sim);
+/* summary.csv's columns (NULL-terminated) and one row's fields. */
+const char *const *cs_sim_summary_columns(void);
+GPtrArray *cs_sim_summary_fields(CsSim *sim);
+/* ||x - decode(encode(x))||^2 / ||x||^2 of the scenario's codec, by the
+ * real kernel, on a normal gradient of the run's seed (up to 1M elements). */
+double cs_sim_codec_nmse(const CsScenario *s, GError **error);
+
+/* Write the output files the scenario asks for (summary.csv,
+ * iterations.csv with a workload, messages.csv) into `dir`. */
 bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error);
 
 #endif

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <glib.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,28 @@ static void print_messages(CsSim *sim) {
   printf("(Gbps: goodput, payload bits over the completion time; rto: timeouts)\n\n");
 }
 
+static void print_training(CsSim *sim, const CsScenario *s) {
+  const CsSummary *m = cs_sim_summary(sim);
+  const CsWorkloadSpec *w = &s->workload;
+  char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
+  printf("training: %s of %s %s parameters on %u workers", cs_collective_name(w->collective),
+         cs_format_count(w->params, b1), w->dtype, m->workers);
+  if (w->collective == CS_COLL_PS) printf(" and %u servers%s", m->servers, w->sync ? "" : " (asynchronous)");
+  printf(", %s, %u buckets of %s\n", w->compression.method, cs_workload_buckets(cs_sim_workload(sim)),
+         w->buckets ? cs_format_size(w->buckets, b2) : "the whole gradient");
+  printf("per worker and iteration (means over %" G_GUINT64_FORMAT " worker-iterations):\n", (guint64)m->iterations_measured);
+  printf("  %-26s %s\n", "wire bytes per worker", cs_format_size((int64_t)llround(m->wire_bytes_per_worker), b1));
+  printf("  %-26s %.6f s   (p50 %.6f s, p99 %.6f s)\n", "iteration", m->iter_mean_s, m->iter_p50_s, m->iter_p99_s);
+  printf("  %-26s %.6f s\n", "compute", m->compute_s);
+  printf("  %-26s %.6f s   (first gradient byte sent to last result byte received)\n", "communication", m->comm_s);
+  printf("  %-26s %.6f s   (encode, decode, reduction arithmetic)\n", "codec", m->codec_s);
+  printf("  %-26s %.6f s   (iteration - compute - codec)\n", "exposed communication", m->exposed_comm_s);
+  if (!isnan(m->codec_nmse)) printf("  %-26s %.4e   (one encode/decode by the real kernel)\n", "codec error (nmse)", m->codec_nmse);
+  if (w->collective == CS_COLL_PS && !w->sync) printf("  %-26s %.2f updates\n", "staleness", m->staleness_mean);
+  printf("  %-26s %" G_GUINT64_FORMAT " retransmissions, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT " losses\n\n",
+         "network (whole run)", m->retransmissions, m->packets_dropped, m->packets_lost);
+}
+
 static void print_links(CsSim *sim) {
   CsNet *net = cs_sim_net(sim);
   const CsTopology *t = cs_sim_topology(sim);
@@ -43,27 +66,39 @@ static void print_links(CsSim *sim) {
   printf("%-18s %12s %10s %6s %12s %12s %8s %8s %8s\n", "link", "bytes", "packets", "util", "queue_mean",
          "queue_max", "drops", "losses", "marks");
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
-  uint32_t shown = 0, idle = 0;
+  /* the busiest directions first; at most 16 */
+  typedef struct { uint32_t link; int dir; CsLinkStats st; } Row;
+  GArray *rows = g_array_new(FALSE, FALSE, sizeof(Row));
+  uint32_t idle = 0;
   for (uint32_t l = 0; l < t->n_links; l++)
     for (int dir = 0; dir < 2; dir++) {
-      CsLinkStats st = cs_net_link_stats(net, l, dir);
-      if (st.packets == 0) {
-        idle++;
-        continue;
-      }
-      const CsLink *link = &t->links[l];
-      g_autofree char *name = g_strdup_printf("%s->%s", t->nodes[dir ? link->b : link->a].name,
-                                              t->nodes[dir ? link->a : link->b].name);
-      double util = end > 0 ? (double)st.busy / (double)end : 0;
-      double qmean = end > 0 ? st.queue_integral / (double)end : 0;
-      printf("%-18s %12s %10" G_GUINT64_FORMAT " %5.1f%% %12s %12s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT
-             " %8" G_GUINT64_FORMAT "\n",
-             name, cs_format_size((int64_t)st.bytes, b1), st.packets, 100 * util,
-             cs_format_size((int64_t)qmean, b2), cs_format_size((int64_t)st.queue_max, b3), st.drops,
-             st.losses, st.marks);
-      shown++;
+      Row r = {l, dir, cs_net_link_stats(net, l, dir)};
+      if (r.st.packets == 0) idle++;
+      else g_array_append_val(rows, r);
     }
+  for (guint i = 1; i < rows->len; i++) /* insertion sort by busy time, stable */
+    for (guint j = i; j > 0 && g_array_index(rows, Row, j).st.busy > g_array_index(rows, Row, j - 1).st.busy; j--) {
+      Row tmp = g_array_index(rows, Row, j);
+      g_array_index(rows, Row, j) = g_array_index(rows, Row, j - 1);
+      g_array_index(rows, Row, j - 1) = tmp;
+    }
+  guint shown = MIN(rows->len, 16u);
+  for (guint i = 0; i < shown; i++) {
+    const Row *r = &g_array_index(rows, Row, i);
+    const CsLink *link = &t->links[r->link];
+    g_autofree char *name = g_strdup_printf("%s->%s", t->nodes[r->dir ? link->b : link->a].name,
+                                            t->nodes[r->dir ? link->a : link->b].name);
+    double util = end > 0 ? (double)r->st.busy / (double)end : 0;
+    double qmean = end > 0 ? r->st.queue_integral / (double)end : 0;
+    printf("%-18s %12s %10" G_GUINT64_FORMAT " %5.1f%% %12s %12s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT
+           " %8" G_GUINT64_FORMAT "\n",
+           name, cs_format_size((int64_t)r->st.bytes, b1), r->st.packets, 100 * util,
+           cs_format_size((int64_t)qmean, b2), cs_format_size((int64_t)r->st.queue_max, b3), r->st.drops,
+           r->st.losses, r->st.marks);
+  }
+  if (rows->len > shown) printf("(%u more busy link directions not shown: the %u busiest are)\n", rows->len - shown, shown);
   if (idle) printf("(%u idle link directions not shown; utilization and mean queue over the whole run)\n", idle);
+  g_array_free(rows, TRUE);
   printf("\n");
 }
 
@@ -135,13 +170,6 @@ int cs_cmd_run(int argc, char **argv) {
     fprintf(stderr, "%s\n", error->message);
     return CS_EXIT_USAGE;
   }
-  if (s->workload.present) {
-    fprintf(stderr,
-            "%s:%d:%d: error: workload: training iterations are not simulated yet (collectives are the next "
-            "piece); `commsim run` simulates flows: and background: today\n",
-            s->file, s->workload.line, s->workload.col);
-    return CS_EXIT_USAGE;
-  }
   g_autoptr(CsSim) sim = cs_sim_new(s, &error);
   if (!sim) {
     fprintf(stderr, "%s\n", error->message);
@@ -157,13 +185,17 @@ int cs_cmd_run(int argc, char **argv) {
     return CS_EXIT_RUNTIME;
   }
   if (!quiet) {
-    printf("scenario %s: %u flows, %u background sources; output in %s\n\n", s->name, s->flows->len,
-           s->background->len, dir);
-    print_messages(sim);
+    printf("scenario %s: %s%u flows, %u background sources; output in %s\n\n", s->name,
+           s->workload.present ? "training, " : "", s->flows->len, s->background->len, dir);
+    if (s->workload.present) print_training(sim, s);
+    if (s->flows->len) print_messages(sim);
     print_links(sim);
     print_totals(sim);
   }
   uint32_t failed = cs_sim_failed(sim), unfinished = cs_sim_unfinished(sim);
+  uint32_t stuck = cs_sim_unfinished_workers(sim);
+  if (stuck && !failed)
+    fprintf(stderr, "%s: note: %u workers did not finish every iteration before the run ended\n", s->file, stuck);
   if (unfinished)
     fprintf(stderr, "%s: note: %u %s still in progress when duration ended the run\n", s->file, unfinished,
             unfinished == 1 ? "message was" : "messages were");

@@ -5,6 +5,7 @@
 #include "commands.h"
 
 const CsCommand cs_commands[] = {
+    {"codecs", "run the real gradient codecs: compression, speed, error", cs_cmd_codecs},
     {"run", "simulate one scenario, print a summary, write CSV files", cs_cmd_run},
     {"validate", "load and check a scenario, print its topology summary", cs_cmd_validate},
     {NULL, NULL, NULL},

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "commsim/codec.h"
 #include "commsim/scenario.h"
 #include "commsim/units.h"
 
@@ -58,9 +59,9 @@ static const char *const topology_keys[] = {"type",   "workers",        "servers
                                             "bottleneck", NULL};
 static const char *const node_keys[] = {"name", "role", NULL};
 static const char *const transport_keys[] = {"protocol",  "mtu",     "header",       "ack", "window",
-                                             "init_cwnd", "min_rto", "max_timeouts", NULL};
+                                             "init_cwnd", "min_rto", "max_timeouts", "initial_rto", NULL};
 static const char *const workload_keys[] = {
-    "params",      "dtype",  "iterations", "compute", "compute_jitter", "backward_fraction",
+    "params",      "dtype",  "iterations", "warmup", "compute", "compute_jitter", "backward_fraction",
     "buckets",     "accumulation", "collective", "chunks", "servers", "sync",
     "pull",        "compression", NULL};
 static const char *const compression_keys[] = {"method", "bits",           "ratio", "index_bits",
@@ -574,8 +575,10 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
       !get_size(v, "transport", "header", &t->header, error) ||
       !get_size(v, "transport", "ack", &t->ack, error) ||
       !get_time(v, "transport", "min_rto", &t->min_rto, error) ||
-      !get_count(v, "transport", "max_timeouts", &t->max_timeouts, error))
+      !get_count(v, "transport", "max_timeouts", &t->max_timeouts, error) ||
+      !get_time(v, "transport", "initial_rto", &t->initial_rto, error))
     return false;
+  if (t->initial_rto == 0) FAIL_AT(value_of(v, "initial_rto"), "transport.initial_rto must be larger than 0");
   t->protocol = (CsProtocol)proto;
   if (t->max_timeouts < 1 || t->max_timeouts > 1000)
     FAIL_AT(value_of(v, "max_timeouts"), "transport.max_timeouts must be from 1 to 1000");
@@ -613,13 +616,6 @@ static bool read_cost(const CsYamlNode *v, CsCompressionSpec *c, GError **error)
          get_time(v, kp, "reduce", &c->cost_reduce, error);
 }
 
-/* Which collectives each method can ride (SPEC section 4). */
-static bool method_allows(const char *method, CsCollective c) {
-  if (strcmp(method, "topk") == 0 || strcmp(method, "sign") == 0 || strcmp(method, "terngrad") == 0)
-    return c == CS_COLL_PS || c == CS_COLL_ALLGATHER;
-  return true;
-}
-
 static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsWorkloadSpec *w = &s->workload;
   const char *P = "workload";
@@ -630,6 +626,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   if (!get_count(v, P, "params", &w->params, error) ||
       !get_enum(v, P, "dtype", "dtype", dtype_names, &dtype, error) ||
       !get_count(v, P, "iterations", &w->iterations, error) ||
+      !get_count(v, P, "warmup", &w->warmup, error) ||
       !get_time(v, P, "compute", &w->compute, error) ||
       !get_real(v, P, "compute_jitter", &w->compute_jitter, error) ||
       !get_real(v, P, "backward_fraction", &w->backward_fraction, error) ||
@@ -645,6 +642,10 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   if (w->params < 1) FAIL_AT(value_of(v, "params"), "workload.params must be at least 1");
   if (w->iterations < 1) FAIL_AT(value_of(v, "iterations"), "workload.iterations must be at least 1");
   if (w->iterations > 1000000) FAIL_AT(value_of(v, "iterations"), "workload.iterations: at most 1M");
+  if (w->warmup >= w->iterations)
+    FAIL_AT(value_of(v, "warmup") ? value_of(v, "warmup") : value_of(v, "iterations"),
+            "workload.warmup (%" G_GINT64_FORMAT ") must be smaller than iterations (%" G_GINT64_FORMAT "): some iteration must be measured",
+            (gint64)w->warmup, (gint64)w->iterations);
   if (w->compute_jitter < 0)
     FAIL_AT(value_of(v, "compute_jitter"), "workload.compute_jitter is a relative standard deviation: 0 or more");
   if (w->backward_fraction < 0 || w->backward_fraction > 1)
@@ -703,13 +704,13 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
     CsYamlNode *cost;
     if ((cost = value_of(cv, "cost")) && !read_cost(cost, c, error)) return false;
   }
-  if (!method_allows(c->method, w->collective)) {
+  CsCodecMethod m;
+  if (!cs_codec_method_parse(c->method, &m, NULL)) g_assert_not_reached(); /* the names are the same */
+  g_autofree char *refusal = cs_codec_collective_refusal(m, collective_names[w->collective]);
+  if (refusal) {
     CsYamlNode *at = value_of(v, "collective");
     if (!at && cv) at = value_of(cv, "method");
-    cs_yaml_error(error, at ? at : v,
-                  "compression method %s cannot ride collective %s: its payloads differ between "
-                  "workers and cannot be summed in place; use collective ps or allgather",
-                  c->method, collective_names[w->collective]);
+    cs_yaml_error(error, at ? at : v, "workload: %s", refusal);
     return false;
   }
   return true;
@@ -897,7 +898,7 @@ static CsScenario *scenario_new(const char *path) {
   s->topology.oversubscription = 1.0;
   s->topology.nodes = g_array_new(FALSE, TRUE, sizeof(CsNodeSpec));
   s->topology.links = g_array_new(FALSE, TRUE, sizeof(CsLinkDecl));
-  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS, 15};
+  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS, 15, 10 * CS_MS};
   CsWorkloadSpec *w = &s->workload;
   w->params = 25600000;
   w->dtype = g_strdup("fp32");

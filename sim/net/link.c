@@ -268,6 +268,7 @@ CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, co
                     : (uint32_t)MIN(s->transport.window, (int64_t)UINT32_MAX);
   net->protocol = s->transport.protocol;
   net->max_timeouts = (uint32_t)s->transport.max_timeouts;
+  net->rtt_by_pair = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   cs_background_init(net);
   return net;
 }

@@ -75,9 +75,18 @@ typedef struct {
   CsLinkStats st;
 } LinkDir;
 
+/* What a connection between two hosts has learnt of its round-trip time;
+ * messages between the same hosts share it, as they would share a
+ * persistent connection. */
+typedef struct {
+  CsTime srtt, rttvar;
+  bool have_rtt;
+} RttState;
+
 typedef struct {
   uint32_t src, dst;           /* hosts */
   uint32_t n;                  /* data packets */
+  RttState *rtt;
   uint32_t last_payload;       /* payload of the last packet */
   uint32_t path_fwd, path_rev; /* arena offsets */
   uint16_t hops_fwd, hops_rev;
@@ -99,8 +108,7 @@ typedef struct {
   uint32_t recover;
   double alpha; /* dctcp */
   uint32_t win_end, acks_in_win, marks_in_win, cwr_end;
-  CsTime srtt, rttvar, rto;
-  bool have_rtt;
+  CsTime rto;
   CsTime deadline; /* retransmission timer; 0 = disarmed */
   bool timer_event;
   uint32_t consecutive_timeouts;
@@ -134,6 +142,7 @@ struct CsNet {
   uint32_t pool_len, pool_cap, free_head;
   Flow *flows;
   uint32_t n_flows, cap_flows, active;
+  GHashTable *rtt_by_pair; /* (src << 32 | dst) -> RttState */
   CsIdleFn idle_fn;
   void *idle_ctx;
   BgSource *bg;

@@ -130,19 +130,24 @@ static void finish_sender(CsNet *net, uint32_t fi) {
   if (f->stats.delivered || f->stats.failed) message_finished(net);
 }
 
+static CsTime rto_of(const CsNet *net, const RttState *st) {
+  if (!st->have_rtt) return MIN(MAX(net->s->transport.initial_rto, net->s->transport.min_rto), MAX_RTO);
+  CsTime rto = st->srtt + MAX(4 * st->rttvar, (CsTime)1);
+  return MIN(MAX(rto, net->s->transport.min_rto), MAX_RTO);
+}
+
 static void rtt_sample(CsNet *net, Flow *f, CsTime r) {
-  CsTime min_rto = net->s->transport.min_rto;
-  if (!f->have_rtt) {
-    f->srtt = r;
-    f->rttvar = r / 2;
-    f->have_rtt = true;
+  RttState *st = f->rtt;
+  if (!st->have_rtt) {
+    st->srtt = r;
+    st->rttvar = r / 2;
+    st->have_rtt = true;
   } else {
-    CsTime err = f->srtt > r ? f->srtt - r : r - f->srtt;
-    f->rttvar = (3 * f->rttvar + err) / 4;
-    f->srtt = (7 * f->srtt + r) / 8;
+    CsTime err = st->srtt > r ? st->srtt - r : r - st->srtt;
+    st->rttvar = (3 * st->rttvar + err) / 4;
+    st->srtt = (7 * st->srtt + r) / 8;
   }
-  CsTime rto = f->srtt + MAX(4 * f->rttvar, (CsTime)1);
-  f->rto = MIN(MAX(rto, min_rto), MAX_RTO);
+  f->rto = rto_of(net, st); /* a new sample also ends any backoff */
 }
 
 static void sender_ack(CsNet *net, const Packet *ack) {
@@ -345,8 +350,18 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   f->cwnd = net->protocol == CS_PROTO_FIXED ? (double)net->window : (double)net->s->transport.init_cwnd;
   f->ssthresh = INFINITY;
   f->alpha = 1.0;
-  f->rto = net->s->transport.min_rto; /* before any sample: a datacentre's initial RTO */
-  f->stats = (CsMessageStats){src, dst, payload, 0, (uint32_t)n, cs_engine_now(net->engine), 0, 0, 0, false, false};
+  guint64 key = ((guint64)src << 32) | dst;
+  f = &net->flows[fi];
+  f->rtt = g_hash_table_lookup(net->rtt_by_pair, &key);
+  if (!f->rtt) {
+    guint64 *k = g_new(guint64, 1);
+    *k = key;
+    f->rtt = g_new0(RttState, 1);
+    g_hash_table_insert(net->rtt_by_pair, k, f->rtt);
+  }
+  f->rto = rto_of(net, f->rtt);
+  f->stats = (CsMessageStats){.src = src, .dst = dst, .payload = payload, .packets = (uint32_t)n,
+                              .start = cs_engine_now(net->engine)};
   net->active++;
   send_more(net, fi);
   return fi;
@@ -359,9 +374,15 @@ void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx) {
   net->idle_ctx = ctx;
 }
 uint32_t cs_net_messages(const CsNet *net) { return net->n_flows; }
+
+void cs_net_tag_message(CsNet *net, uint32_t msg, uint32_t iteration, uint32_t step) {
+  net->flows[msg].stats.iteration = iteration;
+  net->flows[msg].stats.step = step;
+}
 const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg) { return &net->flows[msg].stats; }
 
 void cs_transport_free_flows(CsNet *net) {
+  if (net->rtt_by_pair) g_hash_table_destroy(net->rtt_by_pair);
   for (uint32_t i = 0; i < net->n_flows; i++) {
     g_free(net->flows[i].state);
     g_free(net->flows[i].rcv_bits);

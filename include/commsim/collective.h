@@ -1,0 +1,82 @@
+/* collective.h - ps, ring, tree, halving-doubling and allgather, built on
+ * two services only: "send N bytes from host A to host B, call me when
+ * they are delivered" (the network) and "spend T of compute on node A"
+ * (each node's codec stream, below).
+ *
+ * A collective is compiled into a list of steps per participant; a step
+ * sends one message (or none), waits for one message (or none), then
+ * computes (decode, add, re-encode at a reduction hop; decode at the end).
+ * A participant starts its first step when its own contribution is ready
+ * and each later step when the previous one is done, so workers that
+ * reach a bucket at different times are handled as they are.  Messages
+ * between the same two nodes are delivered in order, one after another
+ * (one connection per pair, as NCCL and MPI keep), which is what makes
+ * `chunks` pipeline the tree.
+ *
+ * Sizes come from the codec's wire formula; compute times from its cost
+ * per element.  Nothing here runs a kernel.
+ */
+#ifndef COMMSIM_COLLECTIVE_H
+#define COMMSIM_COLLECTIVE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commsim/codec.h"
+#include "commsim/engine.h"
+#include "commsim/net.h"
+#include "commsim/scenario.h"
+#include "commsim/topology.h"
+
+/* The services collectives run on, shared by all the collectives of a run:
+ * the network and one compute stream per node for codec work (encode,
+ * decode, reduce), serialized in the order it is asked for. */
+typedef struct CsCollEnv CsCollEnv;
+
+CsCollEnv *cs_coll_env_new(CsEngine *engine, CsNet *net, const CsTopology *t);
+void cs_coll_env_free(CsCollEnv *env);
+
+typedef void (*CsComputeFn)(void *ctx, uint64_t arg);
+/* Run `duration` of codec work on `node` after what is already queued
+ * there; then fn(ctx, arg). */
+void cs_coll_compute(CsCollEnv *env, uint32_t node, CsTime duration, CsComputeFn fn, void *ctx,
+                     uint64_t arg);
+/* Codec time spent on `node` so far. */
+CsTime cs_coll_codec_time(const CsCollEnv *env, uint32_t node);
+
+/* Tags put on the messages a collective sends (messages.csv). */
+void cs_coll_set_iteration(CsCollEnv *env, uint32_t iteration);
+
+typedef struct {
+  CsCollective kind;
+  uint32_t n_workers;
+  const uint32_t *workers; /* node numbers, by rank */
+  uint32_t n_servers;      /* ps: the servers that shard the parameters */
+  const uint32_t *servers;
+  uint64_t elements;       /* of the gradient this operation reduces */
+  CsCodecParams codec;
+  CsCodecCost cost;
+  uint32_t chunks; /* tree: pieces pipelined */
+  bool pull;       /* ps: send the sum back */
+} CsCollSpec;
+
+typedef struct CsCollOp CsCollOp;
+/* Worker `rank` has its result (decoded and ready to apply). */
+typedef void (*CsCollDoneFn)(void *ctx, uint32_t rank);
+
+CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn done, void *ctx);
+/* Worker `rank`'s contribution is encoded and ready to send. */
+void cs_coll_contribute(CsCollOp *op, uint32_t rank);
+/* When a worker sent its first byte and received its last (for comm_s). */
+CsTime cs_coll_first_send(const CsCollOp *op, uint32_t rank);
+CsTime cs_coll_last_receive(const CsCollOp *op, uint32_t rank);
+/* Wire bytes worker `rank` put on the network (its first link) in this op. */
+uint64_t cs_coll_wire_bytes(const CsCollOp *op, uint32_t rank);
+bool cs_coll_finished(const CsCollOp *op);
+void cs_coll_free(CsCollOp *op);
+
+/* Bytes on the wire for n elements under the codec (ceil of the bits). */
+uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n);
+
+#endif

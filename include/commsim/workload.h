@@ -1,0 +1,62 @@
+/* workload.h - training iterations on every worker.
+ *
+ * Synchronous training (every collective, and ps with sync: true), per
+ * worker and iteration: `accumulation` micro-batches of `compute` each
+ * (times a lognormal factor of mean 1 and coefficient of variation
+ * `compute_jitter`, drawn per micro-batch from the worker's stream); in the
+ * last micro-batch's backward pass (`backward_fraction` of it) gradient
+ * buckets of `buckets` bytes become ready at even intervals, in reverse
+ * layer order; each bucket is encoded on the worker's codec stream and
+ * reduced by its own collective operation, one bucket at a time per worker
+ * in order (as DDP does), overlapping the rest of the backward pass.  The
+ * next iteration starts when the worker has every bucket's result.
+ *
+ * Asynchronous ps (sync: false): each worker, after its compute, pushes
+ * its whole gradient to the servers and pulls the parameters back on its
+ * own; staleness counts the other workers' updates applied between its
+ * pull and its next push.
+ */
+#ifndef COMMSIM_WORKLOAD_H
+#define COMMSIM_WORKLOAD_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commsim/codec.h"
+#include "commsim/collective.h"
+#include "commsim/scenario.h"
+#include "commsim/topology.h"
+
+typedef struct CsWorkload CsWorkload;
+
+/* One worker's iteration. */
+typedef struct {
+  CsTime start, compute_end;
+  CsTime first_send;  /* first gradient byte sent; -1 if none */
+  CsTime comm_end;    /* last result byte received */
+  CsTime end;         /* updated parameters ready */
+  CsTime codec;       /* encode, decode and reduction work on this worker */
+  uint64_t wire_bytes; /* data bytes it put on its first link, headers and retransmissions included */
+  double staleness;   /* async ps only */
+} CsIterRecord;
+
+/* The codec parameters and costs of a scenario's compression section. */
+bool cs_workload_codec(const CsScenario *s, CsCodecParams *params, CsCodecCost *cost, GError **error);
+
+CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsScenario *s, const CsTopology *t,
+                            GError **error);
+void cs_workload_free(CsWorkload *wl);
+typedef void (*CsWorkloadDoneFn)(void *ctx);
+/* Start iteration 1 on every worker now; fn is called when every worker
+ * has finished every iteration. */
+void cs_workload_start(CsWorkload *wl, CsWorkloadDoneFn fn, void *ctx);
+bool cs_workload_done(const CsWorkload *wl);
+
+uint32_t cs_workload_workers(const CsWorkload *wl);
+uint32_t cs_workload_iterations(const CsWorkload *wl);
+/* Iterations are numbered from 1. NULL for one not reached. */
+const CsIterRecord *cs_workload_record(const CsWorkload *wl, uint32_t worker, uint32_t iteration);
+uint32_t cs_workload_buckets(const CsWorkload *wl);
+
+#endif

@@ -1,0 +1,426 @@
+/* collective.c - collectives as per-participant step lists.
+ *
+ * Each builder below writes, for every participant, the steps of one
+ * algorithm (Thakur, Rabenseifner and Gropp, 2005); the step machine runs
+ * them: send (if any), wait for the step's message (if any), compute (if
+ * any), next.  Participants 0..P-1 are the workers by rank, P.. the ps
+ * servers.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "commsim/collective.h"
+
+/* ---- environment: the network and per-node codec streams ---- */
+
+struct CsCollEnv {
+  CsEngine *engine;
+  CsNet *net;
+  const CsTopology *t;
+  CsTime *busy_until; /* per node */
+  CsTime *codec_time; /* per node */
+  uint32_t iteration;
+};
+
+CsCollEnv *cs_coll_env_new(CsEngine *engine, CsNet *net, const CsTopology *t) {
+  CsCollEnv *env = g_new0(CsCollEnv, 1);
+  env->engine = engine;
+  env->net = net;
+  env->t = t;
+  env->busy_until = g_new0(CsTime, t->n_nodes);
+  env->codec_time = g_new0(CsTime, t->n_nodes);
+  return env;
+}
+
+void cs_coll_env_free(CsCollEnv *env) {
+  if (!env) return;
+  g_free(env->busy_until);
+  g_free(env->codec_time);
+  g_free(env);
+}
+
+typedef struct {
+  CsComputeFn fn;
+  void *ctx;
+  uint64_t arg;
+} ComputeDone;
+
+static void on_compute(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e, (void)arg;
+  ComputeDone *d = ctx;
+  ComputeDone copy = *d;
+  g_free(d);
+  copy.fn(copy.ctx, copy.arg);
+}
+
+void cs_coll_compute(CsCollEnv *env, uint32_t node, CsTime duration, CsComputeFn fn, void *ctx, uint64_t arg) {
+  CsTime now = cs_engine_now(env->engine);
+  CsTime start = env->busy_until[node] > now ? env->busy_until[node] : now;
+  CsTime end = duration > CS_TIME_MAX - start ? CS_TIME_MAX : start + duration;
+  env->busy_until[node] = end;
+  env->codec_time[node] += duration;
+  ComputeDone *d = g_new(ComputeDone, 1); /* one per compute step, not per packet */
+  *d = (ComputeDone){fn, ctx, arg};
+  cs_engine_schedule_at(env->engine, end, on_compute, d, 0);
+}
+
+CsTime cs_coll_codec_time(const CsCollEnv *env, uint32_t node) { return env->codec_time[node]; }
+void cs_coll_set_iteration(CsCollEnv *env, uint32_t iteration) { env->iteration = iteration; }
+
+uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n) {
+  uint64_t bits = cs_codec_wire_bits(codec, n);
+  uint64_t bytes = bits / 8 + (bits % 8 != 0);
+  return bytes ? bytes : 1; /* an empty chunk still sends its (empty) message */
+}
+
+/* ---- steps ---- */
+
+typedef struct {
+  int32_t send_to; /* participant, or -1 */
+  int32_t recv_from;
+  uint64_t send_bytes;
+  CsTime compute; /* after the message arrived */
+} Step;
+
+typedef struct {
+  GArray *steps; /* Step */
+  uint32_t cur;
+  bool contributed, sent_cur, computing, computed_cur, done;
+  uint8_t *arrived; /* per step */
+  CsTime first_send, last_recv;
+  uint64_t wire;
+} Part;
+
+typedef struct Msg Msg;
+struct Msg {
+  CsCollOp *op;
+  uint32_t src, dst;
+  uint32_t step;      /* the receiver's step that waits for it */
+  uint32_t send_step; /* the sender's, for messages.csv */
+  uint64_t bytes;
+  Msg *next_in_pair; /* queued behind the pair's message in flight */
+};
+
+typedef struct {
+  Msg *head, *tail; /* waiting */
+  bool busy;
+  GArray *recv_steps; /* the receiver's steps that take this pair's messages, in order */
+  guint posted;
+} Pair;
+
+static void pair_free(gpointer p) {
+  Pair *pair = p;
+  g_array_free(pair->recv_steps, TRUE);
+  g_free(pair);
+}
+
+struct CsCollOp {
+  CsCollEnv *env;
+  CsCollSpec spec;
+  uint32_t *nodes; /* per participant */
+  Part *parts;
+  uint32_t n_parts;
+  GHashTable *pairs; /* (src << 32 | dst) -> Pair */
+  GPtrArray *msgs;   /* every Msg, freed with the op */
+  CsCollDoneFn done;
+  void *ctx;
+  uint32_t workers_left, servers_left;
+  uint32_t iteration;
+};
+
+static void add_step(CsCollOp *op, uint32_t p, int32_t send_to, uint64_t bytes, int32_t recv_from, CsTime compute) {
+  Step s = {send_to, recv_from, bytes, compute};
+  g_array_append_val(op->parts[p].steps, s);
+}
+
+static CsTime cost(double ps_per_element, uint64_t n) { return n ? cs_codec_cost_time(ps_per_element, n) : 0; }
+
+static uint64_t piece(uint64_t n, uint32_t parts, uint32_t i) { return n / parts + (i < n % parts); }
+
+/* Ring all-reduce: reduce-scatter then all-gather, P-1 steps each. */
+static void build_ring(CsCollOp *op) {
+  const CsCollSpec *s = &op->spec;
+  uint32_t P = s->n_workers;
+  const CsCodecCost *c = &s->cost;
+  for (uint32_t r = 0; r < P; r++) {
+    uint32_t next = (r + 1) % P, prev = (r + P - 1) % P;
+    for (uint32_t k = 0; k + 1 < P; k++) { /* reduce-scatter */
+      uint64_t out = piece(s->elements, P, (r + P - k) % P), in = piece(s->elements, P, (r + 2 * P - k - 1) % P);
+      add_step(op, r, (int32_t)next, cs_coll_payload_bytes(&s->codec, out), (int32_t)prev,
+               cost(c->decode_ps + c->reduce_ps + c->encode_ps, in));
+    }
+    for (uint32_t k = 0; k + 1 < P; k++) { /* all-gather: forward as received */
+      uint64_t out = piece(s->elements, P, (r + 1 + P - k) % P);
+      add_step(op, r, (int32_t)next, cs_coll_payload_bytes(&s->codec, out), (int32_t)prev, 0);
+    }
+    add_step(op, r, -1, 0, -1, cost(c->decode_ps, s->elements)); /* decode once */
+  }
+}
+
+/* Rabenseifner: reduce-scatter by recursive halving, all-gather by
+ * recursive doubling (P a power of two). */
+static void build_halving_doubling(CsCollOp *op) {
+  const CsCollSpec *s = &op->spec;
+  uint32_t P = s->n_workers;
+  const CsCodecCost *c = &s->cost;
+  uint32_t L = 0;
+  while ((1u << L) < P) L++;
+  for (uint32_t r = 0; r < P; r++) {
+    uint64_t lo = 0, hi = s->elements;
+    uint64_t los[32], his[32];
+    for (uint32_t k = 0; k < L; k++) { /* halving: keep one half, send the other */
+      uint32_t b = P >> (k + 1);
+      uint64_t mid = lo + (hi - lo) / 2;
+      bool upper = (r & b) != 0;
+      uint64_t send_n = upper ? mid - lo : hi - mid, keep_n = upper ? hi - mid : mid - lo;
+      los[k] = lo, his[k] = hi;
+      add_step(op, r, (int32_t)(r ^ b), cs_coll_payload_bytes(&s->codec, send_n), (int32_t)(r ^ b),
+               cost(c->decode_ps + c->reduce_ps + c->encode_ps, keep_n));
+      if (upper) lo = mid;
+      else hi = mid;
+    }
+    for (uint32_t k = L; k-- > 0;) { /* doubling: send what I hold, get the partner's half */
+      uint32_t b = P >> (k + 1);
+      add_step(op, r, (int32_t)(r ^ b), cs_coll_payload_bytes(&s->codec, hi - lo), (int32_t)(r ^ b), 0);
+      lo = los[k], hi = his[k];
+    }
+    add_step(op, r, -1, 0, -1, cost(c->decode_ps, s->elements));
+  }
+}
+
+/* Binomial tree to rank 0 and back, the message in `chunks` pieces. */
+static void build_tree(CsCollOp *op) {
+  const CsCollSpec *s = &op->spec;
+  uint32_t P = s->n_workers, C = s->chunks ? s->chunks : 1;
+  const CsCodecCost *c = &s->cost;
+  for (uint32_t r = 0; r < P; r++) {
+    uint32_t low = r ? (uint32_t)__builtin_ctz(r) : 32; /* r's parent is r - 2^low */
+    /* children: r + 2^k for k < low, ascending for the reduce */
+    for (uint32_t ch = 0; ch < C; ch++) {
+      uint64_t n = piece(s->elements, C, ch);
+      for (uint32_t k = 0; k < low && r + (1u << k) < P; k++)
+        add_step(op, r, -1, 0, (int32_t)(r + (1u << k)), cost(c->decode_ps + c->reduce_ps + c->encode_ps, n));
+      if (r) add_step(op, r, (int32_t)(r - (1u << low)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
+      else { /* the root broadcasts each chunk as soon as it is reduced */
+        for (int k = 31; k >= 0; k--)
+          if ((uint32_t)k < low && r + (1u << k) < P)
+            add_step(op, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
+      }
+    }
+    if (r) /* then the broadcast: from the parent, on to the children, largest subtree first */
+      for (uint32_t ch = 0; ch < C; ch++) {
+        uint64_t n = piece(s->elements, C, ch);
+        add_step(op, r, -1, 0, (int32_t)(r - (1u << low)), 0);
+        for (int k = 31; k >= 0; k--)
+          if ((uint32_t)k < low && r + (1u << k) < P)
+            add_step(op, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
+      }
+    add_step(op, r, -1, 0, -1, cost(c->decode_ps, s->elements));
+  }
+}
+
+/* Every worker's whole payload to every other, in ring order; then each
+ * decodes and sums the P payloads. */
+static void build_allgather(CsCollOp *op) {
+  const CsCollSpec *s = &op->spec;
+  uint32_t P = s->n_workers;
+  uint64_t bytes = cs_coll_payload_bytes(&s->codec, s->elements);
+  for (uint32_t r = 0; r < P; r++) {
+    for (uint32_t k = 0; k + 1 < P; k++) add_step(op, r, (int32_t)((r + 1) % P), bytes, (int32_t)((r + P - 1) % P), 0);
+    add_step(op, r, -1, 0, -1, cost((s->cost.decode_ps + s->cost.reduce_ps) * P, s->elements));
+  }
+}
+
+/* Parameter server: each worker pushes shard j to server j; a server
+ * decodes and sums the pushes as they come, then (pull) encodes the sum
+ * and sends it to every worker, who decodes it. */
+static void build_ps(CsCollOp *op) {
+  const CsCollSpec *s = &op->spec;
+  uint32_t P = s->n_workers, S = s->n_servers;
+  const CsCodecCost *c = &s->cost;
+  for (uint32_t r = 0; r < P; r++) {
+    for (uint32_t j = 0; j < S; j++) add_step(op, r, (int32_t)(P + j), cs_coll_payload_bytes(&s->codec, piece(s->elements, S, j)), -1, 0);
+    if (s->pull)
+      for (uint32_t j = 0; j < S; j++) add_step(op, r, -1, 0, (int32_t)(P + j), cost(c->decode_ps, piece(s->elements, S, j)));
+  }
+  for (uint32_t j = 0; j < S; j++) {
+    uint64_t n = piece(s->elements, S, j);
+    for (uint32_t r = 0; r < P; r++) add_step(op, P + j, -1, 0, (int32_t)r, cost(c->decode_ps + c->reduce_ps, n));
+    if (s->pull) {
+      add_step(op, P + j, -1, 0, -1, cost(c->encode_ps, n));
+      for (uint32_t r = 0; r < P; r++) add_step(op, P + j, (int32_t)r, cs_coll_payload_bytes(&s->codec, n), -1, 0);
+    }
+  }
+}
+
+/* ---- the step machine ---- */
+
+static void advance(CsCollOp *op, uint32_t p);
+
+static void post_now(CsCollOp *op, Msg *m);
+
+static void on_delivered(CsNet *net, void *ctx, uint32_t msg, bool failed) {
+  Msg *m = ctx;
+  CsCollOp *op = m->op;
+  if (failed) return; /* the run reports the undeliverable message */
+  const CsMessageStats *st = cs_net_message(net, msg);
+  op->parts[m->src].wire += st->wire_bytes;
+  Part *d = &op->parts[m->dst];
+  d->arrived[m->step] = 1;
+  d->last_recv = cs_engine_now(op->env->engine);
+  guint64 key = ((guint64)m->src << 32) | m->dst;
+  Pair *pair = g_hash_table_lookup(op->pairs, &key);
+  pair->busy = false;
+  if (pair->head) {
+    Msg *next = pair->head;
+    pair->head = next->next_in_pair;
+    if (!pair->head) pair->tail = NULL;
+    post_now(op, next);
+  }
+  advance(op, m->dst);
+}
+
+static void post_now(CsCollOp *op, Msg *m) {
+  CsCollEnv *env = op->env;
+  guint64 key = ((guint64)m->src << 32) | m->dst;
+  Pair *pair = g_hash_table_lookup(op->pairs, &key);
+  pair->busy = true;
+  Part *src = &op->parts[m->src];
+  if (src->first_send < 0) src->first_send = cs_engine_now(env->engine);
+  uint32_t a = (uint32_t)env->t->nodes[op->nodes[m->src]].host, b = (uint32_t)env->t->nodes[op->nodes[m->dst]].host;
+  uint32_t id = cs_net_send(env->net, a, b, m->bytes, on_delivered, m);
+  cs_net_tag_message(env->net, id, op->iteration, m->send_step);
+}
+
+static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t step) {
+  guint64 key = ((guint64)src << 32) | dst;
+  Pair *pair = g_hash_table_lookup(op->pairs, &key);
+  if (!pair) { /* the pair's first message: which of dst's steps wait for src */
+    pair = g_new0(Pair, 1);
+    pair->recv_steps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray *steps = op->parts[dst].steps;
+    for (guint i = 0; i < steps->len; i++)
+      if (g_array_index(steps, Step, i).recv_from == (int32_t)src) g_array_append_val(pair->recv_steps, i);
+    guint64 *k = g_new(guint64, 1);
+    *k = key;
+    g_hash_table_insert(op->pairs, k, pair);
+  }
+  g_assert(pair->posted < pair->recv_steps->len); /* every message has a step waiting for it */
+  Msg *m = g_new0(Msg, 1);
+  *m = (Msg){op, src, dst, g_array_index(pair->recv_steps, uint32_t, pair->posted++), step, bytes, NULL};
+  g_ptr_array_add(op->msgs, m);
+  if (pair->busy) { /* one message at a time per pair, in order */
+    if (pair->tail) pair->tail->next_in_pair = m;
+    else pair->head = m;
+    pair->tail = m;
+    return;
+  }
+  post_now(op, m);
+}
+
+static void on_step_computed(void *ctx, uint64_t arg) {
+  CsCollOp *op = ctx;
+  Part *pt = &op->parts[arg];
+  pt->computing = false;
+  pt->computed_cur = true;
+  advance(op, (uint32_t)arg);
+}
+
+static void participant_done(CsCollOp *op, uint32_t p) {
+  Part *pt = &op->parts[p];
+  pt->done = true;
+  uint32_t P = op->spec.n_workers;
+  if (p < P) {
+    op->workers_left--;
+    if (op->spec.kind != CS_COLL_PS || op->spec.pull) op->done(op->ctx, p);
+  } else if (--op->servers_left == 0 && op->spec.kind == CS_COLL_PS && !op->spec.pull) {
+    /* push only: the round ends for everyone when the servers have summed */
+    for (uint32_t r = 0; r < P; r++) op->done(op->ctx, r);
+  }
+}
+
+static void advance(CsCollOp *op, uint32_t p) {
+  Part *pt = &op->parts[p];
+  while (!pt->done) {
+    if (pt->cur == pt->steps->len) {
+      participant_done(op, p);
+      return;
+    }
+    const Step *st = &g_array_index(pt->steps, Step, pt->cur);
+    if (!pt->sent_cur) {
+      if (!pt->contributed) return;
+      if (st->send_to >= 0) post(op, p, (uint32_t)st->send_to, st->send_bytes, pt->cur);
+      pt->sent_cur = true;
+      pt = &op->parts[p];
+    }
+    if (st->recv_from >= 0 && !pt->arrived[pt->cur]) return;
+    if (st->compute > 0 && !pt->computed_cur) {
+      if (!pt->computing) {
+        pt->computing = true;
+        cs_coll_compute(op->env, op->nodes[p], st->compute, on_step_computed, op, p);
+      }
+      return;
+    }
+    pt->cur++;
+    pt->sent_cur = pt->computed_cur = false;
+  }
+}
+
+CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn done, void *ctx) {
+  CsCollOp *op = g_new0(CsCollOp, 1);
+  op->env = env;
+  op->spec = *spec;
+  op->done = done;
+  op->ctx = ctx;
+  op->iteration = env->iteration;
+  uint32_t P = spec->n_workers, S = spec->kind == CS_COLL_PS ? spec->n_servers : 0;
+  op->n_parts = P + S;
+  op->nodes = g_new(uint32_t, op->n_parts);
+  memcpy(op->nodes, spec->workers, sizeof(uint32_t) * P);
+  if (S) memcpy(op->nodes + P, spec->servers, sizeof(uint32_t) * S);
+  op->parts = g_new0(Part, op->n_parts);
+  for (uint32_t p = 0; p < op->n_parts; p++) {
+    op->parts[p].steps = g_array_new(FALSE, FALSE, sizeof(Step));
+    op->parts[p].contributed = p >= P; /* servers hold nothing of their own */
+    op->parts[p].first_send = -1;
+    op->parts[p].last_recv = -1;
+  }
+  op->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, pair_free);
+  op->msgs = g_ptr_array_new_with_free_func(g_free);
+  op->workers_left = P;
+  op->servers_left = S;
+  switch (spec->kind) {
+  case CS_COLL_RING: build_ring(op); break;
+  case CS_COLL_HALVING_DOUBLING: build_halving_doubling(op); break;
+  case CS_COLL_TREE: build_tree(op); break;
+  case CS_COLL_ALLGATHER: build_allgather(op); break;
+  case CS_COLL_PS: build_ps(op); break;
+  }
+  for (uint32_t p = 0; p < op->n_parts; p++) op->parts[p].arrived = g_new0(uint8_t, op->parts[p].steps->len + 1);
+  for (uint32_t p = P; p < op->n_parts; p++) advance(op, p);
+  return op;
+}
+
+void cs_coll_contribute(CsCollOp *op, uint32_t rank) {
+  op->parts[rank].contributed = true;
+  advance(op, rank);
+}
+
+CsTime cs_coll_first_send(const CsCollOp *op, uint32_t rank) { return op->parts[rank].first_send; }
+CsTime cs_coll_last_receive(const CsCollOp *op, uint32_t rank) { return op->parts[rank].last_recv; }
+uint64_t cs_coll_wire_bytes(const CsCollOp *op, uint32_t rank) { return op->parts[rank].wire; }
+bool cs_coll_finished(const CsCollOp *op) { return op->workers_left == 0 && op->servers_left == 0; }
+
+void cs_coll_free(CsCollOp *op) {
+  if (!op) return;
+  for (uint32_t p = 0; p < op->n_parts; p++) {
+    g_array_free(op->parts[p].steps, TRUE);
+    g_free(op->parts[p].arrived);
+  }
+  g_free(op->parts);
+  g_free(op->nodes);
+  g_hash_table_destroy(op->pairs);
+  g_ptr_array_free(op->msgs, TRUE);
+  g_free(op);
+}

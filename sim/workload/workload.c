@@ -1,0 +1,314 @@
+/* workload.c - iterations, buckets and their collectives on every worker. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "commsim/rng.h"
+#include "commsim/workload.h"
+
+typedef struct {
+  uint32_t iter;        /* current iteration, from 1 */
+  uint32_t ready;       /* buckets of this iteration whose gradient is ready */
+  uint32_t next;        /* the next bucket to start */
+  uint32_t done;        /* buckets whose result is back */
+  bool busy;            /* a bucket is being encoded or reduced */
+  bool finished;
+  CsTime codec_at_start;
+  CsRng rng;
+} Worker;
+
+typedef struct {
+  CsWorkload *wl;
+  CsCollOp *op;
+  uint32_t iter, bucket;
+  int32_t async_worker; /* async ps: the op's only worker; -1 otherwise */
+  uint32_t left;        /* workers still to get their result */
+} OpCtx;
+
+struct CsWorkload {
+  CsCollEnv *env;
+  CsEngine *engine;
+  const CsScenario *s;
+  const CsTopology *t;
+  CsCodecParams codec;
+  CsCodecCost cost;
+  uint32_t P, S;
+  uint32_t *servers; /* nodes */
+  uint64_t elements, bucket_elements;
+  uint32_t nb;
+  bool async;
+  Worker *w;
+  CsIterRecord *rec; /* [worker * iterations + iteration - 1] */
+  uint32_t iterations;
+  GHashTable *ops; /* (iter << 32 | bucket) -> OpCtx */
+  GPtrArray *finished_ops;
+  uint32_t workers_finished;
+  uint64_t applied; /* async: updates applied */
+  uint64_t *applied_at_pull;
+  CsWorkloadDoneFn done_fn;
+  void *done_ctx;
+};
+
+bool cs_workload_codec(const CsScenario *s, CsCodecParams *params, CsCodecCost *cost, GError **error) {
+  const CsCompressionSpec *c = &s->workload.compression;
+  cs_codec_params_init(params);
+  if (!cs_codec_method_parse(c->method, &params->method, error) || !cs_dtype_parse(s->workload.dtype, &params->dtype, error))
+    return false;
+  params->bits = (int)c->bits;
+  params->ratio = c->ratio;
+  params->index_bits = (int)c->index_bits;
+  params->bucket = c->bucket;
+  params->error_feedback = c->error_feedback;
+  params->seed = s->seed;
+  if (!cs_codec_params_validate(params, error)) return false;
+  CsCodecCostOverride o = {c->cost_encode, c->cost_decode, c->cost_reduce};
+  return cs_codec_cost_resolve(params->method, c->speedup, c->cost_set ? &o : NULL, cost, error);
+}
+
+static CsIterRecord *rec_of(CsWorkload *wl, uint32_t w, uint32_t iter) {
+  return &wl->rec[(size_t)w * wl->iterations + iter - 1];
+}
+
+static uint64_t bucket_size(const CsWorkload *wl, uint32_t j) {
+  return j + 1 < wl->nb ? wl->bucket_elements : wl->elements - (uint64_t)(wl->nb - 1) * wl->bucket_elements;
+}
+
+static void start_iteration(CsWorkload *wl, uint32_t w);
+static void try_next_bucket(CsWorkload *wl, uint32_t w);
+
+static void free_finished(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e, (void)arg;
+  CsWorkload *wl = ctx;
+  for (guint i = 0; i < wl->finished_ops->len; i++) {
+    OpCtx *oc = wl->finished_ops->pdata[i];
+    cs_coll_free(oc->op);
+    g_free(oc);
+  }
+  g_ptr_array_set_size(wl->finished_ops, 0);
+}
+
+/* An op is freed once every participant is done, in an event of its own:
+ * never from inside its own callbacks. */
+static void retire_if_finished(CsWorkload *wl, OpCtx *oc) {
+  if (!cs_coll_finished(oc->op) || oc->left > 0) return;
+  if (oc->async_worker < 0) {
+    guint64 key = ((guint64)oc->iter << 32) | oc->bucket;
+    g_hash_table_remove(wl->ops, &key);
+  }
+  if (wl->finished_ops->len == 0) cs_engine_schedule(wl->engine, 0, free_finished, wl, 0);
+  g_ptr_array_add(wl->finished_ops, oc);
+}
+
+static void finish_iteration(CsWorkload *wl, uint32_t w) {
+  Worker *wk = &wl->w[w];
+  CsIterRecord *r = rec_of(wl, w, wk->iter);
+  r->end = cs_engine_now(wl->engine);
+  r->codec = cs_coll_codec_time(wl->env, wl->t->workers[w]) - wk->codec_at_start;
+  if (wk->iter == wl->iterations) {
+    wk->finished = true;
+    if (++wl->workers_finished == wl->P && wl->done_fn) wl->done_fn(wl->done_ctx);
+    return;
+  }
+  wk->iter++;
+  start_iteration(wl, w);
+}
+
+static void on_result(void *ctx, uint32_t rank) {
+  OpCtx *oc = ctx;
+  CsWorkload *wl = oc->wl;
+  uint32_t w = oc->async_worker >= 0 ? (uint32_t)oc->async_worker : rank;
+  Worker *wk = &wl->w[w];
+  CsIterRecord *r = rec_of(wl, w, oc->iter);
+  CsTime fs = cs_coll_first_send(oc->op, rank);
+  if (fs >= 0 && (r->first_send < 0 || fs < r->first_send)) r->first_send = fs;
+  CsTime lr = cs_coll_last_receive(oc->op, rank);
+  /* push only: nothing comes back; the round ends when the servers have summed */
+  if (wl->s->workload.collective == CS_COLL_PS && !wl->s->workload.pull) lr = cs_engine_now(wl->engine);
+  r->comm_end = lr > r->comm_end ? lr : r->comm_end;
+  r->wire_bytes += cs_coll_wire_bytes(oc->op, rank);
+  if (oc->async_worker >= 0) { /* other workers' updates applied since this worker's last pull */
+    r->staleness = (double)(wl->applied - wl->applied_at_pull[w]);
+    wl->applied++;
+    wl->applied_at_pull[w] = wl->applied;
+  }
+  oc->left--;
+  wk->busy = false;
+  wk->done++;
+  retire_if_finished(wl, oc);
+  if (wk->done == wl->nb) finish_iteration(wl, w);
+  else try_next_bucket(wl, w);
+}
+
+static OpCtx *op_for(CsWorkload *wl, uint32_t w, uint32_t iter, uint32_t j) {
+  CsCollSpec spec = {
+      .kind = wl->s->workload.collective,
+      .n_workers = wl->P,
+      .workers = wl->t->workers,
+      .n_servers = wl->S,
+      .servers = wl->servers,
+      .elements = bucket_size(wl, j),
+      .codec = wl->codec,
+      .cost = wl->cost,
+      .chunks = (uint32_t)wl->s->workload.chunks,
+      .pull = wl->s->workload.pull,
+  };
+  if (wl->async) { /* a ps round of its own for this worker */
+    OpCtx *oc = g_new0(OpCtx, 1);
+    *oc = (OpCtx){wl, NULL, iter, j, (int32_t)w, 1};
+    spec.n_workers = 1;
+    spec.workers = &wl->t->workers[w];
+    cs_coll_set_iteration(wl->env, iter);
+    oc->op = cs_coll_start(wl->env, &spec, on_result, oc);
+    return oc;
+  }
+  guint64 key = ((guint64)iter << 32) | j;
+  OpCtx *oc = g_hash_table_lookup(wl->ops, &key);
+  if (!oc) {
+    oc = g_new0(OpCtx, 1);
+    *oc = (OpCtx){wl, NULL, iter, j, -1, wl->P};
+    cs_coll_set_iteration(wl->env, iter);
+    oc->op = cs_coll_start(wl->env, &spec, on_result, oc);
+    guint64 *k = g_new(guint64, 1);
+    *k = key;
+    g_hash_table_insert(wl->ops, k, oc);
+  }
+  return oc;
+}
+
+static void on_encoded(void *ctx, uint64_t arg) {
+  OpCtx *oc = ctx;
+  cs_coll_contribute(oc->op, oc->async_worker >= 0 ? 0 : (uint32_t)arg);
+}
+
+static void try_next_bucket(CsWorkload *wl, uint32_t w) {
+  Worker *wk = &wl->w[w];
+  if (wk->busy || wk->next >= wk->ready) return;
+  uint32_t j = wk->next++;
+  wk->busy = true;
+  OpCtx *oc = op_for(wl, w, wk->iter, j);
+  cs_coll_compute(wl->env, wl->t->workers[w], bucket_size(wl, j) ? cs_codec_cost_time(wl->cost.encode_ps, bucket_size(wl, j)) : 0,
+                  on_encoded, oc, w);
+}
+
+static void on_bucket_ready(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e;
+  CsWorkload *wl = ctx;
+  uint32_t w = (uint32_t)arg;
+  wl->w[w].ready++;
+  try_next_bucket(wl, w);
+}
+
+static CsTime draw_compute(Worker *wk, CsTime compute, double cv) {
+  if (cv <= 0) return compute;
+  return (CsTime)llround((double)compute * cs_rng_lognormal_mean_cv(&wk->rng, 1.0, cv));
+}
+
+static void start_iteration(CsWorkload *wl, uint32_t w) {
+  Worker *wk = &wl->w[w];
+  const CsWorkloadSpec *ws = &wl->s->workload;
+  CsTime now = cs_engine_now(wl->engine);
+  CsIterRecord *r = rec_of(wl, w, wk->iter);
+  r->start = now;
+  r->first_send = -1;
+  r->comm_end = now;
+  wk->ready = wk->next = wk->done = 0;
+  wk->busy = false;
+  wk->codec_at_start = cs_coll_codec_time(wl->env, wl->t->workers[w]);
+  CsTime t = now, last = 0;
+  for (int64_t m = 0; m < ws->accumulation; m++) {
+    last = draw_compute(wk, ws->compute, ws->compute_jitter);
+    t += last;
+  }
+  r->compute_end = t;
+  if (ws->buckets == 0 || wl->async) { /* one bucket, after compute */
+    cs_engine_schedule_at(wl->engine, t, on_bucket_ready, wl, w);
+    return;
+  }
+  /* buckets ready evenly over the last micro-batch's backward pass */
+  CsTime backward = (CsTime)llround((double)last * ws->backward_fraction);
+  CsTime bstart = t - backward;
+  for (uint32_t j = 0; j < wl->nb; j++)
+    cs_engine_schedule_at(wl->engine, bstart + (CsTime)((double)backward * (j + 1) / wl->nb), on_bucket_ready, wl, w);
+}
+
+CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsScenario *s, const CsTopology *t, GError **error) {
+  CsWorkload *wl = g_new0(CsWorkload, 1);
+  wl->env = env;
+  wl->engine = engine;
+  wl->s = s;
+  wl->t = t;
+  if (!cs_workload_codec(s, &wl->codec, &wl->cost, error)) {
+    g_prefix_error(error, "%s: error: ", s->file);
+    g_free(wl);
+    return NULL;
+  }
+  const CsWorkloadSpec *ws = &s->workload;
+  wl->P = t->n_workers;
+  wl->iterations = (uint32_t)ws->iterations;
+  wl->async = ws->collective == CS_COLL_PS && !ws->sync;
+  /* servers: those listed, or all */
+  wl->servers = g_new(uint32_t, t->n_servers + 1);
+  if (ws->servers->len) {
+    for (guint i = 0; i < ws->servers->len; i++)
+      wl->servers[wl->S++] = (uint32_t)cs_topology_find(t, g_array_index(ws->servers, CsNameRef, i).name);
+  } else {
+    memcpy(wl->servers, t->servers, sizeof(uint32_t) * t->n_servers);
+    wl->S = t->n_servers;
+  }
+  wl->elements = (uint64_t)ws->params;
+  int dbytes = cs_dtype_bits(wl->codec.dtype) / 8;
+  uint64_t per_bucket = ws->buckets > 0 ? (uint64_t)ws->buckets / (uint64_t)dbytes : wl->elements;
+  if (per_bucket == 0) per_bucket = 1;
+  if (wl->async || per_bucket > wl->elements) per_bucket = wl->elements;
+  wl->bucket_elements = per_bucket;
+  wl->nb = (uint32_t)((wl->elements + per_bucket - 1) / per_bucket);
+  wl->w = g_new0(Worker, wl->P);
+  for (uint32_t w = 0; w < wl->P; w++) cs_rng_init(&wl->w[w].rng, s->seed, cs_rng_stream_id("compute", w, 0));
+  wl->rec = g_new0(CsIterRecord, (size_t)wl->P * wl->iterations);
+  wl->ops = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  wl->finished_ops = g_ptr_array_new();
+  wl->applied_at_pull = g_new0(uint64_t, wl->P);
+  return wl;
+}
+
+void cs_workload_free(CsWorkload *wl) {
+  if (!wl) return;
+  free_finished(NULL, wl, 0);
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, wl->ops);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    OpCtx *oc = v;
+    cs_coll_free(oc->op);
+    g_free(oc);
+  }
+  g_hash_table_destroy(wl->ops);
+  g_ptr_array_free(wl->finished_ops, TRUE);
+  g_free(wl->servers);
+  g_free(wl->w);
+  g_free(wl->rec);
+  g_free(wl->applied_at_pull);
+  g_free(wl);
+}
+
+void cs_workload_start(CsWorkload *wl, CsWorkloadDoneFn fn, void *ctx) {
+  wl->done_fn = fn;
+  wl->done_ctx = ctx;
+  for (uint32_t w = 0; w < wl->P; w++) {
+    wl->w[w].iter = 1;
+    start_iteration(wl, w);
+  }
+}
+
+bool cs_workload_done(const CsWorkload *wl) { return wl->workers_finished == wl->P; }
+uint32_t cs_workload_workers(const CsWorkload *wl) { return wl->P; }
+uint32_t cs_workload_iterations(const CsWorkload *wl) { return wl->iterations; }
+uint32_t cs_workload_buckets(const CsWorkload *wl) { return wl->nb; }
+
+const CsIterRecord *cs_workload_record(const CsWorkload *wl, uint32_t worker, uint32_t iteration) {
+  const Worker *wk = &wl->w[worker];
+  bool complete = iteration >= 1 && (iteration < wk->iter || (iteration == wk->iter && wk->finished));
+  if (!complete) return NULL;
+  return &wl->rec[(size_t)worker * wl->iterations + iteration - 1];
+}

@@ -6,6 +6,7 @@
 
 const CsCommand cs_commands[] = {
     {"codecs", "run the real gradient codecs: compression, speed, error", cs_cmd_codecs},
+    {"model", "closed-form (alpha-beta) estimate of a scenario, with its formula", cs_cmd_model},
     {"run", "simulate one scenario, print a summary, write CSV files", cs_cmd_run},
     {"validate", "load and check a scenario, print its topology summary", cs_cmd_validate},
     {NULL, NULL, NULL},

@@ -80,14 +80,18 @@ typedef struct {
   int32_t send_to; /* participant, or -1 */
   int32_t recv_from;
   uint64_t send_bytes;
-  CsTime compute; /* after the message arrived */
+  CsTime compute;      /* after the message arrived */
+  bool wait_delivered; /* the step ends when its own message has arrived (tree rounds) */
+  bool rendezvous;     /* its message may leave only once this step is reached (tree) */
 } Step;
 
 typedef struct {
   GArray *steps; /* Step */
   uint32_t cur;
   bool contributed, sent_cur, computing, computed_cur, done;
-  uint8_t *arrived; /* per step */
+  uint8_t *arrived;   /* per step: its message came */
+  uint8_t *delivered; /* per step: the message it sent got there */
+  struct Msg **held;  /* per step: a rendezvous message waiting for the step */
   CsTime first_send, last_recv;
   uint64_t wire;
 } Part;
@@ -130,7 +134,22 @@ struct CsCollOp {
 };
 
 static void add_step(CsCollOp *op, uint32_t p, int32_t send_to, uint64_t bytes, int32_t recv_from, CsTime compute) {
-  Step s = {send_to, recv_from, bytes, compute};
+  Step s = {send_to, recv_from, bytes, compute, false, false};
+  g_array_append_val(op->parts[p].steps, s);
+}
+
+/* A receive posted only when reached, as MPI's rendezvous for large
+ * messages: the binomial tree's rounds stay rounds even when a leaf is
+ * ready early. */
+static void add_round_recv(CsCollOp *op, uint32_t p, int32_t recv_from, CsTime compute) {
+  Step s = {-1, recv_from, 0, compute, false, true};
+  g_array_append_val(op->parts[p].steps, s);
+}
+
+/* A send that ends its step only once delivered: the binomial tree sends
+ * to one child per round, not to all at once. */
+static void add_round_send(CsCollOp *op, uint32_t p, int32_t send_to, uint64_t bytes) {
+  Step s = {send_to, -1, bytes, 0, true, false};
   g_array_append_val(op->parts[p].steps, s);
 }
 
@@ -200,21 +219,21 @@ static void build_tree(CsCollOp *op) {
     for (uint32_t ch = 0; ch < C; ch++) {
       uint64_t n = piece(s->elements, C, ch);
       for (uint32_t k = 0; k < low && r + (1u << k) < P; k++)
-        add_step(op, r, -1, 0, (int32_t)(r + (1u << k)), cost(c->decode_ps + c->reduce_ps + c->encode_ps, n));
+        add_round_recv(op, r, (int32_t)(r + (1u << k)), cost(c->decode_ps + c->reduce_ps + c->encode_ps, n));
       if (r) add_step(op, r, (int32_t)(r - (1u << low)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
       else { /* the root broadcasts each chunk as soon as it is reduced */
         for (int k = 31; k >= 0; k--)
           if ((uint32_t)k < low && r + (1u << k) < P)
-            add_step(op, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
+            add_round_send(op, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n));
       }
     }
     if (r) /* then the broadcast: from the parent, on to the children, largest subtree first */
       for (uint32_t ch = 0; ch < C; ch++) {
         uint64_t n = piece(s->elements, C, ch);
-        add_step(op, r, -1, 0, (int32_t)(r - (1u << low)), 0);
+        add_round_recv(op, r, (int32_t)(r - (1u << low)), 0);
         for (int k = 31; k >= 0; k--)
           if ((uint32_t)k < low && r + (1u << k) < P)
-            add_step(op, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
+            add_round_send(op, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n));
       }
     add_step(op, r, -1, 0, -1, cost(c->decode_ps, s->elements));
   }
@@ -266,6 +285,7 @@ static void on_delivered(CsNet *net, void *ctx, uint32_t msg, bool failed) {
   if (failed) return; /* the run reports the undeliverable message */
   const CsMessageStats *st = cs_net_message(net, msg);
   op->parts[m->src].wire += st->wire_bytes;
+  op->parts[m->src].delivered[m->send_step] = 1;
   Part *d = &op->parts[m->dst];
   d->arrived[m->step] = 1;
   d->last_recv = cs_engine_now(op->env->engine);
@@ -279,6 +299,7 @@ static void on_delivered(CsNet *net, void *ctx, uint32_t msg, bool failed) {
     post_now(op, next);
   }
   advance(op, m->dst);
+  if (g_array_index(op->parts[m->src].steps, Step, m->send_step).wait_delivered) advance(op, m->src);
 }
 
 static void post_now(CsCollOp *op, Msg *m) {
@@ -310,6 +331,12 @@ static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint3
   Msg *m = g_new0(Msg, 1);
   *m = (Msg){op, src, dst, g_array_index(pair->recv_steps, uint32_t, pair->posted++), step, bytes, NULL};
   g_ptr_array_add(op->msgs, m);
+  Part *d = &op->parts[dst];
+  if (g_array_index(d->steps, Step, m->step).rendezvous && d->cur < m->step) {
+    pair->busy = true; /* it counts as the pair's message in flight */
+    d->held[m->step] = m;
+    return;
+  }
   if (pair->busy) { /* one message at a time per pair, in order */
     if (pair->tail) pair->tail->next_in_pair = m;
     else pair->head = m;
@@ -354,7 +381,14 @@ static void advance(CsCollOp *op, uint32_t p) {
       pt->sent_cur = true;
       pt = &op->parts[p];
     }
+    if (st->rendezvous && pt->held[pt->cur]) { /* the receive is posted: let the sender's message go */
+      Msg *m = pt->held[pt->cur];
+      pt->held[pt->cur] = NULL;
+      post_now(op, m);
+      pt = &op->parts[p];
+    }
     if (st->recv_from >= 0 && !pt->arrived[pt->cur]) return;
+    if (st->wait_delivered && !pt->delivered[pt->cur]) return;
     if (st->compute > 0 && !pt->computed_cur) {
       if (!pt->computing) {
         pt->computing = true;
@@ -397,7 +431,11 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
   case CS_COLL_ALLGATHER: build_allgather(op); break;
   case CS_COLL_PS: build_ps(op); break;
   }
-  for (uint32_t p = 0; p < op->n_parts; p++) op->parts[p].arrived = g_new0(uint8_t, op->parts[p].steps->len + 1);
+  for (uint32_t p = 0; p < op->n_parts; p++) {
+    op->parts[p].arrived = g_new0(uint8_t, op->parts[p].steps->len + 1);
+    op->parts[p].delivered = g_new0(uint8_t, op->parts[p].steps->len + 1);
+    op->parts[p].held = g_new0(Msg *, op->parts[p].steps->len + 1);
+  }
   for (uint32_t p = P; p < op->n_parts; p++) advance(op, p);
   return op;
 }
@@ -417,6 +455,8 @@ void cs_coll_free(CsCollOp *op) {
   for (uint32_t p = 0; p < op->n_parts; p++) {
     g_array_free(op->parts[p].steps, TRUE);
     g_free(op->parts[p].arrived);
+    g_free(op->parts[p].delivered);
+    g_free(op->parts[p].held);
   }
   g_free(op->parts);
   g_free(op->nodes);

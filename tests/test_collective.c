@@ -1,0 +1,315 @@
+/* test_collective.c - collectives and iterations against hand calculations
+ * and closed forms: the textbook push, every collective on an idle star,
+ * incast, bucket overlap, codec sizes and costs, determinism. */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commsim/model.h"
+#include "commsim/sim.h"
+
+typedef struct {
+  CsScenario *s;
+  CsSim *sim;
+} Run;
+
+static Run run(const char *yaml, const char *const *sets) {
+  Run r = {0};
+  GError *e = NULL;
+  r.s = cs_scenario_load_string(yaml, "coll.yaml", sets, &e);
+  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
+  r.sim = cs_sim_new(r.s, &e);
+  ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");
+  ck_assert_msg(cs_sim_run(r.sim, &e), "%s", e ? e->message : "");
+  ck_assert_uint_eq(cs_sim_unfinished_workers(r.sim), 0);
+  return r;
+}
+
+static void done(Run *r) {
+  cs_sim_free(r->sim);
+  cs_scenario_free(r->s);
+}
+
+static const CsIterRecord *rec(Run *r, uint32_t w, uint32_t i) {
+  const CsIterRecord *x = cs_workload_record(cs_sim_workload(r->sim), w, i);
+  ck_assert_ptr_nonnull(x);
+  return x;
+}
+
+/* The last worker's end of iteration 1: when the collective is over. */
+static CsTime last_end(Run *r) {
+  CsTime end = 0;
+  for (uint32_t w = 0; w < cs_workload_workers(cs_sim_workload(r->sim)); w++)
+    if (rec(r, w, 1)->end > end) end = rec(r, w, 1)->end;
+  return end;
+}
+
+/* 1. One worker, one server, 100 Mbps, 10 ms, push only, no header:
+ * comm = 10 ms + bits / 100 Mbps, exact to the microsecond. */
+static const char *lecture = "nodes: [{name: w0, role: worker}, {name: ps0, role: server}]\n"
+                             "links: [{a: w0, b: ps0, bandwidth: 100Mbps, latency: 10ms}]\n"
+                             "transport: {protocol: fixed, window: 100000pkt, mtu: 1500B, header: 0B, initial_rto: 1s}\n"
+                             "workload:\n  params: 1M\n  iterations: 1\n  compute: 0\n  buckets: 0\n"
+                             "  collective: ps\n  pull: false\n"
+                             "  compression: {method: none, bucket: 1000000, ratio: 0.1, cost: {encode: 0, decode: 0, reduce: 0}}\n";
+
+static void lecture_case(const char *const *sets, CsTime want) {
+  Run r = run(lecture, sets);
+  const CsIterRecord *x = rec(&r, 0, 1);
+  CsTime comm = x->comm_end - x->first_send;
+  ck_assert_msg(llabs(comm - want) <= CS_US, "comm %" G_GINT64_FORMAT " ps, want %" G_GINT64_FORMAT, (gint64)comm, (gint64)want);
+  done(&r);
+}
+
+START_TEST(test_lecture) {
+  /* fp32: 32 Mbit / 100 Mbps = 0.32 s, + 0.01 s */
+  lecture_case(NULL, 330 * CS_MS);
+  /* uniform 8-bit, one bucket: 8 Mbit + 64 bits of scale = 0.08000064 s, + 0.01 s */
+  lecture_case((const char *const[]){"workload.compression.method=uniform", NULL}, 90 * CS_MS + 640 * CS_NS);
+  /* top 10 %, values only: 100k * 32 bit = 3.2 Mbit: 0.032 s, + 0.01 s */
+  lecture_case((const char *const[]){"workload.compression.method=topk", "workload.compression.index_bits=0", NULL},
+               42 * CS_MS);
+  /* with 32-bit indices: 6.4 Mbit: 0.064 s, + 0.01 s */
+  lecture_case((const char *const[]){"workload.compression.method=topk", NULL}, 74 * CS_MS);
+}
+END_TEST
+
+/* 2. Each collective on an idle star (large window, no loss, 1-byte ACKs
+ * so that acknowledgements do not contend with data, zero codec cost)
+ * ends within 1 % of its closed form with packetization (model.h). */
+static void closed_form(const char *collective, int P, int servers) {
+  g_autofree char *y = g_strdup_printf(
+      "topology: {type: star, workers: %d, servers: %d}\n"
+      "defaults: {buffer: 1GB}\n"
+      "transport: {protocol: fixed, window: 100000pkt, ack: 1B}\n"
+      "workload:\n  params: 1M\n  iterations: 1\n  compute: 0\n  buckets: 0\n  collective: %s\n"
+      "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}\n",
+      P, servers, collective);
+  Run r = run(y, NULL);
+  GError *e = NULL;
+  g_autoptr(CsRoutes) routes = cs_routes_build(cs_sim_topology(r.sim), CS_ROUTING_SHORTEST, &e);
+  CsModel m;
+  ck_assert(cs_model_estimate(r.s, cs_sim_topology(r.sim), routes, &m, &e));
+  double sim = (double)last_end(&r) * 1e-12;
+  ck_assert_msg(fabs(sim - m.comm_s) <= 0.01 * m.comm_s, "%s P=%d: simulated %.6f s, closed form %.6f s", collective,
+                P, sim, m.comm_s);
+  cs_model_clear(&m);
+  done(&r);
+}
+
+START_TEST(test_closed_forms) {
+  int Ps[] = {2, 4, 8, 16, 3, 5, 6};
+  for (int i = 0; i < 7; i++) {
+    int P = Ps[i];
+    closed_form("ring", P, 0);
+    closed_form("tree", P, 0);
+    closed_form("allgather", P, 0);
+    closed_form("ps", P, 1);
+    if ((P & (P - 1)) == 0) closed_form("halving-doubling", P, 0);
+  }
+  closed_form("ps", 4, 2); /* two shards */
+}
+END_TEST
+
+/* 3. Incast: 8 workers push to one server through one switch port.  With
+ * a 64-packet buffer: drops and retransmissions, and still every iteration
+ * ends.  With a buffer that holds everything: no drop, and the time is the
+ * closed form (P * n / B plus latency terms) within 1 %. */
+START_TEST(test_incast) {
+  const char *y = "topology: {type: star, workers: 8, servers: 1}\n"
+                  "transport: {protocol: reno}\n"
+                  "workload:\n  params: 1M\n  iterations: 2\n  compute: 1ms\n  buckets: 0\n  collective: ps\n"
+                  "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}\n";
+  Run small = run(y, (const char *const[]){"defaults.buffer=64pkt", NULL});
+  const CsSummary *s1 = cs_sim_summary(small.sim);
+  ck_assert_uint_gt(s1->packets_dropped, 0);
+  ck_assert_uint_gt(s1->retransmissions, 0);
+  done(&small);
+  Run big = run(y, (const char *const[]){"defaults.buffer=1GB", "transport.protocol=fixed", "transport.window=100000pkt",
+                                          "transport.ack=1B", "workload.iterations=1", "workload.compute=0", NULL});
+  ck_assert_uint_eq(cs_sim_summary(big.sim)->packets_dropped, 0);
+  GError *e = NULL;
+  g_autoptr(CsRoutes) routes = cs_routes_build(cs_sim_topology(big.sim), CS_ROUTING_SHORTEST, &e);
+  CsModel m;
+  ck_assert(cs_model_estimate(big.s, cs_sim_topology(big.sim), routes, &m, &e));
+  /* push then pull: each about 2 L + P * wire(n) / B with wire(n) = 4 MB + headers */
+  double sim = (double)last_end(&big) * 1e-12;
+  ck_assert_msg(fabs(sim - m.comm_s) <= 0.01 * m.comm_s, "incast %.6f s vs %.6f s", sim, m.comm_s);
+  ck_assert_double_gt(m.comm_s, 2 * 8 * 4e6 * 8 / 1e10); /* at least P n / B each way */
+  cs_model_clear(&m);
+  done(&big);
+}
+END_TEST
+
+/* 4. Overlap, by hand: one worker pushes to one server over one 10 Gbps,
+ * 1 us link; 2M fp32 parameters in two 4 MB buckets; compute 10 ms with
+ * backward_fraction 0.5, so bucket 0 is ready at 7.5 ms and bucket 1 at
+ * 10 ms.  A bucket's transfer: 2774 packets, 4,000,000 + 2774 * 58 =
+ * 4,160,892 B = 3.3287136 ms, + 1 us = T = 3.3297136 ms.
+ * Bucket 0: 7.5 -> 10.8297136 ms; bucket 1 waits for it (one at a time):
+ * max(10, 10.8297136) + T = 14.1594272 ms, less than compute + comm =
+ * 10 + 2 T = 16.6594272 ms. */
+START_TEST(test_bucket_overlap) {
+  Run r = run("nodes: [{name: w0, role: worker}, {name: ps0, role: server}]\n"
+              "links: [{a: w0, b: ps0}]\n"
+              "transport: {protocol: fixed, window: 100000pkt}\n"
+              "workload:\n  params: 2M\n  iterations: 1\n  compute: 10ms\n  backward_fraction: 0.5\n"
+              "  buckets: 4MB\n  collective: ps\n  pull: false\n"
+              "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}\n",
+              NULL);
+  ck_assert_uint_eq(cs_workload_buckets(cs_sim_workload(r.sim)), 2);
+  const CsIterRecord *x = rec(&r, 0, 1);
+  ck_assert_int_eq(x->end, 14159427200LL);
+  ck_assert_int_eq(x->first_send, 7500000000LL);
+  ck_assert_int_lt(x->end - x->start, (x->compute_end - x->start) + 2 * 3329713600LL);
+  done(&r);
+}
+END_TEST
+
+/* 5. Compression shrinks the payload by the SPEC formula exactly, and the
+ * codec time lands where the algorithm puts it.  Ring, P = 8, n = 409600:
+ * chunks of 51200 elements; none: 51200 * 32 bits = 204800 B; uniform 8
+ * bit, bucket 512: 51200 * 8 + 100 * 64 bits = 52000 B.  Each worker sends
+ * 2 (P - 1) = 14 chunks.  With costs encode 1 ns, decode 2 ns, reduce 3 ns
+ * per element, a worker's codec time is encode(n) + (P-1) * (2+3+1 ns) *
+ * n/P + decode(n) = 409.6 + 7 * 307.2 + 819.2 us = 3379.2 us. */
+START_TEST(test_codec_sizes_and_costs) {
+  const char *y = "topology: {type: star, workers: 8}\n"
+                  "workload:\n  params: 409600\n  iterations: 1\n  compute: 0\n  buckets: 0\n  collective: ring\n"
+                  "  compression: {bucket: 512, bits: 8, cost: {encode: 1ns, decode: 2ns, reduce: 3ns}}\n";
+  uint64_t payload[2] = {0, 0};
+  const char *methods[] = {"workload.compression.method=none", "workload.compression.method=uniform"};
+  for (int k = 0; k < 2; k++) {
+    Run r = run(y, (const char *const[]){methods[k], NULL});
+    CsNet *net = cs_sim_net(r.sim);
+    for (uint32_t m = 0; m < cs_net_messages(net); m++)
+      if (cs_net_message(net, m)->src == 0) payload[k] += cs_net_message(net, m)->payload;
+    for (uint32_t w = 0; w < 8; w++) ck_assert_int_eq(rec(&r, w, 1)->codec, 3379200000LL);
+    done(&r);
+  }
+  ck_assert_uint_eq(payload[0], 14 * 204800);
+  ck_assert_uint_eq(payload[1], 14 * 52000);
+}
+END_TEST
+
+/* Every collective with every codec it allows completes, and those it
+ * refuses are refused at load. */
+START_TEST(test_all_pairs_complete) {
+  const char *colls[] = {"ps", "ring", "tree", "halving-doubling", "allgather"};
+  const char *methods[] = {"none", "fp16", "bf16", "uniform", "stochastic", "topk", "randk", "sign", "terngrad"};
+  for (int c = 0; c < 5; c++)
+    for (int m = 0; m < 9; m++) {
+      g_autofree char *yc = g_strdup_printf("workload.collective=%s", colls[c]);
+      g_autofree char *ym = g_strdup_printf("workload.compression.method=%s", methods[m]);
+      const char *sets[] = {yc, ym, NULL};
+      const char *y = "topology: {type: star, workers: 4, servers: 1}\n"
+                      "workload: {params: 100K, iterations: 2, compute: 1ms, buckets: 100KB}\n";
+      GError *e = NULL;
+      CsScenario *s = cs_scenario_load_string(y, "pairs.yaml", sets, &e);
+      bool sparse = m == 5 || m == 7 || m == 8; /* topk, sign, terngrad */
+      bool allowed = !sparse || c == 0 || c == 4;
+      if (!allowed) {
+        ck_assert_ptr_null(s);
+        ck_assert_ptr_nonnull(strstr(e->message, "use ps or allgather"));
+        g_clear_error(&e);
+        continue;
+      }
+      ck_assert_msg(s != NULL, "%s + %s: %s", colls[c], methods[m], e ? e->message : "");
+      cs_scenario_free(s);
+      Run r = run(y, sets);
+      ck_assert_uint_eq(cs_sim_summary(r.sim)->iterations_measured, 8);
+      done(&r);
+    }
+}
+END_TEST
+
+/* Asynchronous ps runs each worker at its own pace and reports staleness:
+ * with 4 workers, about 3 other updates land between a pull and a push. */
+START_TEST(test_async_ps) {
+  Run r = run("topology: {type: star, workers: 4, servers: 1}\n"
+              "workload: {params: 1M, iterations: 5, compute: 5ms, compute_jitter: 0.2, collective: ps, sync: false}\n",
+              NULL);
+  const CsSummary *m = cs_sim_summary(r.sim);
+  ck_assert_uint_eq(m->iterations_measured, 20);
+  ck_assert_double_gt(m->staleness_mean, 1.5);
+  ck_assert_double_lt(m->staleness_mean, 3.5);
+  done(&r);
+}
+END_TEST
+
+/* 6. Same scenario and seed: byte-identical CSV files (wall_s aside). */
+static char *slurp(const char *dir, const char *name) {
+  g_autofree char *p = g_build_filename(dir, name, NULL);
+  char *text = NULL;
+  ck_assert(g_file_get_contents(p, &text, NULL, NULL));
+  g_unlink(p);
+  return text;
+}
+
+static void drop_wall(char *summary) {
+  /* wall_s is the 25th column of the data row: blank it */
+  char *row = strstr(summary, "\r\n") + 2;
+  int col = 0;
+  for (char *p = row; *p && *p != '\r'; p++)
+    if (*p == ',' && ++col == 24) {
+      char *end = strchr(p + 1, ',');
+      memset(p + 1, 'x', (size_t)(end - p - 1));
+      break;
+    }
+}
+
+START_TEST(test_deterministic_outputs) {
+  const char *y = "seed: 3\n"
+                  "defaults: {loss: 0.001, buffer: 128KB}\n"
+                  "topology: {type: dumbbell, workers: 6, bottleneck: {bandwidth: 10Gbps}}\n"
+                  "background: [{src: w0, dst: w5, pattern: poisson, rate: 2Gbps}]\n"
+                  "workload: {params: 2M, iterations: 3, compute: 2ms, compute_jitter: 0.1, buckets: 2MB, collective: ring}\n";
+  char *files[2][3];
+  for (int k = 0; k < 2; k++) {
+    g_autofree char *dir = g_dir_make_tmp("commsim-det-XXXXXX", NULL);
+    Run r = run(y, NULL);
+    GError *e = NULL;
+    ck_assert(cs_sim_write_outputs(r.sim, dir, &e));
+    files[k][0] = slurp(dir, "summary.csv");
+    files[k][1] = slurp(dir, "iterations.csv");
+    files[k][2] = slurp(dir, "messages.csv");
+    drop_wall(files[k][0]);
+    g_rmdir(dir);
+    done(&r);
+  }
+  for (int f = 0; f < 3; f++) {
+    ck_assert_str_eq(files[0][f], files[1][f]);
+    g_free(files[0][f]);
+    g_free(files[1][f]);
+  }
+}
+END_TEST
+
+static Suite *coll_suite(void) {
+  Suite *s = suite_create("collective");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_lecture);
+  tcase_add_test(tc, test_closed_forms);
+  tcase_add_test(tc, test_incast);
+  tcase_add_test(tc, test_bucket_overlap);
+  tcase_add_test(tc, test_codec_sizes_and_costs);
+  tcase_add_test(tc, test_all_pairs_complete);
+  tcase_add_test(tc, test_async_ps);
+  tcase_add_test(tc, test_deterministic_outputs);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(coll_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

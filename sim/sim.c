@@ -231,9 +231,19 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
     }
   m->link_util_mean = dirs ? util_sum / dirs : 0.0;
   m->codec_nmse = NAN;
+  m->allreduce_nmse = NAN;
   if (sim->wl) {
     GError *e = NULL;
     m->codec_nmse = cs_sim_codec_nmse(s, &e);
+    g_clear_error(&e);
+    CsCodecParams params;
+    CsCodecCost cost;
+    m->allreduce_nmse = NAN;
+    if (cs_workload_codec(s, &params, &cost, &e)) {
+      uint32_t P = sim->t->n_workers;
+      uint64_t n = (uint64_t)MIN(s->workload.params, (int64_t)65536);
+      m->allreduce_nmse = cs_coll_result_nmse(s->workload.collective, &params, P, n, s->seed, s->workload.pull, &e);
+    }
     g_clear_error(&e);
     uint32_t P = cs_workload_workers(sim->wl), I = cs_workload_iterations(sim->wl);
     CsTime *iters = g_new(CsTime, (size_t)P * I + 1);
@@ -250,9 +260,17 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
         sum_compute += (double)(r->compute_end - r->start);
         sum_comm += r->first_send >= 0 ? (double)(r->comm_end - r->first_send) : 0.0;
         sum_codec += (double)r->codec;
-        sum_wire += (double)r->wire_bytes;
         sum_stale += r->staleness;
       }
+    /* the bytes workers put on their links: every collective message they
+     * sent in a measured iteration, headers and retransmissions included
+     * (counted from the messages, some of which land after their sender's
+     * iteration has ended) */
+    for (uint32_t msg = 0; msg < cs_net_messages(sim->net); msg++) {
+      const CsMessageStats *st = cs_net_message(sim->net, msg);
+      if (st->iteration >= first && sim->t->nodes[sim->t->hosts[st->src]].role == CS_ROLE_WORKER)
+        sum_wire += (double)st->wire_bytes;
+    }
     m->iterations_measured = k;
     if (k) {
       qsort(iters, k, sizeof *iters, cmp_time);
@@ -281,7 +299,7 @@ static const char *const summary_cols[] = {
     "link_util_mean", "link_util_max", "codec_nmse", "events", "wall_s", "bg_packets_sent",
     "bg_packets_dropped", "bg_packets_lost", "bg_delay_mean_s",
     /* commsim's additions, after the SPEC's columns */
-    "staleness_mean", NULL};
+    "staleness_mean", "allreduce_nmse", NULL};
 
 const char *const *cs_sim_summary_columns(void) { return summary_cols; }
 
@@ -324,6 +342,7 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_lost));
   REAL(m->bg_delay_mean_s);
   g_ptr_array_add(f, g_strdup_printf("%.3f", m->staleness_mean));
+  g_ptr_array_add(f, isnan(m->allreduce_nmse) ? g_strdup("") : g_strdup_printf("%.6e", m->allreduce_nmse));
 #undef REAL
   return f;
 }

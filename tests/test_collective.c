@@ -290,6 +290,31 @@ START_TEST(test_deterministic_outputs) {
 }
 END_TEST
 
+/* Reduction hops compound a summable codec's error.  Uniform quantization
+ * error has variance proportional to the variance of what is encoded, and
+ * a partial sum of j independent gradients has j times one's variance.
+ * Counting encodes of j-worker sums, P = 8:
+ *   allgather: 8 encodes of j = 1                      -> 8
+ *   tree:      8 of j = 1, 4 of j = 2, 2 of 4, 1 of 8   -> 8 + 8 + 8 + 8 = 32
+ *   ring:      8 of j = 1, then one of each j = 2..8    -> 8 + 35 = 43
+ * so tree / allgather = 4 and ring / tree = 43/32, each within 10 %.
+ * Without compression the sum is exact but for float rounding. */
+START_TEST(test_compounded_error) {
+  CsCodecParams p;
+  cs_codec_params_init(&p);
+  p.method = CS_CODEC_UNIFORM;
+  p.bits = 4;
+  GError *e = NULL;
+  double ring = cs_coll_result_nmse(CS_COLL_RING, &p, 8, 65536, 1, true, &e);
+  double tree = cs_coll_result_nmse(CS_COLL_TREE, &p, 8, 65536, 1, true, &e);
+  double gather = cs_coll_result_nmse(CS_COLL_ALLGATHER, &p, 8, 65536, 1, true, &e);
+  ck_assert_msg(fabs(tree / gather / 4.0 - 1) < 0.1 && fabs(ring / tree / (43.0 / 32.0) - 1) < 0.1,
+                "ring %g, tree %g, allgather %g", ring, tree, gather);
+  p.method = CS_CODEC_NONE;
+  ck_assert_double_lt(cs_coll_result_nmse(CS_COLL_RING, &p, 8, 65536, 1, true, &e), 1e-12);
+}
+END_TEST
+
 static Suite *coll_suite(void) {
   Suite *s = suite_create("collective");
   TCase *tc = tcase_create("core");
@@ -302,6 +327,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_all_pairs_complete);
   tcase_add_test(tc, test_async_ps);
   tcase_add_test(tc, test_deterministic_outputs);
+  tcase_add_test(tc, test_compounded_error);
   suite_add_tcase(s, tc);
   return s;
 }

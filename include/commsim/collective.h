@@ -71,10 +71,17 @@ void cs_coll_contribute(CsCollOp *op, uint32_t rank);
 /* When a worker sent its first byte and received its last (for comm_s). */
 CsTime cs_coll_first_send(const CsCollOp *op, uint32_t rank);
 CsTime cs_coll_last_receive(const CsCollOp *op, uint32_t rank);
-/* Wire bytes worker `rank` put on the network (its first link) in this op. */
-uint64_t cs_coll_wire_bytes(const CsCollOp *op, uint32_t rank);
 bool cs_coll_finished(const CsCollOp *op);
 void cs_coll_free(CsCollOp *op);
+
+/* ||result - exact||^2 / ||exact||^2 of the collective's sum of P
+ * independent N(0, 1) gradients of n elements, with the real kernels
+ * applied as the collective applies them (decode-add-encode at each
+ * reduction hop for summable codecs; decode and add for gathered ones;
+ * ps re-encodes the sum for the pull; sign takes a majority vote).
+ * NAN with an error if a kernel refuses. */
+double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params, uint32_t P, uint64_t n, uint64_t seed,
+                           bool pull, GError **error);
 
 /* Bytes on the wire for n elements under the codec (ceil of the bits). */
 uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n);

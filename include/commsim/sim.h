@@ -30,7 +30,8 @@ typedef struct {
   double iter_mean_s, iter_p50_s, iter_p99_s, compute_s, comm_s, codec_s, exposed_comm_s;
   uint64_t packets_sent, packets_dropped, packets_lost, retransmissions; /* data + ACK */
   double link_util_mean, link_util_max;
-  double codec_nmse; /* NAN without a workload */
+  double codec_nmse;     /* NAN without a workload */
+  double allreduce_nmse; /* the error left in the collective's result (compounded at reduction hops) */
   uint64_t events;
   double wall_s;
   uint64_t bg_packets_sent, bg_packets_dropped, bg_packets_lost;

@@ -37,7 +37,6 @@ typedef struct {
   CsTime comm_end;    /* last result byte received */
   CsTime end;         /* updated parameters ready */
   CsTime codec;       /* encode, decode and reduction work on this worker */
-  uint64_t wire_bytes; /* data bytes it put on its first link, headers and retransmissions included */
   double staleness;   /* async ps only */
 } CsIterRecord;
 

@@ -54,6 +54,9 @@ static void print_training(CsSim *sim, const CsScenario *s) {
   printf("  %-26s %.6f s   (encode, decode, reduction arithmetic)\n", "codec", m->codec_s);
   printf("  %-26s %.6f s   (iteration - compute - codec)\n", "exposed communication", m->exposed_comm_s);
   if (!isnan(m->codec_nmse)) printf("  %-26s %.4e   (one encode/decode by the real kernel)\n", "codec error (nmse)", m->codec_nmse);
+  if (!isnan(m->allreduce_nmse))
+    printf("  %-26s %.4e   (the collective's summed result, error compounded at reduction hops)\n", "result error (nmse)",
+           m->allreduce_nmse);
   if (w->collective == CS_COLL_PS && !w->sync) printf("  %-26s %.2f updates\n", "staleness", m->staleness_mean);
   printf("  %-26s %" G_GUINT64_FORMAT " retransmissions, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT " losses\n\n",
          "network (whole run)", m->retransmissions, m->packets_dropped, m->packets_lost);

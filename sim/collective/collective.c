@@ -93,7 +93,6 @@ typedef struct {
   uint8_t *delivered; /* per step: the message it sent got there */
   struct Msg **held;  /* per step: a rendezvous message waiting for the step */
   CsTime first_send, last_recv;
-  uint64_t wire;
 } Part;
 
 typedef struct Msg Msg;
@@ -283,8 +282,7 @@ static void on_delivered(CsNet *net, void *ctx, uint32_t msg, bool failed) {
   Msg *m = ctx;
   CsCollOp *op = m->op;
   if (failed) return; /* the run reports the undeliverable message */
-  const CsMessageStats *st = cs_net_message(net, msg);
-  op->parts[m->src].wire += st->wire_bytes;
+  (void)msg;
   op->parts[m->src].delivered[m->send_step] = 1;
   Part *d = &op->parts[m->dst];
   d->arrived[m->step] = 1;
@@ -447,7 +445,6 @@ void cs_coll_contribute(CsCollOp *op, uint32_t rank) {
 
 CsTime cs_coll_first_send(const CsCollOp *op, uint32_t rank) { return op->parts[rank].first_send; }
 CsTime cs_coll_last_receive(const CsCollOp *op, uint32_t rank) { return op->parts[rank].last_recv; }
-uint64_t cs_coll_wire_bytes(const CsCollOp *op, uint32_t rank) { return op->parts[rank].wire; }
 bool cs_coll_finished(const CsCollOp *op) { return op->workers_left == 0 && op->servers_left == 0; }
 
 void cs_coll_free(CsCollOp *op) {

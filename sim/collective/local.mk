@@ -1,5 +1,5 @@
 # Collectives: ps, ring, tree, halving-doubling, allgather as step lists.
-sim_libcommsim_la_SOURCES += sim/collective/collective.c sim/collective/model.c
+sim_libcommsim_la_SOURCES += sim/collective/collective.c sim/collective/model.c sim/collective/fidelity.c
 pkginclude_HEADERS += include/commsim/collective.h include/commsim/model.h
 
 check_PROGRAMS += tests/test_collective

@@ -126,7 +126,6 @@ static void on_result(void *ctx, uint32_t rank) {
   /* push only: nothing comes back; the round ends when the servers have summed */
   if (wl->s->workload.collective == CS_COLL_PS && !wl->s->workload.pull) lr = cs_engine_now(wl->engine);
   r->comm_end = lr > r->comm_end ? lr : r->comm_end;
-  r->wire_bytes += cs_coll_wire_bytes(oc->op, rank);
   if (oc->async_worker >= 0) { /* other workers' updates applied since this worker's last pull */
     r->staleness = (double)(wl->applied - wl->applied_at_pull[w]);
     wl->applied++;

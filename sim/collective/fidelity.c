@@ -1,0 +1,108 @@
+/* fidelity.c - how much error a codec leaves in a collective's result.
+ *
+ * A summable codec is decoded, added and re-encoded at every reduction
+ * hop, so its error compounds with the depth of the reduction: P - 1 hops
+ * along a ring, log2 P in a tree or halving-doubling.  Gathered payloads
+ * (allgather, ps) are decoded and summed exactly, then (ps with pull)
+ * encoded once more.  This runs the real kernels through those chains on
+ * independent normal gradients and compares with the exact sum.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "commsim/collective.h"
+#include "commsim/rng.h"
+
+typedef struct {
+  void *buf;
+  size_t len;
+} Payload;
+
+static bool encode(CsCodec *c, uint64_t round, const float *x, size_t n, size_t cap, Payload *p, GError **error) {
+  p->buf = g_malloc(cap);
+  return cs_codec_encode(c, round, x, n, p->buf, cap, &p->len, error);
+}
+
+/* out = encode(decode(a) + decode(b)), replacing a. */
+static bool reduce_into(CsCodec *c, uint64_t round, Payload *a, const Payload *b, size_t cap, GError **error) {
+  void *out = g_malloc(cap);
+  size_t len = 0;
+  bool ok = cs_codec_reduce(c, round, a->buf, a->len, b->buf, b->len, out, cap, &len, error);
+  g_free(a->buf);
+  a->buf = out;
+  a->len = len;
+  return ok;
+}
+
+double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, uint32_t P, uint64_t n, uint64_t seed,
+                           bool pull, GError **error) {
+  CsCodecParams params = *params_in;
+  params.error_feedback = false;
+  if (P == 0 || n == 0) return 0.0;
+  float *x = g_new(float, (size_t)P * n);
+  double *exact = g_new0(double, n);
+  CsRng rng;
+  cs_rng_init(&rng, seed, cs_rng_stream_id("collective-gradient", P, n));
+  for (size_t i = 0; i < (size_t)P * n; i++) {
+    x[i] = (float)cs_rng_normal(&rng, 0.0, 1.0);
+    exact[i % n] += x[i];
+  }
+  size_t cap = cs_codec_payload_size(&params, n) * 2 + 64;
+  float *result = g_new0(float, n);
+  Payload *pl = g_new0(Payload, P);
+  CsCodec **codecs = g_new0(CsCodec *, P);
+  bool ok = true;
+  const uint64_t round = 1;
+  for (uint32_t w = 0; ok && w < P; w++) {
+    codecs[w] = cs_codec_new(&params, w, error);
+    ok = codecs[w] && encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error);
+  }
+  bool summable = cs_codec_method_summable(params.method);
+  if (ok && summable && (kind == CS_COLL_RING || kind == CS_COLL_TREE || kind == CS_COLL_HALVING_DOUBLING)) {
+    if (kind == CS_COLL_RING) { /* a chain: each hop adds one worker's payload */
+      for (uint32_t w = 1; ok && w < P; w++) ok = reduce_into(codecs[w], round, &pl[0], &pl[w], cap, error);
+    } else { /* binomial: pairs, then pairs of pairs */
+      for (uint32_t step = 1; ok && step < P; step *= 2)
+        for (uint32_t w = 0; ok && w + step < P; w += 2 * step) ok = reduce_into(codecs[w], round, &pl[w], &pl[w + step], cap, error);
+    }
+    ok = ok && cs_codec_decode(pl[0].buf, pl[0].len, result, n, error);
+  } else if (ok && params.method == CS_CODEC_SIGN && kind == CS_COLL_PS) { /* majority vote, scaled */
+    const void **bufs = g_new(const void *, P);
+    size_t *lens = g_new(size_t, P);
+    for (uint32_t w = 0; w < P; w++) bufs[w] = pl[w].buf, lens[w] = pl[w].len;
+    void *vote = g_malloc(cap);
+    size_t len = 0;
+    ok = cs_codec_sign_vote(bufs, lens, P, vote, cap, &len, error) && cs_codec_decode(vote, len, result, n, error);
+    /* the vote's scale is a mean: P workers' sum is P times it */
+    for (size_t i = 0; ok && i < n; i++) result[i] *= (float)P;
+    g_free(vote);
+    g_free(bufs);
+    g_free(lens);
+  } else if (ok) { /* gathered: decode each and add exactly */
+    for (uint32_t w = 0; ok && w < P; w++) ok = cs_codec_decode_add(pl[w].buf, pl[w].len, result, n, error);
+    if (ok && kind == CS_COLL_PS && pull) { /* the server encodes the sum once more */
+      Payload back;
+      ok = encode(codecs[0], round + 1, result, n, cap, &back, error) && cs_codec_decode(back.buf, back.len, result, n, error);
+      g_free(back.buf);
+    }
+  }
+  double num = 0, den = 0;
+  for (size_t i = 0; ok && i < n; i++) {
+    double d = (double)result[i] - exact[i];
+    num += d * d;
+    den += exact[i] * exact[i];
+  }
+  for (uint32_t w = 0; w < P; w++) {
+    g_free(pl[w].buf);
+    cs_codec_free(codecs[w]);
+  }
+  g_free(pl);
+  g_free(codecs);
+  g_free(result);
+  g_free(exact);
+  g_free(x);
+  if (!ok) return NAN;
+  return den > 0 ? num / den : 0.0;
+}

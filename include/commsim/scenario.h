@@ -103,6 +103,7 @@ typedef struct {
   CsTime min_rto;
   int64_t max_timeouts; /* consecutive timeouts before a message is abandoned */
   CsTime initial_rto;   /* before a connection has an RTT sample */
+  int64_t host_queue;   /* bytes a host's egress may hold waiting before its flows pause; 0 = unlimited */
 } CsTransportSpec;
 
 typedef struct {

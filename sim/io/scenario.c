@@ -59,7 +59,7 @@ static const char *const topology_keys[] = {"type",   "workers",        "servers
                                             "bottleneck", NULL};
 static const char *const node_keys[] = {"name", "role", NULL};
 static const char *const transport_keys[] = {"protocol",  "mtu",     "header",       "ack", "window",
-                                             "init_cwnd", "min_rto", "max_timeouts", "initial_rto", NULL};
+                                             "init_cwnd", "min_rto", "max_timeouts", "initial_rto", "host_queue", NULL};
 static const char *const workload_keys[] = {
     "params",      "dtype",  "iterations", "warmup", "compute", "compute_jitter", "backward_fraction",
     "buckets",     "accumulation", "collective", "chunks", "servers", "sync",
@@ -576,7 +576,8 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
       !get_size(v, "transport", "ack", &t->ack, error) ||
       !get_time(v, "transport", "min_rto", &t->min_rto, error) ||
       !get_count(v, "transport", "max_timeouts", &t->max_timeouts, error) ||
-      !get_time(v, "transport", "initial_rto", &t->initial_rto, error))
+      !get_time(v, "transport", "initial_rto", &t->initial_rto, error) ||
+      !get_size(v, "transport", "host_queue", &t->host_queue, error))
     return false;
   if (t->initial_rto == 0) FAIL_AT(value_of(v, "initial_rto"), "transport.initial_rto must be larger than 0");
   t->protocol = (CsProtocol)proto;
@@ -898,7 +899,7 @@ static CsScenario *scenario_new(const char *path) {
   s->topology.oversubscription = 1.0;
   s->topology.nodes = g_array_new(FALSE, TRUE, sizeof(CsNodeSpec));
   s->topology.links = g_array_new(FALSE, TRUE, sizeof(CsLinkDecl));
-  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS, 15, 10 * CS_MS};
+  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS, 15, 10 * CS_MS, 128000};
   CsWorkloadSpec *w = &s->workload;
   w->params = 25600000;
   w->dtype = g_strdup("fp32");

@@ -75,6 +75,17 @@ static inline void catch_up(LinkDir *d, CsTime now) {
   d->q_last = now;
 }
 
+CsTime cs_net_host_queue_full(CsNet *net, uint32_t port) {
+  if (net->host_queue == 0) return 0;
+  const CsPort *pt = &net->t->ports[port];
+  LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
+  CsTime now = cs_engine_now(net->engine);
+  catch_up(d, now);
+  if (d->q_bytes < net->host_queue) return 0;
+  /* when the last waiting packet starts, the queue holds none waiting */
+  return d->q[(d->q_head + d->q_len - 1) & (d->q_cap - 1)].start;
+}
+
 static void queue_push(LinkDir *d, CsTime start, uint32_t bytes) {
   if (d->q_len == d->q_cap) {
     uint32_t cap = d->q_cap ? d->q_cap * 2 : 64;
@@ -268,6 +279,7 @@ CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, co
                     : (uint32_t)MIN(s->transport.window, (int64_t)UINT32_MAX);
   net->protocol = s->transport.protocol;
   net->max_timeouts = (uint32_t)s->transport.max_timeouts;
+  net->host_queue = (uint64_t)s->transport.host_queue;
   net->rtt_by_pair = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   cs_background_init(net);
   return net;

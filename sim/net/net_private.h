@@ -111,6 +111,7 @@ typedef struct {
   CsTime rto;
   CsTime deadline; /* retransmission timer; 0 = disarmed */
   bool timer_event;
+  bool host_wait; /* blocked by the host queue limit; an event will wake it */
   uint32_t consecutive_timeouts;
   bool sender_done;
   /* receiver */
@@ -152,6 +153,7 @@ struct CsNet {
   uint32_t window; /* packets */
   CsProtocol protocol;
   uint32_t max_timeouts;
+  uint64_t host_queue; /* bytes; 0 = no limit */
   /* accounting */
   CsPacketCounts counts[PKT_CLASSES];
   uint64_t retransmissions, timeouts, hops, marks;
@@ -163,6 +165,9 @@ uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind);
 void cs_net_packet_free(CsNet *net, uint32_t p);
 /* Put packet p (at hop 0, at its source) onto the network. */
 void cs_net_inject(CsNet *net, uint32_t p);
+/* 0 when the host egress behind `port` has room under transport.host_queue;
+ * otherwise when it will (the start of its last waiting packet). */
+CsTime cs_net_host_queue_full(CsNet *net, uint32_t port);
 uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint64_t hash, uint16_t *hops);
 
 /* transport.c: a data or ACK packet has reached its destination. */

@@ -33,6 +33,7 @@ enum { S_UNSENT = 0, S_FLIGHT = 1, S_DONE = 2, S_LOST = 3 };
 #define DUP_THRESH 3
 
 static void on_timer(CsEngine *e, void *ctx, uint64_t arg);
+static void send_more(CsNet *net, uint32_t fi);
 
 static inline Flow *flow_of(CsNet *net, uint32_t f) { return &net->flows[f]; }
 static inline uint8_t st_get(const Flow *f, uint32_t seq) { return f->state[seq & f->ring_mask]; }
@@ -70,13 +71,29 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
   cs_net_inject(net, p);
 }
 
+static void on_host_queue(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e;
+  CsNet *net = ctx;
+  flow_of(net, (uint32_t)arg)->host_wait = false;
+  send_more(net, (uint32_t)arg);
+}
+
 static void send_more(CsNet *net, uint32_t fi) {
   Flow *f = flow_of(net, fi);
-  if (f->sender_done) return;
+  if (f->sender_done || f->host_wait) return;
   double w = net->protocol == CS_PROTO_FIXED ? (double)net->window : fmin(f->cwnd, (double)net->window);
   uint32_t limit = w < 1.0 ? 1 : (uint32_t)w;
   bool sent = false;
+  uint32_t first_port = g_array_index(net->arena, uint32_t, f->path_fwd);
   while (f->in_flight < limit) {
+    /* TCP small queues: leave packets in the socket, not in a long host
+     * queue where the ACKs of other flows would wait behind them */
+    CsTime wake = cs_net_host_queue_full(net, first_port);
+    if (wake) {
+      f->host_wait = true;
+      cs_engine_schedule_at(net->engine, wake, on_host_queue, net, fi);
+      break;
+    }
     if (f->n_lost > 0) {
       while (st_get(f, f->lost_scan) != S_LOST) f->lost_scan++;
       uint32_t seq = f->lost_scan++;

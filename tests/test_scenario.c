@@ -247,7 +247,22 @@ START_TEST(test_sweep_parsed) {
   CsSweepAxis *a = &g_array_index(s->sweep, CsSweepAxis, 0);
   ck_assert_str_eq(a->key, "defaults.bandwidth");
   ck_assert_uint_eq(a->values->len, 3);
-  ck_assert_str_eq(a->values->pdata[2], "100Gbps");
+  ck_assert_str_eq(((char **)a->values->pdata[2])[0], "100Gbps");
+  /* a zipped axis */
+  const char *zipped = "topology: {type: star, workers: 4, servers: 1}\nworkload: {params: 1M}\n"
+                       "sweep:\n  workload.compression.method, workload.collective: [[none, ring], [topk, ps]]\n";
+  g_autoptr(CsScenario) z = cs_scenario_load_string(zipped, "z.yaml", NULL, &e);
+  ck_assert_msg(z != NULL, "%s", e ? e->message : "");
+  CsSweepAxis *za = &g_array_index(z->sweep, CsSweepAxis, 0);
+  ck_assert_str_eq(za->keys[1], "workload.collective");
+  ck_assert_str_eq(((char **)za->values->pdata[1])[0], "topk");
+  ck_assert_str_eq(((char **)za->values->pdata[1])[1], "ps");
+  /* a zipped pair that cannot work is refused at load, at its place */
+  const char *bad = "topology: {type: star, workers: 4, servers: 1}\nworkload: {params: 1M}\n"
+                    "sweep:\n  workload.compression.method, workload.collective: [[none, ring], [topk, ring]]\n";
+  ck_assert_ptr_null(cs_scenario_load_string(bad, "b.yaml", NULL, &e));
+  ck_assert_ptr_nonnull(strstr(e->message, "b.yaml:4:68: error: workload: compression method 'topk' cannot be carried"));
+  g_clear_error(&e);
 }
 END_TEST
 

@@ -177,8 +177,9 @@ typedef struct {
 } CsOutputSpec;
 
 typedef struct {
-  char *key;      /* dotted */
-  GPtrArray *values; /* char * */
+  char *key;         /* as written: a dotted key, or several joined by commas (a zipped axis) */
+  char **keys;       /* the dotted keys */
+  GPtrArray *values; /* per value of the axis: a NULL-terminated char ** with one value per key */
   int line, col;
 } CsSweepAxis;
 

@@ -149,7 +149,10 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
     for (guint i = 0; i < s->sweep->len; i++) {
       const CsSweepAxis *a = &g_array_index(s->sweep, CsSweepAxis, i);
       printf("%s %s [", i ? ";" : "", a->key);
-      for (guint j = 0; j < a->values->len; j++) printf("%s%s", j ? ", " : "", (char *)a->values->pdata[j]);
+      for (guint j = 0; j < a->values->len; j++) {
+        g_autofree char *v = g_strjoinv(" ", a->values->pdata[j]);
+        printf("%s%s%s%s", j ? ", " : "", a->keys[1] ? "(" : "", v, a->keys[1] ? ")" : "");
+      }
       printf("]");
     }
     printf("\n");

@@ -792,22 +792,44 @@ static bool read_output(const CsYamlNode *v, CsScenario *s, GError **error) {
   return true;
 }
 
+/* A sweep axis is a dotted key and a list of values, or several keys
+ * joined by commas and a list of lists, zipped: `workload.compression.method,
+ * workload.collective: [[none, ring], [topk, allgather]]` sweeps pairs. */
 static bool read_sweep(const CsYamlNode *v, CsScenario *s, GError **error) {
   if (!expect_kind(v, CS_YAML_MAP, "sweep", error)) return false;
   for (guint i = 0; i < v->keys->len; i++) {
     CsYamlNode *k = v->keys->pdata[i], *list = v->items->pdata[i];
-    if (strncmp(k->text, "sweep", 5) == 0 && (k->text[5] == '\0' || k->text[5] == '.'))
-      FAIL_AT(k, "sweep: a sweep cannot sweep itself ('%s')", k->text);
+    g_auto(GStrv) keys = g_strsplit(k->text, ",", -1);
+    guint nk = g_strv_length(keys);
+    for (guint j = 0; j < nk; j++) {
+      g_strstrip(keys[j]);
+      if (!*keys[j]) FAIL_AT(k, "sweep: '%s' has an empty key", k->text);
+      if (strncmp(keys[j], "sweep", 5) == 0 && (keys[j][5] == '\0' || keys[j][5] == '.'))
+        FAIL_AT(k, "sweep: a sweep cannot sweep itself ('%s')", keys[j]);
+    }
     if (!expect_kind(list, CS_YAML_SEQ, "a sweep axis", error)) return false;
     if (list->items->len == 0) FAIL_AT(list, "sweep.%s: the list of values is empty", k->text);
-    CsSweepAxis ax = {g_strdup(k->text), g_ptr_array_new_with_free_func(g_free), k->line, k->col};
+    CsSweepAxis ax = {g_strdup(k->text), g_strdupv(keys), g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev),
+                      k->line, k->col};
     g_array_append_val(s->sweep, ax);
     for (guint j = 0; j < list->items->len; j++) {
       CsYamlNode *item = list->items->pdata[j];
       g_autofree char *kp = g_strdup_printf("sweep.%s[%u]", k->text, j);
-      const char *t = scalar_text(item, kp, error);
-      if (!t) return false;
-      g_ptr_array_add(ax.values, g_strdup(t));
+      char **vals = g_new0(char *, nk + 1);
+      g_ptr_array_add(ax.values, vals);
+      if (nk == 1) {
+        const char *t = scalar_text(item, kp, error);
+        if (!t) return false;
+        vals[0] = g_strdup(t);
+        continue;
+      }
+      if (item->kind != CS_YAML_SEQ || item->items->len != nk)
+        FAIL_AT(item, "%s: the axis zips %u keys: each value is a list of %u values, such as [none, ring]", kp, nk, nk);
+      for (guint q = 0; q < nk; q++) {
+        const char *t = scalar_text(item->items->pdata[q], kp, error);
+        if (!t) return false;
+        vals[q] = g_strdup(t);
+      }
     }
   }
   return true;
@@ -956,6 +978,7 @@ void cs_scenario_free(CsScenario *s) {
   for (guint i = 0; i < s->sweep->len; i++) {
     CsSweepAxis *a = &g_array_index(s->sweep, CsSweepAxis, i);
     g_free(a->key);
+    g_strfreev(a->keys);
     g_ptr_array_free(a->values, TRUE);
   }
   g_array_free(s->sweep, TRUE);
@@ -975,7 +998,9 @@ static bool check_sweep_values(const CsYamlDoc *doc, const CsScenario *s, const 
       g_autoptr(CsYamlDoc) copy = cs_yaml_doc_copy(doc);
       cs_yaml_map_remove(cs_yaml_root(copy), "sweep");
       g_autofree char *origin = g_strdup_printf("%s:%d:%d", item->origin, item->line, item->col);
-      if (!cs_yaml_set_path(copy, ax->key, ax->values->pdata[j], origin, error)) return false;
+      char **vals = ax->values->pdata[j];
+      for (guint q = 0; ax->keys[q]; q++)
+        if (!cs_yaml_set_path(copy, ax->keys[q], vals[q], origin, error)) return false;
       CsScenario *point = scenario_new(path);
       bool ok = read_scenario(cs_yaml_root(copy), point, error);
       cs_scenario_free(point);

@@ -401,8 +401,9 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
 
 bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error) {
   unsigned tr = sim->s->output.traces;
-  if ((tr & CS_TRACE_SUMMARY) && !write_summary(sim, dir, error)) return false;
   if ((tr & CS_TRACE_ITERATIONS) && sim->wl && !write_iterations(sim, dir, error)) return false;
   if ((tr & CS_TRACE_MESSAGES) && !write_messages(sim, dir, error)) return false;
+  /* last: a sweep takes a folder with a summary.csv as a complete point */
+  if ((tr & CS_TRACE_SUMMARY) && !write_summary(sim, dir, error)) return false;
   return true;
 }

@@ -9,8 +9,8 @@ tests_test_units_CFLAGS = $(TEST_CFLAGS)
 tests_test_units_LDADD = $(TEST_LIBS)
 
 # Scenario files: YAML tree with locations, then validated structs.
-sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/scenario.c sim/io/csv.c
-pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/scenario.h include/commsim/csv.h
+sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/scenario.c sim/io/csv.c sim/io/sweep.c
+pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/scenario.h include/commsim/csv.h include/commsim/sweep.h
 
 check_PROGRAMS += tests/test_scenario
 TESTS += tests/test_scenario
@@ -25,3 +25,9 @@ TESTS += tests/test_run
 tests_test_run_SOURCES = tests/test_run.c
 tests_test_run_CFLAGS = $(TEST_CFLAGS)
 tests_test_run_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_sweep
+TESTS += tests/test_sweep
+tests_test_sweep_SOURCES = tests/test_sweep.c
+tests_test_sweep_CFLAGS = $(TEST_CFLAGS)
+tests_test_sweep_LDADD = $(TEST_LIBS)

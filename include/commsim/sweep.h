@@ -1,0 +1,56 @@
+/* sweep.h - the points of a scenario's `sweep:` grid, run in parallel.
+ *
+ * The grid is the cartesian product of the axes, in file order, the last
+ * axis changing fastest; an axis may zip several keys.  Each point is the
+ * scenario with its values applied as --set would apply them and the
+ * same seed (common random numbers), simulated alone in a thread of a
+ * pool, writing its files in a folder named from its values.  A point
+ * whose folder holds a summary.csv (written last, atomically) is complete
+ * and is not run again, so an interrupted sweep resumes.  sweep.csv has
+ * one row per point, in grid order whatever the number of threads.
+ */
+#ifndef COMMSIM_SWEEP_H
+#define COMMSIM_SWEEP_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct CsSweep CsSweep;
+
+typedef struct {
+  uint32_t index;   /* in grid order */
+  char *name;       /* its folder: key=value,key=value */
+  char **keys;      /* the swept keys (NULL-terminated) */
+  char **values;    /* their values at this point */
+} CsSweepPoint;
+
+/* Load the scenario (with overrides) and expand its grid; an error if it
+ * has no sweep. */
+CsSweep *cs_sweep_new(const char *path, const char *const *overrides, GError **error);
+void cs_sweep_free(CsSweep *sw);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSweep, cs_sweep_free)
+
+uint32_t cs_sweep_size(const CsSweep *sw);
+const CsSweepPoint *cs_sweep_point(const CsSweep *sw, uint32_t i);
+/* The scenario's default output folder. */
+const char *cs_sweep_default_dir(const CsSweep *sw);
+
+typedef struct {
+  uint32_t jobs;              /* threads; 0 = the number of cores */
+  uint32_t shard_k, shard_n;  /* run points with index % n == k; n = 0: all */
+  bool progress;              /* points done / total and an ETA on stderr */
+} CsSweepOptions;
+
+/* Run (or resume) the points into DIR/<point>/ and write DIR/sweep.csv.
+ * *failed counts points whose run failed (their rows are left out). */
+bool cs_sweep_run(CsSweep *sw, const char *dir, const CsSweepOptions *opt, uint32_t *failed, GError **error);
+
+/* Join the sweep.csv files of shards' folders into OUT/sweep.csv, rows in
+ * grid order. */
+bool cs_sweep_merge(const char *const *dirs, const char *out, GError **error);
+
+/* The fields of one CSV line (RFC 4180 quoting), without its line end. */
+GPtrArray *cs_csv_split_line(const char *line);
+
+#endif

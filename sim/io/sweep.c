@@ -1,0 +1,340 @@
+/* sweep.c - grid expansion, parallel points, resume, shards and merge. */
+#include "config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commsim/csv.h"
+#include "commsim/scenario.h"
+#include "commsim/sim.h"
+#include "commsim/sweep.h"
+
+struct CsSweep {
+  char *path;
+  CsYamlDoc *doc; /* with the overrides, without the sweep */
+  CsScenario *base;
+  GPtrArray *points; /* CsSweepPoint * */
+  char **all_keys;   /* the swept keys, in column order */
+};
+
+static void point_free(gpointer p) {
+  CsSweepPoint *pt = p;
+  g_free(pt->name);
+  g_strfreev(pt->keys);
+  g_strfreev(pt->values);
+  g_free(pt);
+}
+
+/* A folder name from key=value pairs: safe characters only. */
+static char *point_name(char **keys, char **values) {
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; keys[i]; i++) {
+    if (i) g_string_append_c(s, ',');
+    g_string_append_printf(s, "%s=%s", keys[i], values[i]);
+  }
+  for (gsize i = 0; i < s->len; i++)
+    if (!g_ascii_isalnum(s->str[i]) && !strchr("._=,+-", s->str[i])) s->str[i] = '_';
+  return g_string_free(s, FALSE);
+}
+
+CsSweep *cs_sweep_new(const char *path, const char *const *overrides, GError **error) {
+  CsSweep *sw = g_new0(CsSweep, 1);
+  sw->path = g_strdup(path);
+  sw->points = g_ptr_array_new_with_free_func(point_free);
+  sw->doc = cs_yaml_load_file(path, error);
+  if (!sw->doc) goto fail;
+  for (size_t i = 0; overrides && overrides[i]; i++)
+    if (!cs_yaml_set(sw->doc, overrides[i], error)) goto fail;
+  sw->base = cs_scenario_from_yaml(sw->doc, path, error);
+  if (!sw->base) goto fail;
+  GArray *axes = sw->base->sweep;
+  if (axes->len == 0) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                "%s: error: the scenario has no sweep: section (a map of dotted keys to lists of values)", path);
+    goto fail;
+  }
+  cs_yaml_map_remove(cs_yaml_root(sw->doc), "sweep");
+  GPtrArray *keys = g_ptr_array_new();
+  uint64_t total = 1;
+  for (guint a = 0; a < axes->len; a++) {
+    const CsSweepAxis *ax = &g_array_index(axes, CsSweepAxis, a);
+    for (guint q = 0; ax->keys[q]; q++) g_ptr_array_add(keys, g_strdup(ax->keys[q]));
+    total *= ax->values->len;
+    if (total > 1000000) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                  "%s: error: the sweep has more than 1,000,000 points", path);
+      g_ptr_array_free(keys, TRUE);
+      goto fail;
+    }
+  }
+  g_ptr_array_add(keys, NULL);
+  sw->all_keys = (char **)g_ptr_array_free(keys, FALSE);
+  guint nkeys = g_strv_length(sw->all_keys);
+  /* the last axis changes fastest */
+  guint *digit = g_new0(guint, axes->len);
+  for (uint64_t p = 0; p < total; p++) {
+    CsSweepPoint *pt = g_new0(CsSweepPoint, 1);
+    pt->index = (uint32_t)p;
+    pt->keys = g_strdupv(sw->all_keys);
+    pt->values = g_new0(char *, nkeys + 1);
+    guint k = 0;
+    for (guint a = 0; a < axes->len; a++) {
+      const CsSweepAxis *ax = &g_array_index(axes, CsSweepAxis, a);
+      char **vals = ax->values->pdata[digit[a]];
+      for (guint q = 0; ax->keys[q]; q++) pt->values[k++] = g_strdup(vals[q]);
+    }
+    pt->name = point_name(pt->keys, pt->values);
+    g_ptr_array_add(sw->points, pt);
+    for (gint a = (gint)axes->len - 1; a >= 0; a--) {
+      if (++digit[a] < g_array_index(axes, CsSweepAxis, a).values->len) break;
+      digit[a] = 0;
+    }
+  }
+  g_free(digit);
+  return sw;
+fail:
+  cs_sweep_free(sw);
+  return NULL;
+}
+
+void cs_sweep_free(CsSweep *sw) {
+  if (!sw) return;
+  g_free(sw->path);
+  cs_yaml_doc_free(sw->doc);
+  cs_scenario_free(sw->base);
+  g_ptr_array_free(sw->points, TRUE);
+  g_strfreev(sw->all_keys);
+  g_free(sw);
+}
+
+uint32_t cs_sweep_size(const CsSweep *sw) { return sw->points->len; }
+const CsSweepPoint *cs_sweep_point(const CsSweep *sw, uint32_t i) { return sw->points->pdata[i]; }
+const char *cs_sweep_default_dir(const CsSweep *sw) { return sw->base->output.dir; }
+
+/* ---- CSV lines ---- */
+
+GPtrArray *cs_csv_split_line(const char *line) {
+  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+  const char *p = line;
+  for (;;) {
+    GString *v = g_string_new(NULL);
+    if (*p == '"') {
+      p++;
+      while (*p) {
+        if (*p == '"' && p[1] == '"') g_string_append_c(v, '"'), p += 2;
+        else if (*p == '"') {
+          p++;
+          break;
+        } else g_string_append_c(v, *p++);
+      }
+    }
+    while (*p && *p != ',' && *p != '\r' && *p != '\n') g_string_append_c(v, *p++);
+    g_ptr_array_add(f, g_string_free(v, FALSE));
+    if (*p != ',') break;
+    p++;
+  }
+  return f;
+}
+
+/* The data row of a point's summary.csv, or NULL. */
+static GPtrArray *read_summary_row(const char *pdir) {
+  g_autofree char *path = g_build_filename(pdir, "summary.csv", NULL);
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL)) return NULL;
+  char *row = strchr(text, '\n');
+  if (!row || !row[1]) return NULL;
+  GPtrArray *f = cs_csv_split_line(row + 1);
+  if (f->len != g_strv_length((char **)cs_sim_summary_columns())) {
+    g_ptr_array_free(f, TRUE);
+    return NULL;
+  }
+  return f;
+}
+
+/* ---- running ---- */
+
+typedef struct {
+  CsSweep *sw;
+  const char *dir;
+  GPtrArray **rows; /* per point */
+  char **errors;    /* per point */
+  GAsyncQueue *done;
+} RunCtx;
+
+static void run_point(gpointer data, gpointer user) {
+  RunCtx *ctx = user;
+  CsSweepPoint *pt = data;
+  g_autofree char *pdir = g_build_filename(ctx->dir, pt->name, NULL);
+  GPtrArray *row = read_summary_row(pdir); /* complete already: resume */
+  GError *e = NULL;
+  if (!row) {
+    CsYamlDoc *copy = cs_yaml_doc_copy(ctx->sw->doc);
+    g_autofree char *origin = g_strdup_printf("sweep point %s", pt->name);
+    bool ok = true;
+    for (guint q = 0; ok && pt->keys[q]; q++) ok = cs_yaml_set_path(copy, pt->keys[q], pt->values[q], origin, &e);
+    CsScenario *s = ok ? cs_scenario_from_yaml(copy, ctx->sw->path, &e) : NULL;
+    if (s) {
+      s->output.traces |= CS_TRACE_SUMMARY; /* a sweep needs every point's row */
+      CsSim *sim = cs_sim_new(s, &e);
+      if (sim && cs_sim_run(sim, &e) && cs_sim_write_outputs(sim, pdir, &e)) row = cs_sim_summary_fields(sim);
+      cs_sim_free(sim);
+      cs_scenario_free(s);
+    }
+    cs_yaml_doc_free(copy);
+  }
+  ctx->rows[pt->index] = row;
+  if (!row) ctx->errors[pt->index] = g_strdup_printf("point %s: %s", pt->name, e ? e->message : "failed");
+  g_clear_error(&e);
+  g_async_queue_push(ctx->done, GUINT_TO_POINTER(pt->index + 1));
+}
+
+static void format_eta(double s, char *buf, size_t n) {
+  if (s < 60) snprintf(buf, n, "%.0fs", s);
+  else if (s < 3600) snprintf(buf, n, "%.0fm%02.0fs", s / 60 - 0.5, (double)((long)s % 60));
+  else snprintf(buf, n, "%.1fh", s / 3600);
+}
+
+bool cs_sweep_run(CsSweep *sw, const char *dir, const CsSweepOptions *opt, uint32_t *failed, GError **error) {
+  uint32_t n = sw->points->len;
+  GPtrArray **rows = g_new0(GPtrArray *, n);
+  char **errors = g_new0(char *, n);
+  RunCtx ctx = {sw, dir, rows, errors, g_async_queue_new()};
+  if (g_mkdir_with_parents(dir, 0755) != 0) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot create the output folder: %s", dir,
+                g_strerror(errno));
+    g_free(rows);
+    g_free(errors);
+    g_async_queue_unref(ctx.done);
+    return false;
+  }
+  guint jobs = opt->jobs ? opt->jobs : g_get_num_processors();
+  GThreadPool *pool = g_thread_pool_new(run_point, &ctx, (gint)jobs, TRUE, NULL);
+  uint32_t queued = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (opt->shard_n && i % opt->shard_n != opt->shard_k) continue;
+    g_thread_pool_push(pool, sw->points->pdata[i], NULL);
+    queued++;
+  }
+  gint64 t0 = g_get_monotonic_time();
+  for (uint32_t got = 0; got < queued;) {
+    gpointer msg = g_async_queue_timeout_pop(ctx.done, 500000);
+    if (msg) got++;
+    if (opt->progress) {
+      double el = (double)(g_get_monotonic_time() - t0) * 1e-6;
+      char eta[32] = "?";
+      if (got) format_eta(el / got * (queued - got), eta, sizeof eta);
+      fprintf(stderr, "\r[commsim sweep] %u/%u points done, ETA %s   ", got, queued, got == queued ? "0s" : eta);
+      fflush(stderr);
+    }
+  }
+  if (opt->progress) fputc('\n', stderr);
+  g_thread_pool_free(pool, FALSE, TRUE);
+  g_async_queue_unref(ctx.done);
+
+  /* sweep.csv: the swept keys, the summary's columns, the point's index */
+  GPtrArray *cols = g_ptr_array_new();
+  for (guint i = 0; sw->all_keys[i]; i++) g_ptr_array_add(cols, sw->all_keys[i]);
+  for (const char *const *c = cs_sim_summary_columns(); *c; c++) g_ptr_array_add(cols, (gpointer)*c);
+  g_ptr_array_add(cols, "point");
+  g_ptr_array_add(cols, NULL);
+  CsCsv *csv = cs_csv_open(dir, "sweep.csv", (const char *const *)cols->pdata, error);
+  g_ptr_array_free(cols, TRUE);
+  uint32_t bad = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (errors[i]) {
+      fprintf(stderr, "%s\n", errors[i]);
+      bad++;
+    }
+    if (!rows[i] || !csv) continue;
+    const CsSweepPoint *pt = sw->points->pdata[i];
+    for (guint q = 0; pt->values[q]; q++) cs_csv_str(csv, pt->values[q]);
+    for (guint f = 0; f < rows[i]->len; f++) cs_csv_str(csv, rows[i]->pdata[f]);
+    cs_csv_uint(csv, i);
+    cs_csv_end_row(csv);
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    if (rows[i]) g_ptr_array_free(rows[i], TRUE);
+    g_free(errors[i]);
+  }
+  g_free(rows);
+  g_free(errors);
+  if (failed) *failed = bad;
+  return csv && cs_csv_close(csv, error);
+}
+
+/* ---- merge ---- */
+
+typedef struct {
+  uint64_t point;
+  char *line;
+} Row;
+
+static int cmp_row(const void *a, const void *b) {
+  const Row *x = a, *y = b;
+  return x->point < y->point ? -1 : x->point > y->point;
+}
+
+bool cs_sweep_merge(const char *const *dirs, const char *out, GError **error) {
+  g_autofree char *header = NULL;
+  GArray *rows = g_array_new(FALSE, FALSE, sizeof(Row));
+  bool ok = true;
+  for (size_t d = 0; ok && dirs[d]; d++) {
+    g_autofree char *path = g_build_filename(dirs[d], "sweep.csv", NULL);
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot read (is it a sweep's folder?)", path);
+      ok = false;
+      break;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i]; i++) g_strchomp(lines[i]);
+    if (!header) header = g_strdup(lines[0]);
+    else if (strcmp(header, lines[0]) != 0) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                  "%s: error: its columns differ from %s's: shards of different sweeps?", path, dirs[0]);
+      ok = false;
+      break;
+    }
+    for (guint i = 1; lines[i]; i++) {
+      if (!*lines[i]) continue;
+      const char *last = strrchr(lines[i], ',');
+      guint64 point;
+      if (!last || !g_ascii_string_to_unsigned(last + 1, 10, 0, G_MAXUINT64, &point, NULL)) {
+        g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "%s:%u: error: a row without its point number", path, i + 1);
+        ok = false;
+        break;
+      }
+      Row r = {point, g_strdup(lines[i])};
+      g_array_append_val(rows, r);
+    }
+  }
+  if (ok) {
+    qsort(rows->data, rows->len, sizeof(Row), cmp_row);
+    g_autofree char *tmp = g_strdup_printf("%s/.sweep.csv.tmp.%d", out, (int)getpid());
+    g_autofree char *final = g_build_filename(out, "sweep.csv", NULL);
+    FILE *f = g_mkdir_with_parents(out, 0755) == 0 ? fopen(tmp, "w") : NULL;
+    if (!f) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write", final);
+      ok = false;
+    } else {
+      fprintf(f, "%s\r\n", header);
+      for (guint i = 0; i < rows->len; i++) {
+        Row *r = &g_array_index(rows, Row, i);
+        if (i && r->point == g_array_index(rows, Row, i - 1).point) continue; /* a point in two shards */
+        fprintf(f, "%s\r\n", r->line);
+      }
+      ok = fflush(f) == 0 && !ferror(f);
+      ok = fclose(f) == 0 && ok && g_rename(tmp, final) == 0;
+      if (!ok) {
+        g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write", final);
+        g_unlink(tmp);
+      }
+    }
+  }
+  for (guint i = 0; i < rows->len; i++) g_free(g_array_index(rows, Row, i).line);
+  g_array_free(rows, TRUE);
+  return ok;
+}

@@ -1,7 +1,10 @@
 /* sim.c - assembling and running one simulation, and its outputs. */
 #include "config.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +29,11 @@ struct CsSim {
   double wall;
   CsSummary summary;
   bool summarized;
+  char *outdir;
+  CsCsv *links_csv, *packets_csv;
+  CsTime last_sample;
+  uint64_t sampler_events; /* not counted in `events`: tracing changes no result */
+  GError *trace_error; /* the first failure to open a trace */
 };
 
 static void on_idle(CsNet *net, void *ctx);
@@ -56,6 +64,10 @@ fail:
 
 void cs_sim_free(CsSim *sim) {
   if (!sim) return;
+  if (sim->links_csv) cs_csv_abort(sim->links_csv);
+  if (sim->packets_csv) cs_csv_abort(sim->packets_csv);
+  g_free(sim->outdir);
+  g_clear_error(&sim->trace_error);
   cs_workload_free(sim->wl);
   cs_coll_env_free(sim->env);
   cs_net_free(sim->net);
@@ -109,9 +121,102 @@ static void count_failures(CsSim *sim) {
   sim->failed = failed;
 }
 
+void cs_sim_set_output_dir(CsSim *sim, const char *dir) {
+  g_free(sim->outdir);
+  sim->outdir = g_strdup(dir);
+}
+
+/* ---- traces written while the run goes ---- */
+
+static const char *node_name(const CsSim *sim, uint32_t n) { return sim->t->nodes[n].name; }
+
+static void link_row(void *ctx, uint32_t link, int dir, const CsLinkSample *x) {
+  CsSim *sim = ctx;
+  CsCsv *c = sim->links_csv;
+  const CsLink *l = &sim->t->links[link];
+  cs_csv_str(c, node_name(sim, dir ? l->b : l->a));
+  cs_csv_str(c, node_name(sim, dir ? l->a : l->b));
+  cs_csv_time(c, sim->last_sample);
+  cs_csv_time(c, cs_engine_now(sim->e));
+  cs_csv_uint(c, x->bytes);
+  cs_csv_real(c, x->utilization);
+  cs_csv_real(c, x->queue_mean);
+  cs_csv_uint(c, x->queue_max);
+  cs_csv_uint(c, x->drops);
+  cs_csv_uint(c, x->losses);
+  cs_csv_uint(c, x->marks);
+  cs_csv_end_row(c);
+}
+
+static void sample_links(CsSim *sim) {
+  cs_net_sample_links(sim->net, sim->last_sample, link_row, sim);
+  sim->last_sample = cs_engine_now(sim->e);
+}
+
+static void on_sample(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  CsSim *sim = ctx;
+  sim->sampler_events++;
+  sample_links(sim);
+  /* keep sampling while anything else is pending: the sampler alone never
+   * keeps a run going */
+  if (cs_engine_pending(e) > 0) cs_engine_schedule(e, sim->s->output.sample_interval, on_sample, sim, 0);
+}
+
+static const char *const event_names[] = {"enqueue", "transmit", "drop", "loss", "deliver", "ack"};
+
+static void packet_row(void *ctx, const CsPacketTrace *ev) {
+  CsSim *sim = ctx;
+  CsCsv *c = sim->packets_csv;
+  cs_csv_time(c, ev->time);
+  cs_csv_str(c, event_names[ev->event]);
+  if (ev->link != UINT32_MAX) {
+    const CsLink *l = &sim->t->links[ev->link];
+    cs_csv_str(c, node_name(sim, ev->dir ? l->b : l->a));
+    cs_csv_str(c, node_name(sim, ev->dir ? l->a : l->b));
+  } else {
+    cs_csv_str(c, node_name(sim, sim->t->hosts[ev->src_host]));
+    cs_csv_str(c, node_name(sim, sim->t->hosts[ev->dst_host]));
+  }
+  if (ev->background) {
+    char b[24];
+    snprintf(b, sizeof b, "bg%u", ev->flow);
+    cs_csv_str(c, b);
+  } else {
+    cs_csv_uint(c, ev->flow);
+  }
+  cs_csv_uint(c, ev->seq);
+  cs_csv_uint(c, ev->bytes);
+  cs_csv_uint(c, ev->queue_bytes);
+  cs_csv_end_row(c);
+}
+
+static void open_traces(CsSim *sim) {
+  unsigned tr = sim->s->output.traces;
+  if (!sim->outdir) return;
+  if (tr & CS_TRACE_LINKS) {
+    static const char *cols[] = {"src", "dst", "t_start_s", "t_end_s", "bytes", "utilization", "queue_mean_bytes",
+                                 "queue_max_bytes", "drops", "losses", "marks", NULL};
+    sim->links_csv = cs_csv_open(sim->outdir, "links.csv", cols, sim->trace_error ? NULL : &sim->trace_error);
+    if (sim->links_csv) cs_engine_schedule_at(sim->e, sim->s->output.sample_interval, on_sample, sim, 0);
+  }
+  if (tr & CS_TRACE_PACKETS) {
+    static const char *cols[] = {"time_s", "event", "src", "dst", "flow", "seq", "bytes", "queue_bytes", NULL};
+    sim->packets_csv = cs_csv_open(sim->outdir, "packets.csv", cols, sim->trace_error ? NULL : &sim->trace_error);
+    if (sim->packets_csv) cs_net_set_packet_trace(sim->net, packet_row, sim);
+  }
+  if (tr & CS_TRACE_TIMELINE) cs_coll_record_spans(sim->env, true);
+}
+
 bool cs_sim_run(CsSim *sim, GError **error) {
   const CsScenario *s = sim->s;
   gint64 t0 = g_get_monotonic_time();
+  open_traces(sim);
+  if (sim->trace_error) {
+    g_propagate_error(error, sim->trace_error);
+    sim->trace_error = NULL;
+    return false;
+  }
   for (guint i = 0; i < s->flows->len; i++)
     cs_engine_schedule_at(sim->e, g_array_index(s->flows, CsFlowSpec, i).start, on_flow_start, sim, i);
   if (sim->wl) cs_workload_start(sim->wl, on_workload_done, sim);
@@ -119,6 +224,7 @@ bool cs_sim_run(CsSim *sim, GError **error) {
   CsTime until = s->duration > 0 ? s->duration : CS_TIME_MAX;
   CsRunResult r = work_done(sim) && s->background->len == 0 ? CS_RUN_EMPTY : cs_engine_run(sim->e, until);
   sim->end = cs_engine_now(sim->e);
+  if (sim->links_csv && sim->end > sim->last_sample) sample_links(sim); /* the last, partial interval */
   sim->wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
   count_failures(sim);
   if (r == CS_RUN_OVERFLOW) {
@@ -131,6 +237,7 @@ bool cs_sim_run(CsSim *sim, GError **error) {
 }
 
 CsEngine *cs_sim_engine(CsSim *sim) { return sim->e; }
+uint64_t cs_sim_events(const CsSim *sim) { return cs_engine_events_executed(sim->e) - sim->sampler_events; }
 CsNet *cs_sim_net(CsSim *sim) { return sim->net; }
 const CsTopology *cs_sim_topology(const CsSim *sim) { return sim->t; }
 CsWorkload *cs_sim_workload(CsSim *sim) { return sim->wl; }
@@ -217,7 +324,7 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
   m->bg_packets_dropped = tot.bg.dropped;
   m->bg_packets_lost = tot.bg.lost;
   m->bg_delay_mean_s = tot.bg.delivered ? tot.bg_delay_sum_s / (double)tot.bg.delivered : 0.0;
-  m->events = cs_engine_events_executed(sim->e);
+  m->events = cs_engine_events_executed(sim->e) - sim->sampler_events;
   m->wall_s = sim->wall;
   double util_sum = 0;
   uint32_t dirs = 0;
@@ -399,8 +506,70 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
   return cs_csv_close(c, error);
 }
 
+/* Chrome trace-event JSON (Perfetto, chrome://tracing): one track per
+ * node; compute, codec and message spans; times in microseconds. */
+static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
+  g_autofree char *final = g_build_filename(dir, "timeline.json", NULL);
+  g_autofree char *tmp = g_strdup_printf("%s.tmp", final);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write: %s", final, g_strerror(errno));
+    return false;
+  }
+  setvbuf(f, NULL, _IOFBF, 1 << 16);
+  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+  fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"commsim %s\"}}", sim->s->name);
+  for (uint32_t n = 0; n < sim->t->n_nodes; n++)
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"%s\"}}", n,
+            sim->t->nodes[n].name);
+#define US(ps) ((double)(ps) * 1e-6)
+  for (uint32_t w = 0; sim->wl && w < cs_workload_workers(sim->wl); w++)
+    for (uint32_t i = 1; i <= cs_workload_iterations(sim->wl); i++) {
+      const CsIterRecord *r = cs_workload_record(sim->wl, w, i);
+      if (!r) break;
+      fprintf(f, ",\n{\"name\":\"compute\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"iteration\":%u}}",
+              sim->t->workers[w], US(r->start), US(r->compute_end - r->start), i);
+    }
+  const GArray *spans = cs_coll_spans(sim->env);
+  for (guint i = 0; spans && i < spans->len; i++) {
+    const CsCodecSpan *sp = &g_array_index(spans, CsCodecSpan, i);
+    fprintf(f, ",\n{\"name\":\"codec\",\"cat\":\"codec\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f}", sp->node,
+            US(sp->start), US(sp->end - sp->start));
+  }
+  for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) {
+    const CsMessageStats *st = cs_net_message(sim->net, m);
+    if (!st->delivered) continue;
+    uint32_t a = sim->t->hosts[st->src], b = sim->t->hosts[st->dst];
+    fprintf(f, ",\n{\"name\":\"%s->%s\",\"cat\":\"message\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f,"
+               "\"args\":{\"payload_bytes\":%" G_GUINT64_FORMAT ",\"iteration\":%u,\"step\":%u,\"retransmissions\":%u}}",
+            sim->t->nodes[a].name, sim->t->nodes[b].name, a, US(st->start), US(st->end - st->start), st->payload,
+            st->iteration, st->step, st->retransmissions);
+  }
+#undef US
+  fprintf(f, "\n]}\n");
+  bool ok = fflush(f) == 0 && !ferror(f);
+  ok = fclose(f) == 0 && ok && g_rename(tmp, final) == 0;
+  if (!ok) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write", final);
+    g_unlink(tmp);
+  }
+  return ok;
+}
+
 bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error) {
   unsigned tr = sim->s->output.traces;
+  if (sim->links_csv) {
+    CsCsv *c = sim->links_csv;
+    sim->links_csv = NULL;
+    if (!cs_csv_close(c, error)) return false;
+  }
+  if (sim->packets_csv) {
+    CsCsv *c = sim->packets_csv;
+    sim->packets_csv = NULL;
+    cs_net_set_packet_trace(sim->net, NULL, NULL);
+    if (!cs_csv_close(c, error)) return false;
+  }
+  if ((tr & CS_TRACE_TIMELINE) && !write_timeline(sim, dir, error)) return false;
   if ((tr & CS_TRACE_ITERATIONS) && sim->wl && !write_iterations(sim, dir, error)) return false;
   if ((tr & CS_TRACE_MESSAGES) && !write_messages(sim, dir, error)) return false;
   /* last: a sweep takes a folder with a summary.csv as a complete point */

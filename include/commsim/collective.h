@@ -44,6 +44,13 @@ void cs_coll_compute(CsCollEnv *env, uint32_t node, CsTime duration, CsComputeFn
                      uint64_t arg);
 /* Codec time spent on `node` so far. */
 CsTime cs_coll_codec_time(const CsCollEnv *env, uint32_t node);
+/* Keep every codec span (for timeline.json). */
+typedef struct {
+  uint32_t node;
+  CsTime start, end;
+} CsCodecSpan;
+void cs_coll_record_spans(CsCollEnv *env, bool on);
+const GArray *cs_coll_spans(const CsCollEnv *env); /* CsCodecSpan */
 
 /* Tags put on the messages a collective sends (messages.csv). */
 void cs_coll_set_iteration(CsCollEnv *env, uint32_t iteration);

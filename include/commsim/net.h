@@ -104,4 +104,37 @@ typedef struct {
 /* Statistics up to now (queues brought up to date first). */
 CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir);
 
+/* One link direction over one sampling interval (links.csv). */
+typedef struct {
+  uint64_t bytes;       /* bytes whose transmission started in the interval */
+  double utilization;   /* their serialization time over the interval, at most 1 */
+  double queue_mean;    /* time-mean bytes waiting */
+  uint64_t queue_max;   /* most bytes waiting at once */
+  uint64_t drops, losses, marks;
+} CsLinkSample;
+
+typedef void (*CsLinkSampleFn)(void *ctx, uint32_t link, int dir, const CsLinkSample *sample);
+/* Close the interval (t0, now] of every link direction and report those
+ * that carried, held, dropped, lost or marked anything in it; the next
+ * interval starts now. */
+void cs_net_sample_links(CsNet *net, CsTime t0, CsLinkSampleFn fn, void *ctx);
+
+/* Packet events (packets.csv), when a hook is set.  `link`/`dir` name the
+ * link direction for enqueue, transmit, drop and loss; for deliver and
+ * ack, `link` is UINT32_MAX.  Transmissions are reported when scheduled,
+ * with the time they start, so rows are in the order events become known. */
+typedef enum { CS_PKT_ENQUEUE, CS_PKT_TRANSMIT, CS_PKT_DROP, CS_PKT_LOSS, CS_PKT_DELIVER, CS_PKT_ACK } CsPacketEvent;
+typedef struct {
+  CsTime time;
+  CsPacketEvent event;
+  uint32_t link;
+  int dir;
+  uint32_t src_host, dst_host; /* the packet's ends */
+  bool background;
+  uint32_t flow, seq, bytes;
+  uint64_t queue_bytes; /* waiting on that link direction, after the event */
+} CsPacketTrace;
+typedef void (*CsPacketTraceFn)(void *ctx, const CsPacketTrace *ev);
+void cs_net_set_packet_trace(CsNet *net, CsPacketTraceFn fn, void *ctx);
+
 #endif

@@ -44,12 +44,19 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error);
 void cs_sim_free(CsSim *sim);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSim, cs_sim_free)
 
+/* Where the output files go.  Set before cs_sim_run to stream the traces
+ * that are written during the run (links.csv, packets.csv); without it they
+ * are not written. */
+void cs_sim_set_output_dir(CsSim *sim, const char *dir);
+
 /* Run to the end.  False (with an error) only for an internal failure such
  * as broken packet accounting or simulated time overflowing; undelivered
  * messages are reported by cs_sim_failed() and cs_sim_unfinished(). */
 bool cs_sim_run(CsSim *sim, GError **error);
 
 CsEngine *cs_sim_engine(CsSim *sim);
+/* Events the simulation executed (links.csv's sampling not counted). */
+uint64_t cs_sim_events(const CsSim *sim);
 CsNet *cs_sim_net(CsSim *sim);
 const CsTopology *cs_sim_topology(const CsSim *sim);
 /* Simulated time at the end, and wall-clock seconds the run took. */
@@ -71,8 +78,9 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim);
  * real kernel, on a normal gradient of the run's seed (up to 1M elements). */
 double cs_sim_codec_nmse(const CsScenario *s, GError **error);
 
-/* Write the output files the scenario asks for (summary.csv,
- * iterations.csv with a workload, messages.csv) into `dir`. */
+/* Write the output files the scenario asks for (iterations.csv with a
+ * workload, messages.csv, timeline.json, and summary.csv last) into `dir`,
+ * and put the streamed traces (links.csv, packets.csv) in place. */
 bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error);
 
 #endif

@@ -108,7 +108,7 @@ static void print_links(CsSim *sim) {
 static void print_totals(CsSim *sim) {
   CsNet *net = cs_sim_net(sim);
   CsNetTotals tot = cs_net_totals(net);
-  uint64_t events = cs_engine_events_executed(cs_sim_engine(sim));
+  uint64_t events = cs_sim_events(sim);
   double wall = cs_sim_wall_seconds(sim);
   printf("%-10s %12s %12s %12s %12s %12s\n", "packets", "sent", "delivered", "dropped", "lost", "in_flight");
   const char *names[] = {"data", "ack", "background"};
@@ -178,11 +178,12 @@ int cs_cmd_run(int argc, char **argv) {
     fprintf(stderr, "%s\n", error->message);
     return CS_EXIT_USAGE;
   }
+  const char *dir = outdir ? outdir : s->output.dir;
+  cs_sim_set_output_dir(sim, dir);
   if (!cs_sim_run(sim, &error)) {
     fprintf(stderr, "%s\n", error->message);
     return CS_EXIT_RUNTIME;
   }
-  const char *dir = outdir ? outdir : s->output.dir;
   if (!cs_sim_write_outputs(sim, dir, &error)) {
     fprintf(stderr, "%s\n", error->message);
     return CS_EXIT_RUNTIME;

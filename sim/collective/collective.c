@@ -21,6 +21,7 @@ struct CsCollEnv {
   CsTime *busy_until; /* per node */
   CsTime *codec_time; /* per node */
   uint32_t iteration;
+  GArray *spans; /* CsCodecSpan, when recording */
 };
 
 CsCollEnv *cs_coll_env_new(CsEngine *engine, CsNet *net, const CsTopology *t) {
@@ -35,6 +36,7 @@ CsCollEnv *cs_coll_env_new(CsEngine *engine, CsNet *net, const CsTopology *t) {
 
 void cs_coll_env_free(CsCollEnv *env) {
   if (!env) return;
+  if (env->spans) g_array_free(env->spans, TRUE);
   g_free(env->busy_until);
   g_free(env->codec_time);
   g_free(env);
@@ -60,12 +62,22 @@ void cs_coll_compute(CsCollEnv *env, uint32_t node, CsTime duration, CsComputeFn
   CsTime end = duration > CS_TIME_MAX - start ? CS_TIME_MAX : start + duration;
   env->busy_until[node] = end;
   env->codec_time[node] += duration;
+  if (env->spans && duration > 0) {
+    CsCodecSpan sp = {node, start, end};
+    g_array_append_val(env->spans, sp);
+  }
   ComputeDone *d = g_new(ComputeDone, 1); /* one per compute step, not per packet */
   *d = (ComputeDone){fn, ctx, arg};
   cs_engine_schedule_at(env->engine, end, on_compute, d, 0);
 }
 
 CsTime cs_coll_codec_time(const CsCollEnv *env, uint32_t node) { return env->codec_time[node]; }
+
+void cs_coll_record_spans(CsCollEnv *env, bool on) {
+  if (on && !env->spans) env->spans = g_array_new(FALSE, FALSE, sizeof(CsCodecSpan));
+}
+
+const GArray *cs_coll_spans(const CsCollEnv *env) { return env->spans; }
 void cs_coll_set_iteration(CsCollEnv *env, uint32_t iteration) { env->iteration = iteration; }
 
 uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n) {

@@ -31,3 +31,9 @@ TESTS += tests/test_sweep
 tests_test_sweep_SOURCES = tests/test_sweep.c
 tests_test_sweep_CFLAGS = $(TEST_CFLAGS)
 tests_test_sweep_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_traces
+TESTS += tests/test_traces
+tests_test_traces_SOURCES = tests/test_traces.c
+tests_test_traces_CFLAGS = $(TEST_CFLAGS)
+tests_test_traces_LDADD = $(TEST_LIBS)

@@ -179,6 +179,7 @@ static void run_point(gpointer data, gpointer user) {
     if (s) {
       s->output.traces |= CS_TRACE_SUMMARY; /* a sweep needs every point's row */
       CsSim *sim = cs_sim_new(s, &e);
+      if (sim) cs_sim_set_output_dir(sim, pdir);
       if (sim && cs_sim_run(sim, &e) && cs_sim_write_outputs(sim, pdir, &e)) row = cs_sim_summary_fields(sim);
       cs_sim_free(sim);
       cs_scenario_free(s);

@@ -381,6 +381,29 @@ static bool parse_index(const char *s, guint *out) {
   return true;
 }
 
+/* A --set value: a scalar, or "[a, b, c]" for a list of scalars. */
+static CsYamlNode *value_node(const char *value, const char *origin) {
+  size_t len = strlen(value);
+  if (len >= 2 && value[0] == '[' && value[len - 1] == ']') {
+    CsYamlNode *seq = node_new(CS_YAML_SEQ, origin, 0, 0);
+    g_autofree char *inner = g_strndup(value + 1, len - 2);
+    g_auto(GStrv) items = g_strsplit(inner, ",", -1);
+    for (guint i = 0; items[i]; i++) {
+      g_strstrip(items[i]);
+      if (!*items[i] && !items[i + 1] && i == 0) break; /* [] */
+      CsYamlNode *n = node_new(CS_YAML_SCALAR, origin, 0, 0);
+      n->text = g_strdup(items[i]);
+      n->plain = true;
+      g_ptr_array_add(seq->items, n);
+    }
+    return seq;
+  }
+  CsYamlNode *n = node_new(CS_YAML_SCALAR, origin, 0, 0);
+  n->text = g_strdup(value);
+  n->plain = true;
+  return n;
+}
+
 bool cs_yaml_set_path(CsYamlDoc *doc, const char *path, const char *value, const char *origin_text,
                       GError **error) {
   const char *origin = g_string_chunk_insert_const(doc->strings, origin_text);
@@ -407,11 +430,8 @@ bool cs_yaml_set_path(CsYamlDoc *doc, const char *path, const char *value, const
         return false;
       }
       if (last) {
-        CsYamlNode *n = node_new(CS_YAML_SCALAR, origin, 0, 0);
-        n->text = g_strdup(value);
-        n->plain = true;
         node_free(cur->items->pdata[idx]);
-        cur->items->pdata[idx] = n;
+        cur->items->pdata[idx] = value_node(value, origin);
         return true;
       }
       cur = cur->items->pdata[idx];
@@ -425,11 +445,8 @@ bool cs_yaml_set_path(CsYamlDoc *doc, const char *path, const char *value, const
     for (guint j = 0; j < cur->keys->len; j++)
       if (strcmp(((CsYamlNode *)cur->keys->pdata[j])->text, part) == 0) {
         if (last) {
-          CsYamlNode *n = node_new(CS_YAML_SCALAR, origin, 0, 0);
-          n->text = g_strdup(value);
-          n->plain = true;
           node_free(cur->items->pdata[j]);
-          cur->items->pdata[j] = n;
+          cur->items->pdata[j] = value_node(value, origin);
           return true;
         }
         next = cur->items->pdata[j];
@@ -440,9 +457,7 @@ bool cs_yaml_set_path(CsYamlDoc *doc, const char *path, const char *value, const
       k->text = g_strdup(part);
       k->plain = true;
       if (last) {
-        next = node_new(CS_YAML_SCALAR, origin, 0, 0);
-        next->text = g_strdup(value);
-        next->plain = true;
+        next = value_node(value, origin);
       } else {
         next = node_new(CS_YAML_MAP, origin, 0, 0);
       }

@@ -100,6 +100,7 @@ static void queue_push(LinkDir *d, CsTime start, uint32_t bytes) {
   d->q_len++;
   d->q_bytes += bytes;
   if (d->q_bytes > d->st.queue_max) d->st.queue_max = d->q_bytes;
+  if (d->q_bytes > d->iv_qmax) d->iv_qmax = d->q_bytes;
 }
 
 /* Serialization end of `bytes` starting at `start` on direction d. */
@@ -180,6 +181,7 @@ static void forward(CsNet *net, uint32_t p, uint32_t port) {
     if (drop) {
       d->st.drops++;
       net->counts[pk->kind].dropped++;
+      if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_DROP, p, pt->link, pt->dir, now);
       cs_net_packet_free(net, p);
       return;
     }
@@ -199,9 +201,14 @@ static void forward(CsNet *net, uint32_t p, uint32_t port) {
   d->st.bytes += pk->bytes;
   d->st.packets++;
   net->hops++;
+  if (G_UNLIKELY(net->trace_fn)) {
+    cs_net_trace(net, CS_PKT_ENQUEUE, p, pt->link, pt->dir, now);
+    cs_net_trace(net, CS_PKT_TRANSMIT, p, pt->link, pt->dir, start);
+  }
   if (cs_loss_next(&d->loss)) {
     d->st.losses++;
     net->counts[pk->kind].lost++;
+    if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, p, pt->link, pt->dir, end);
     cs_net_packet_free(net, p);
     return;
   }
@@ -214,6 +221,8 @@ static void arrive(CsNet *net, uint32_t p) {
   Packet *pk = &net->pool[p];
   if (pk->hop == pk->hops) {
     net->counts[pk->kind].delivered++;
+    if (G_UNLIKELY(net->trace_fn))
+      cs_net_trace(net, pk->kind == PKT_ACK ? CS_PKT_ACK : CS_PKT_DELIVER, p, UINT32_MAX, 0, cs_engine_now(net->engine));
     if (pk->kind == PKT_BG) cs_background_receive(net, p);
     else cs_transport_receive(net, p);
     return;
@@ -348,6 +357,48 @@ bool cs_net_check_accounting(const CsNet *net, GError **error) {
     return false;
   }
   return true;
+}
+
+void cs_net_set_packet_trace(CsNet *net, CsPacketTraceFn fn, void *ctx) {
+  net->trace_fn = fn;
+  net->trace_ctx = ctx;
+}
+
+void cs_net_trace(CsNet *net, CsPacketEvent ev, uint32_t p, uint32_t link, int dir, CsTime time) {
+  const Packet *pk = &net->pool[p];
+  CsPacketTrace t = {time, ev, link, dir, 0, 0, pk->kind == PKT_BG, pk->flow, pk->seq, pk->bytes, 0};
+  if (pk->kind == PKT_BG) {
+    t.src_host = (uint32_t)net->t->nodes[net->bg[pk->flow].src_node].host;
+    t.dst_host = (uint32_t)net->t->nodes[cs_topology_find(net->t, net->bg[pk->flow].spec.dst)].host;
+  } else {
+    const CsMessageStats *m = &net->flows[pk->flow].stats;
+    t.src_host = pk->kind == PKT_ACK ? m->dst : m->src;
+    t.dst_host = pk->kind == PKT_ACK ? m->src : m->dst;
+  }
+  if (link != UINT32_MAX) t.queue_bytes = net->dirs[2 * link + (uint32_t)dir].q_bytes;
+  net->trace_fn(net->trace_ctx, &t);
+}
+
+void cs_net_sample_links(CsNet *net, CsTime t0, CsLinkSampleFn fn, void *ctx) {
+  CsTime now = cs_engine_now(net->engine);
+  double span = (double)(now - t0);
+  for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
+    LinkDir *d = &net->dirs[i];
+    catch_up(d, now);
+    uint64_t started = d->st.bytes - d->q_bytes; /* waiting ones have not started */
+    CsLinkSample s = {started - d->iv_started, 0, 0, d->iv_qmax, d->st.drops - d->iv_drops,
+                      d->st.losses - d->iv_losses, d->st.marks - d->iv_marks};
+    if (span > 0) {
+      s.utilization = (double)s.bytes * 8e12 / (double)d->bandwidth / span;
+      if (s.utilization > 1.0) s.utilization = 1.0;
+      s.queue_mean = (d->st.queue_integral - d->iv_integral) / span;
+    }
+    d->iv_started = started;
+    d->iv_drops = d->st.drops, d->iv_losses = d->st.losses, d->iv_marks = d->st.marks;
+    d->iv_integral = d->st.queue_integral;
+    d->iv_qmax = d->q_bytes;
+    if (s.bytes || s.queue_max || s.drops || s.losses || s.marks) fn(ctx, i / 2, (int)(i % 2), &s);
+  }
 }
 
 CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir) {

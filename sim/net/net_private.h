@@ -73,6 +73,9 @@ typedef struct {
   InPipe *pipe;
   uint32_t pipe_head, pipe_len, pipe_cap;
   CsLinkStats st;
+  /* links.csv: the counters at the start of the sampling interval */
+  uint64_t iv_started, iv_drops, iv_losses, iv_marks, iv_qmax;
+  double iv_integral;
 } LinkDir;
 
 /* What a connection between two hosts has learnt of its round-trip time;
@@ -144,6 +147,8 @@ struct CsNet {
   Flow *flows;
   uint32_t n_flows, cap_flows, active;
   GHashTable *rtt_by_pair; /* (src << 32 | dst) -> RttState */
+  CsPacketTraceFn trace_fn;
+  void *trace_ctx;
   CsIdleFn idle_fn;
   void *idle_ctx;
   BgSource *bg;
@@ -169,6 +174,9 @@ void cs_net_inject(CsNet *net, uint32_t p);
  * otherwise when it will (the start of its last waiting packet). */
 CsTime cs_net_host_queue_full(CsNet *net, uint32_t port);
 uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint64_t hash, uint16_t *hops);
+
+/* Report a packet event if a hook is set (link UINT32_MAX: at a host). */
+void cs_net_trace(CsNet *net, CsPacketEvent ev, uint32_t p, uint32_t link, int dir, CsTime time);
 
 /* transport.c: a data or ACK packet has reached its destination. */
 void cs_transport_receive(CsNet *net, uint32_t p);

@@ -1,0 +1,217 @@
+/* test_traces.c - links.csv, packets.csv and timeline.json: they parse,
+ * their totals agree with the run's, and tracing changes no result. */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commsim/sim.h"
+#include "commsim/sweep.h"
+
+static const char *scenario =
+    "seed: 9\n"
+    "defaults: {buffer: 64pkt, loss: 0.001}\n"
+    "topology: {type: dumbbell, workers: 4, bottleneck: {bandwidth: 10Gbps}}\n"
+    "workload: {params: 500K, iterations: 2, compute: 1ms, buckets: 1MB, collective: ring}\n"
+    "flows: [{src: w0, dst: w3, size: 2MB}]\n"
+    "output: {sample_interval: 50us}\n";
+
+typedef struct {
+  CsScenario *s;
+  CsSim *sim;
+  char *dir;
+} Run;
+
+static Run run_traced(const char *traces) {
+  Run r = {0};
+  GError *e = NULL;
+  g_autofree char *set = g_strdup_printf("output.traces=%s", traces);
+  const char *sets[] = {set, NULL};
+  r.s = cs_scenario_load_string(scenario, "traces.yaml", sets, &e);
+  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
+  r.dir = g_dir_make_tmp("commsim-tr-XXXXXX", NULL);
+  r.sim = cs_sim_new(r.s, &e);
+  cs_sim_set_output_dir(r.sim, r.dir);
+  ck_assert_msg(cs_sim_run(r.sim, &e), "%s", e ? e->message : "");
+  ck_assert_msg(cs_sim_write_outputs(r.sim, r.dir, &e), "%s", e ? e->message : "");
+  return r;
+}
+
+static void done(Run *r) {
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", r->dir);
+  ck_assert_int_eq(system(cmd), 0);
+  g_free(r->dir);
+  cs_sim_free(r->sim);
+  cs_scenario_free(r->s);
+}
+
+static GPtrArray *read_rows(const char *dir, const char *name, guint *ncols) {
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  g_autofree char *text = NULL;
+  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "no %s", path);
+  g_auto(GStrv) lines = g_strsplit(text, "\r\n", -1);
+  GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  g_autoptr(GPtrArray) header = cs_csv_split_line(lines[0]);
+  *ncols = header->len;
+  for (guint i = 1; lines[i] && *lines[i]; i++) {
+    GPtrArray *f = cs_csv_split_line(lines[i]);
+    ck_assert_uint_eq(f->len, header->len); /* every row, every column */
+    g_ptr_array_add(rows, f);
+  }
+  return rows;
+}
+
+/* A small JSON checker: true if `p` holds exactly one JSON value. */
+static const char *ws(const char *p) {
+  while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+  return p;
+}
+static const char *value(const char *p);
+static const char *string(const char *p) {
+  if (*p != '"') return NULL;
+  for (p++; *p && *p != '"'; p++)
+    if (*p == '\\' && !*++p) return NULL;
+  return *p == '"' ? p + 1 : NULL;
+}
+static const char *value(const char *p) {
+  p = ws(p);
+  if (*p == '{' || *p == '[') {
+    char close = *p == '{' ? '}' : ']';
+    p = ws(p + 1);
+    if (*p == close) return p + 1;
+    for (;;) {
+      if (close == '}') {
+        p = string(ws(p));
+        if (!p || *(p = ws(p)) != ':') return NULL;
+        p++;
+      }
+      if (!(p = value(p))) return NULL;
+      p = ws(p);
+      if (*p == close) return p + 1;
+      if (*p != ',') return NULL;
+      p++;
+    }
+  }
+  if (*p == '"') return string(p);
+  char *end;
+  g_ascii_strtod(p, &end);
+  return end > p ? end : NULL;
+}
+
+START_TEST(test_links_csv_totals) {
+  Run r = run_traced("[summary, links]");
+  guint ncols;
+  g_autoptr(GPtrArray) rows = read_rows(r.dir, "links.csv", &ncols);
+  ck_assert_uint_eq(ncols, 11);
+  ck_assert_uint_gt(rows->len, 10);
+  /* per direction, sums of the samples equal the run's counters */
+  const CsTopology *t = cs_sim_topology(r.sim);
+  uint64_t drops = 0, losses = 0;
+  for (uint32_t l = 0; l < t->n_links; l++)
+    for (int d = 0; d < 2; d++) {
+      const char *a = t->nodes[d ? t->links[l].b : t->links[l].a].name, *b = t->nodes[d ? t->links[l].a : t->links[l].b].name;
+      uint64_t bytes = 0, dr = 0, lo = 0;
+      for (guint i = 0; i < rows->len; i++) {
+        GPtrArray *f = rows->pdata[i];
+        if (strcmp(f->pdata[0], a) || strcmp(f->pdata[1], b)) continue;
+        bytes += g_ascii_strtoull(f->pdata[4], NULL, 10);
+        dr += g_ascii_strtoull(f->pdata[8], NULL, 10);
+        lo += g_ascii_strtoull(f->pdata[9], NULL, 10);
+        double u = g_ascii_strtod(f->pdata[5], NULL);
+        ck_assert(u >= 0 && u <= 1);
+      }
+      CsLinkStats st = cs_net_link_stats(cs_sim_net(r.sim), l, d);
+      ck_assert_uint_eq(bytes, st.bytes); /* no packet is waiting at the end */
+      ck_assert_uint_eq(dr, st.drops);
+      ck_assert_uint_eq(lo, st.losses);
+      drops += dr, losses += lo;
+    }
+  const CsSummary *m = cs_sim_summary(r.sim);
+  ck_assert_uint_eq(drops, m->packets_dropped + m->bg_packets_dropped);
+  ck_assert_uint_eq(losses, m->packets_lost + m->bg_packets_lost);
+  ck_assert_uint_gt(drops + losses, 0);
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_packets_csv) {
+  Run r = run_traced("[packets]");
+  guint ncols;
+  g_autoptr(GPtrArray) rows = read_rows(r.dir, "packets.csv", &ncols);
+  ck_assert_uint_eq(ncols, 8);
+  CsNetTotals tot = cs_net_totals(cs_sim_net(r.sim));
+  uint64_t count[6] = {0};
+  const char *names[] = {"enqueue", "transmit", "drop", "loss", "deliver", "ack"};
+  for (guint i = 0; i < rows->len; i++)
+    for (int k = 0; k < 6; k++)
+      if (!strcmp(((GPtrArray *)rows->pdata[i])->pdata[1], names[k])) count[k]++;
+  ck_assert_uint_eq(count[0], tot.hops); /* one enqueue and one transmit per hop */
+  ck_assert_uint_eq(count[1], tot.hops);
+  ck_assert_uint_eq(count[2], tot.data.dropped + tot.ack.dropped);
+  ck_assert_uint_eq(count[3], tot.data.lost + tot.ack.lost);
+  ck_assert_uint_eq(count[4], tot.data.delivered);
+  ck_assert_uint_eq(count[5], tot.ack.delivered);
+  done(&r);
+}
+END_TEST
+
+START_TEST(test_timeline_json) {
+  Run r = run_traced("[timeline]");
+  g_autofree char *path = g_build_filename(r.dir, "timeline.json", NULL);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  const char *end = value(text);
+  ck_assert_msg(end != NULL && *ws(end) == '\0', "timeline.json is not one JSON value");
+  ck_assert_ptr_nonnull(strstr(text, "\"cat\":\"compute\""));
+  ck_assert_ptr_nonnull(strstr(text, "\"cat\":\"codec\""));
+  ck_assert_ptr_nonnull(strstr(text, "\"cat\":\"message\""));
+  ck_assert_ptr_nonnull(strstr(text, "\"name\":\"thread_name\""));
+  /* and the checker refuses broken JSON */
+  ck_assert_ptr_null(value("{\"a\":[1,2,}"));
+  done(&r);
+}
+END_TEST
+
+/* Tracing changes nothing: the summary (wall_s aside) is the same with
+ * every trace on and with none. */
+START_TEST(test_tracing_changes_nothing) {
+  const char *sets[2] = {"[summary]", "[summary, iterations, messages, links, packets, timeline]"};
+  char *rows[2];
+  for (int k = 0; k < 2; k++) {
+    Run r = run_traced(sets[k]);
+    GPtrArray *f = cs_sim_summary_fields(r.sim);
+    g_free(f->pdata[24]); /* wall_s */
+    f->pdata[24] = g_strdup("-");
+    g_ptr_array_add(f, NULL);
+    rows[k] = g_strjoinv(",", (char **)f->pdata);
+    g_ptr_array_free(f, TRUE);
+    done(&r);
+  }
+  ck_assert_str_eq(rows[0], rows[1]);
+  g_free(rows[0]);
+  g_free(rows[1]);
+}
+END_TEST
+
+static Suite *traces_suite(void) {
+  Suite *s = suite_create("traces");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_links_csv_totals);
+  tcase_add_test(tc, test_packets_csv);
+  tcase_add_test(tc, test_timeline_json);
+  tcase_add_test(tc, test_tracing_changes_nothing);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(traces_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -34,6 +34,8 @@ struct CsSim {
   CsTime last_sample;
   uint64_t sampler_events; /* not counted in `events`: tracing changes no result */
   GError *trace_error; /* the first failure to open a trace */
+  CsProgressFn progress;
+  void *progress_ctx;
 };
 
 static void on_idle(CsNet *net, void *ctx);
@@ -119,6 +121,46 @@ static void count_failures(CsSim *sim) {
   uint32_t failed = 0;
   for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) failed += cs_net_message(sim->net, m)->failed;
   sim->failed = failed;
+}
+
+void cs_sim_set_progress(CsSim *sim, CsProgressFn fn, void *ctx) {
+  sim->progress = fn;
+  sim->progress_ctx = ctx;
+}
+
+static double fraction_done(CsSim *sim) {
+  const CsScenario *s = sim->s;
+  if (sim->wl) {
+    uint32_t P = cs_workload_workers(sim->wl), I = cs_workload_iterations(sim->wl), k = 0;
+    for (uint32_t w = 0; w < P; w++)
+      for (uint32_t i = 1; i <= I && cs_workload_record(sim->wl, w, i); i++) k++;
+    return (double)k / ((double)P * I);
+  }
+  if (s->flows->len) {
+    uint32_t k = 0;
+    for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) k += cs_net_message(sim->net, m)->delivered;
+    return (double)k / s->flows->len;
+  }
+  if (s->duration > 0) return (double)cs_engine_now(sim->e) / (double)s->duration;
+  return -1;
+}
+
+/* The engine in slices of simulated time sized to about a quarter second
+ * of wall time each, reporting between them: the same events in the same
+ * order as one run. */
+static CsRunResult run_with_progress(CsSim *sim, CsTime until) {
+  CsTime slice = 10 * CS_US;
+  for (;;) {
+    gint64 t0 = g_get_monotonic_time();
+    CsTime now = cs_engine_now(sim->e);
+    CsTime limit = until - now > slice ? now + slice : until;
+    CsRunResult r = cs_engine_run(sim->e, limit);
+    if (r != CS_RUN_LIMIT || limit == until) return r;
+    gint64 dt = g_get_monotonic_time() - t0;
+    if (dt < 100000 && slice < CS_TIME_MAX / 4) slice *= 2;
+    else if (dt > 400000 && slice > 1) slice /= 2;
+    sim->progress(sim->progress_ctx, cs_engine_now(sim->e), cs_sim_events(sim), fraction_done(sim));
+  }
 }
 
 void cs_sim_set_output_dir(CsSim *sim, const char *dir) {
@@ -222,7 +264,9 @@ bool cs_sim_run(CsSim *sim, GError **error) {
   if (sim->wl) cs_workload_start(sim->wl, on_workload_done, sim);
   cs_net_start_background(sim->net);
   CsTime until = s->duration > 0 ? s->duration : CS_TIME_MAX;
-  CsRunResult r = work_done(sim) && s->background->len == 0 ? CS_RUN_EMPTY : cs_engine_run(sim->e, until);
+  CsRunResult r = work_done(sim) && s->background->len == 0 ? CS_RUN_EMPTY
+                 : sim->progress                           ? run_with_progress(sim, until)
+                                                           : cs_engine_run(sim->e, until);
   sim->end = cs_engine_now(sim->e);
   if (sim->links_csv && sim->end > sim->last_sample) sample_links(sim); /* the last, partial interval */
   sim->wall = (double)(g_get_monotonic_time() - t0) * 1e-6;

@@ -49,6 +49,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSim, cs_sim_free)
  * are not written. */
 void cs_sim_set_output_dir(CsSim *sim, const char *dir);
 
+/* Called about four times a second of wall time during cs_sim_run, with
+ * the fraction of the work done (-1 when unknown). */
+typedef void (*CsProgressFn)(void *ctx, CsTime now, uint64_t events, double done);
+void cs_sim_set_progress(CsSim *sim, CsProgressFn fn, void *ctx);
+
 /* Run to the end.  False (with an error) only for an internal failure such
  * as broken packet accounting or simulated time overflowing; undelivered
  * messages are reported by cs_sim_failed() and cs_sim_unfinished(). */

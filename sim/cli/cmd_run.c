@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "commands.h"
@@ -130,6 +131,25 @@ static void print_totals(CsSim *sim) {
          tot.hops, wall > 0 ? (double)tot.hops / wall * 1e-6 : 0.0, tot.pool_packets);
 }
 
+typedef struct {
+  gint64 start, last;
+  bool shown;
+} Progress;
+
+static void show_progress(void *ctx, CsTime now, uint64_t events, double done) {
+  Progress *p = ctx;
+  gint64 t = g_get_monotonic_time();
+  if (t - p->last < 250000) return; /* four lines a second at most */
+  p->last = t;
+  double wall = (double)(g_get_monotonic_time() - p->start) * 1e-6;
+  fprintf(stderr, "\r[commsim] %.6f s simulated, %.1f M events/s", (double)now * 1e-12,
+          wall > 0 ? (double)events / wall * 1e-6 : 0.0);
+  if (done > 0 && done < 1) fprintf(stderr, ", %.0f%% done, ETA %.0f s   ", 100 * done, wall * (1 - done) / done);
+  else fprintf(stderr, "   ");
+  fflush(stderr);
+  p->shown = true;
+}
+
 int cs_cmd_run(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   g_autofree char *outdir = NULL;
@@ -180,7 +200,12 @@ int cs_cmd_run(int argc, char **argv) {
   }
   const char *dir = outdir ? outdir : s->output.dir;
   cs_sim_set_output_dir(sim, dir);
-  if (!cs_sim_run(sim, &error)) {
+  /* progress on a terminal only: never in files, never with -q */
+  Progress progress = {g_get_monotonic_time(), 0, false};
+  if (!quiet && isatty(STDERR_FILENO)) cs_sim_set_progress(sim, show_progress, &progress);
+  bool ran = cs_sim_run(sim, &error);
+  if (progress.shown) fputc('\n', stderr);
+  if (!ran) {
     fprintf(stderr, "%s\n", error->message);
     return CS_EXIT_RUNTIME;
   }

@@ -40,6 +40,36 @@ struct CsSim {
 
 static void on_idle(CsNet *net, void *ctx);
 
+/* Messages of more than CS_NET_MAX_PACKETS packets, or more buckets than
+ * it is sane to schedule, are scenario errors found before anything runs. */
+static bool check_sizes(const CsScenario *s, GError **error) {
+  uint64_t mss = (uint64_t)(s->transport.mtu - s->transport.header);
+  for (guint i = 0; i < s->flows->len; i++) {
+    const CsFlowSpec *f = &g_array_index(s->flows, CsFlowSpec, i);
+    if (((uint64_t)f->size + mss - 1) / mss > CS_NET_MAX_PACKETS) {
+      CsYamlNode at = {.origin = s->file, .line = f->line, .col = f->col};
+      cs_yaml_error(error, &at, "flows[%u].size: more than 2^30 packets of %" G_GUINT64_FORMAT " B in one message", i, mss);
+      return false;
+    }
+  }
+  if (!s->workload.present) return true;
+  CsYamlNode at = {.origin = s->file, .line = s->workload.line, .col = s->workload.col};
+  const CsWorkloadSpec *w = &s->workload;
+  uint64_t dbytes = !strcmp(w->dtype, "fp32") ? 4 : 2;
+  uint64_t per_bucket = w->buckets > 0 ? MAX((uint64_t)w->buckets / dbytes, 1) : (uint64_t)w->params;
+  if (per_bucket > (uint64_t)w->params) per_bucket = (uint64_t)w->params;
+  if (((uint64_t)w->params + per_bucket - 1) / per_bucket > 1000000) {
+    cs_yaml_error(error, &at, "workload.buckets: more than 1,000,000 buckets per iteration; use larger buckets");
+    return false;
+  }
+  /* the largest message: a whole bucket, uncompressed, plus headers */
+  if (per_bucket * 8 / mss > CS_NET_MAX_PACKETS) {
+    cs_yaml_error(error, &at, "workload: a bucket of %" G_GUINT64_FORMAT " elements would need more than 2^30 packets in one message; use buckets: (bytes) to split it", per_bucket);
+    return false;
+  }
+  return true;
+}
+
 CsSim *cs_sim_new(const CsScenario *s, GError **error) {
   CsSim *sim = g_new0(CsSim, 1);
   sim->s = s;
@@ -50,6 +80,7 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     g_prefix_error(error, "%s: ", s->file);
     goto fail;
   }
+  if (!check_sizes(s, error)) goto fail;
   sim->e = cs_engine_new();
   sim->net = cs_net_new(sim->e, s, sim->t, sim->r);
   cs_net_set_idle_fn(sim->net, on_idle, sim);
@@ -85,7 +116,11 @@ static bool work_done(CsSim *sim) {
 }
 
 static void stop_if_done(CsSim *sim) {
-  if (work_done(sim)) {
+  /* a message abandoned leaves its collective waiting for ever: once
+   * nothing else is in flight, the run is over (and reports it) */
+  bool stuck = cs_net_failed(sim->net) > 0 && cs_net_active(sim->net) == 0 &&
+               sim->flows_started == sim->s->flows->len;
+  if (work_done(sim) || stuck) {
     cs_net_stop_background(sim->net);
     cs_engine_stop(sim->e);
   }

@@ -306,9 +306,9 @@ START_TEST(test_deterministic) {
 }
 END_TEST
 
-/* A link that loses every packet: the message is abandoned after
- * max_timeouts timeouts and the run ends.  With min_rto 1 ms and doubling,
- * timeouts fall at 1, 3, 7 and 15 ms; the 4th exceeds max_timeouts = 3. */
+/* A link that loses every packet: the message is abandoned at its
+ * max_timeouts-th consecutive timeout and the run ends.  With an RTO of
+ * 1 ms doubling, timeouts fall at 1, 3 and 7 ms: the 3rd abandons it. */
 START_TEST(test_dead_link_ends) {
   Run r = run("nodes: [{name: a, role: worker}, {name: b, role: worker}]\n"
               "links: [{a: a, b: b, loss: 1}]\n"
@@ -316,8 +316,8 @@ START_TEST(test_dead_link_ends) {
               "flows: [{src: a, dst: b, size: 1MB}]\n");
   const CsMessageStats *m = msg(&r, 0);
   ck_assert(m->failed && !m->delivered);
-  ck_assert_uint_eq(m->timeouts, 4);
-  ck_assert_int_eq(m->end, 15 * CS_MS);
+  ck_assert_uint_eq(m->timeouts, 3);
+  ck_assert_int_eq(m->end, 7 * CS_MS);
   ck_assert_uint_eq(cs_sim_failed(r.sim), 1);
   CsNetTotals t = cs_net_totals(cs_sim_net(r.sim));
   ck_assert_uint_eq(t.data.lost, t.data.sent); /* every packet lost, and accounted */

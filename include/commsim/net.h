@@ -48,6 +48,11 @@ void cs_net_stop_background(CsNet *net);
 /* Messages not yet finished: a message is finished when it has been
  * delivered and its sender has every acknowledgement, or abandoned. */
 uint32_t cs_net_active(const CsNet *net);
+/* Messages abandoned so far. */
+uint32_t cs_net_failed(const CsNet *net);
+/* The most packets one message may have; a larger message is refused at
+ * set-up (a scenario error), never at run time. */
+#define CS_NET_MAX_PACKETS ((uint64_t)1 << 30)
 /* Called each time the number of unfinished messages falls to zero. */
 typedef void (*CsIdleFn)(CsNet *net, void *ctx);
 void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx);
@@ -92,7 +97,9 @@ CsNetTotals cs_net_totals(const CsNet *net);
  * per-link counters agree; a failure is a bug report. */
 bool cs_net_check_accounting(const CsNet *net, GError **error);
 
-/* Counters of one link direction (dir 0: link.a -> link.b). */
+/* Counters of one link direction (dir 0: link.a -> link.b).  Read through
+ * cs_net_link_stats, they count what has been transmitted by now: packets
+ * still waiting and the unsent part of the one in service are left out. */
 typedef struct {
   uint64_t bytes, packets; /* transmitted (lost ones included) */
   uint64_t drops, losses, marks;

@@ -403,6 +403,13 @@ void cs_net_sample_links(CsNet *net, CsTime t0, CsLinkSampleFn fn, void *ctx) {
 
 CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir) {
   LinkDir *d = &net->dirs[2 * link + dir];
-  catch_up(d, cs_engine_now(net->engine));
-  return d->st;
+  CsTime now = cs_engine_now(net->engine);
+  catch_up(d, now);
+  CsLinkStats st = d->st;
+  /* transmissions are booked when scheduled: take out what has not been
+   * sent by now, so utilization never passes 1 when a run stops early */
+  st.bytes -= d->q_bytes;
+  st.packets -= d->q_len;
+  if (d->busy_until > now) st.busy -= d->busy_until - now;
+  return st;
 }

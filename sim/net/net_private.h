@@ -10,7 +10,7 @@
 enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
 enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8 };
 
-/* 40 bytes.  `path` and `hops` name the packet's route in the path arena:
+/* 48 bytes.  `path` and `hops` name the packet's route in the path arena:
  * it crosses port arena[path + hop] next. */
 typedef struct {
   CsTime stamp;   /* data: when sent; ack: the data packet's stamp, echoed; bg: created */
@@ -21,6 +21,7 @@ typedef struct {
   uint32_t path;
   uint16_t hop, hops;
   uint8_t kind, flags;
+  uint32_t xmit;      /* data: the sender's transmission number; ack: echoed */
   uint32_t next_free;
 } Packet;
 
@@ -101,6 +102,13 @@ typedef struct {
   uint32_t ring_mask; /* ring size - 1; the size is a power of two >= min(n, window) */
   /* sender */
   uint8_t *state; /* per packet, by seq & ring_mask: S_UNSENT, S_FLIGHT, S_DONE, S_LOST */
+  uint32_t *xmit_of; /* per packet, by seq & ring_mask: the number of its last transmission */
+  uint32_t xmits;    /* transmissions so far */
+  /* retransmissions in flight, in transmission order: one is lost when
+   * DUP_THRESH packets sent after it have arrived (as RACK does) */
+  uint32_t *rtx_seq, *rtx_xmit;
+  uint32_t rtx_head, rtx_len, rtx_cap;
+  uint32_t no_cut_until; /* losses below it belong to a timeout already paid for */
   uint32_t una, nxt;
   uint32_t high_sacked; /* 1 + the highest packet known received */
   uint32_t loss_scan;   /* packets below it were checked by the duplicate-threshold rule */
@@ -114,6 +122,8 @@ typedef struct {
   CsTime rto;
   CsTime deadline; /* retransmission timer; 0 = disarmed */
   bool timer_event;
+  CsTime timer_at;      /* when the pending timer event fires */
+  CsEventId timer_id;
   bool host_wait; /* blocked by the host queue limit; an event will wake it */
   uint32_t consecutive_timeouts;
   bool sender_done;
@@ -145,7 +155,7 @@ struct CsNet {
   Packet *pool;
   uint32_t pool_len, pool_cap, free_head;
   Flow *flows;
-  uint32_t n_flows, cap_flows, active;
+  uint32_t n_flows, cap_flows, active, failed;
   GHashTable *rtt_by_pair; /* (src << 32 | dst) -> RttState */
   CsPacketTraceFn trace_fn;
   void *trace_ctx;

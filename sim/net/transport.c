@@ -44,9 +44,16 @@ static void arm_timer(CsNet *net, uint32_t fi) {
   CsTime now = cs_engine_now(net->engine);
   CsTime rto = f->rto;
   f->deadline = rto > CS_TIME_MAX - now ? CS_TIME_MAX : now + rto;
+  /* one event per flow: a later deadline is honoured when the event fires
+   * (it sleeps again); an earlier one replaces the event */
+  if (f->timer_event && f->deadline < f->timer_at) {
+    cs_engine_cancel(net->engine, f->timer_id);
+    f->timer_event = false;
+  }
   if (!f->timer_event) {
     f->timer_event = true;
-    cs_engine_schedule_at(net->engine, f->deadline, on_timer, net, fi);
+    f->timer_at = f->deadline;
+    f->timer_id = cs_engine_schedule_at(net->engine, f->deadline, on_timer, net, fi);
   }
 }
 
@@ -63,6 +70,24 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
   pk->path = f->path_fwd;
   pk->hops = f->hops_fwd;
   pk->flags = (net->protocol == CS_PROTO_DCTCP ? F_ECT : 0) | (retx ? F_RETX : 0);
+  pk->xmit = ++f->xmits;
+  f->xmit_of[seq & f->ring_mask] = pk->xmit;
+  if (retx) { /* remember it, in transmission order */
+    if (f->rtx_len == f->rtx_cap) {
+      uint32_t cap = f->rtx_cap ? 2 * f->rtx_cap : 16;
+      uint32_t *sq = g_new(uint32_t, cap), *xm = g_new(uint32_t, cap);
+      for (uint32_t i = 0; i < f->rtx_len; i++) {
+        sq[i] = f->rtx_seq[(f->rtx_head + i) % f->rtx_cap];
+        xm[i] = f->rtx_xmit[(f->rtx_head + i) % f->rtx_cap];
+      }
+      g_free(f->rtx_seq);
+      g_free(f->rtx_xmit);
+      f->rtx_seq = sq, f->rtx_xmit = xm, f->rtx_head = 0, f->rtx_cap = cap;
+    }
+    uint32_t at = (f->rtx_head + f->rtx_len++) % f->rtx_cap;
+    f->rtx_seq[at] = seq;
+    f->rtx_xmit[at] = pk->xmit;
+  }
   f->stats.wire_bytes += pk->bytes;
   if (retx) {
     f->stats.retransmissions++;
@@ -117,8 +142,8 @@ static void send_more(CsNet *net, uint32_t fi) {
 }
 
 /* A loss was detected: start a recovery episode unless one is running. */
-static void enter_recovery(Flow *f, CsProtocol proto) {
-  if (f->in_recovery) return;
+static void enter_recovery(Flow *f, CsProtocol proto, uint32_t seq) {
+  if (f->in_recovery || seq < f->no_cut_until) return;
   f->in_recovery = true;
   f->recover = f->nxt - 1;
   if (proto != CS_PROTO_FIXED) {
@@ -144,6 +169,11 @@ static void finish_sender(CsNet *net, uint32_t fi) {
   f->deadline = 0;
   g_free(f->state);
   f->state = NULL;
+  g_free(f->xmit_of);
+  g_free(f->rtx_seq);
+  g_free(f->rtx_xmit);
+  f->xmit_of = f->rtx_seq = f->rtx_xmit = NULL;
+  f->rtx_len = f->rtx_cap = 0;
   if (f->stats.delivered || f->stats.failed) message_finished(net);
 }
 
@@ -224,9 +254,19 @@ static void sender_ack(CsNet *net, const Packet *ack) {
   while (f->loss_scan + DUP_THRESH < f->high_sacked) {
     if (st_get(f, f->loss_scan) == S_FLIGHT) {
       mark_lost(f, f->loss_scan);
-      enter_recovery(f, net->protocol);
+      enter_recovery(f, net->protocol, f->loss_scan);
     }
     f->loss_scan++;
+  }
+  /* a retransmission is lost when DUP_THRESH later transmissions arrived */
+  while (f->rtx_len > 0 && f->rtx_xmit[f->rtx_head] + DUP_THRESH < ack->xmit) {
+    uint32_t seq = f->rtx_seq[f->rtx_head], xm = f->rtx_xmit[f->rtx_head];
+    f->rtx_head = (f->rtx_head + 1) % f->rtx_cap;
+    f->rtx_len--;
+    if (seq >= f->una && seq < f->nxt && st_get(f, seq) == S_FLIGHT && f->xmit_of[seq & f->ring_mask] == xm) {
+      mark_lost(f, seq);
+      enter_recovery(f, net->protocol, seq);
+    }
   }
   if (f->in_recovery && f->una > f->recover) f->in_recovery = false;
 
@@ -246,18 +286,23 @@ static void sender_ack(CsNet *net, const Packet *ack) {
   send_more(net, fi);
 }
 
+/* Give up after max_timeouts: a message its receiver already has is
+ * delivered all the same (only its acknowledgements never came back). */
 static void fail_flow(CsNet *net, uint32_t fi) {
   Flow *f = flow_of(net, fi);
+  if (f->stats.delivered) {
+    finish_sender(net, fi);
+    return;
+  }
   f->stats.failed = true;
   f->stats.end = cs_engine_now(net->engine);
-  bool was_delivered = f->stats.delivered;
+  net->failed++;
+  g_free(f->rcv_bits);
+  f->rcv_bits = NULL;
+  CsDeliverFn fn = f->fn;
+  void *ctx = f->ctx;
   finish_sender(net, fi);
-  f = flow_of(net, fi);
-  if (!was_delivered) {
-    g_free(f->rcv_bits);
-    f->rcv_bits = NULL;
-    if (f->fn) f->fn(net, f->ctx, fi, true);
-  }
+  if (fn) fn(net, ctx, fi, true);
 }
 
 static void on_timer(CsEngine *e, void *ctx, uint64_t arg) {
@@ -269,13 +314,14 @@ static void on_timer(CsEngine *e, void *ctx, uint64_t arg) {
   CsTime now = cs_engine_now(e);
   if (now < f->deadline) { /* re-armed since: sleep until the new deadline */
     f->timer_event = true;
-    cs_engine_schedule_at(e, f->deadline, on_timer, net, fi);
+    f->timer_at = f->deadline;
+    f->timer_id = cs_engine_schedule_at(e, f->deadline, on_timer, net, fi);
     return;
   }
   f->deadline = 0;
   f->stats.timeouts++;
   net->timeouts++;
-  if (++f->consecutive_timeouts > net->max_timeouts) {
+  if (++f->consecutive_timeouts >= net->max_timeouts) {
     fail_flow(net, fi);
     return;
   }
@@ -285,8 +331,11 @@ static void on_timer(CsEngine *e, void *ctx, uint64_t arg) {
     f->ssthresh = fmax(f->cwnd / 2.0, 2.0);
     f->cwnd = 1.0;
   }
-  f->in_recovery = true;
-  f->recover = f->nxt - 1;
+  /* slow start again (RFC 5681); losses of what was sent before the
+   * timeout are part of it and cause no further cut */
+  f->in_recovery = false;
+  f->no_cut_until = f->nxt;
+  f->rtx_len = 0; /* every retransmission in flight is presumed lost now */
   f->rto = MIN(2 * f->rto, MAX_RTO); /* back off until an ACK brings a new sample */
   send_more(net, fi);
   f = flow_of(net, fi);
@@ -318,6 +367,7 @@ static void receiver_data(CsNet *net, const Packet *pk) {
   a->path = f->path_rev;
   a->hops = f->hops_rev;
   a->flags = ((pk->flags & F_CE) ? F_ECE : 0) | (pk->flags & F_RETX);
+  a->xmit = pk->xmit;
   cs_net_inject(net, p);
   f = flow_of(net, fi);
   if (f->rcv_nxt == f->n && !f->stats.delivered) {
@@ -341,7 +391,7 @@ void cs_transport_receive(CsNet *net, uint32_t p) {
 uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   g_assert(src != dst && src < net->t->n_hosts && dst < net->t->n_hosts && payload > 0);
   uint64_t n = (payload + net->mss - 1) / net->mss;
-  g_assert(n < UINT32_MAX / 2);
+  g_assert(n <= CS_NET_MAX_PACKETS); /* checked at set-up */
   if (net->n_flows == net->cap_flows) {
     net->cap_flows = net->cap_flows ? 2 * net->cap_flows : 64;
     net->flows = g_renew(Flow, net->flows, net->cap_flows);
@@ -363,6 +413,7 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   while (ring < MIN(n, (uint64_t)net->window)) ring *= 2;
   f->ring_mask = (uint32_t)(ring - 1);
   f->state = g_new0(uint8_t, ring);
+  f->xmit_of = g_new0(uint32_t, ring);
   f->rcv_bits = g_new0(uint64_t, ring / 64);
   f->cwnd = net->protocol == CS_PROTO_FIXED ? (double)net->window : (double)net->s->transport.init_cwnd;
   f->ssthresh = INFINITY;
@@ -385,6 +436,7 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
 }
 
 uint32_t cs_net_active(const CsNet *net) { return net->active; }
+uint32_t cs_net_failed(const CsNet *net) { return net->failed; }
 
 void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx) {
   net->idle_fn = fn;
@@ -403,6 +455,9 @@ void cs_transport_free_flows(CsNet *net) {
   for (uint32_t i = 0; i < net->n_flows; i++) {
     g_free(net->flows[i].state);
     g_free(net->flows[i].rcv_bits);
+    g_free(net->flows[i].xmit_of);
+    g_free(net->flows[i].rtx_seq);
+    g_free(net->flows[i].rtx_xmit);
   }
   g_free(net->flows);
 }

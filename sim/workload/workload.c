@@ -75,6 +75,19 @@ static uint64_t bucket_size(const CsWorkload *wl, uint32_t j) {
 }
 
 static void start_iteration(CsWorkload *wl, uint32_t w);
+
+/* Ops by (iteration, bucket); an async worker's own rounds by (iteration,
+ * worker) with the top bit set: every live op is in the table, so none
+ * leaks, finished or not. */
+static guint64 op_key(const OpCtx *oc) {
+  return ((guint64)oc->iter << 32) | (oc->async_worker >= 0 ? 0x80000000u | (guint32)oc->async_worker : oc->bucket);
+}
+
+static void remember_op(CsWorkload *wl, OpCtx *oc) {
+  guint64 *k = g_new(guint64, 1);
+  *k = op_key(oc);
+  g_hash_table_insert(wl->ops, k, oc);
+}
 static void try_next_bucket(CsWorkload *wl, uint32_t w);
 
 static void free_finished(CsEngine *e, void *ctx, uint64_t arg) {
@@ -92,10 +105,8 @@ static void free_finished(CsEngine *e, void *ctx, uint64_t arg) {
  * never from inside its own callbacks. */
 static void retire_if_finished(CsWorkload *wl, OpCtx *oc) {
   if (!cs_coll_finished(oc->op) || oc->left > 0) return;
-  if (oc->async_worker < 0) {
-    guint64 key = ((guint64)oc->iter << 32) | oc->bucket;
-    g_hash_table_remove(wl->ops, &key);
-  }
+  guint64 key = op_key(oc);
+  g_hash_table_remove(wl->ops, &key);
   if (wl->finished_ops->len == 0) cs_engine_schedule(wl->engine, 0, free_finished, wl, 0);
   g_ptr_array_add(wl->finished_ops, oc);
 }
@@ -159,6 +170,7 @@ static OpCtx *op_for(CsWorkload *wl, uint32_t w, uint32_t iter, uint32_t j) {
     spec.workers = &wl->t->workers[w];
     cs_coll_set_iteration(wl->env, iter);
     oc->op = cs_coll_start(wl->env, &spec, on_result, oc);
+    remember_op(wl, oc);
     return oc;
   }
   guint64 key = ((guint64)iter << 32) | j;
@@ -168,9 +180,7 @@ static OpCtx *op_for(CsWorkload *wl, uint32_t w, uint32_t iter, uint32_t j) {
     *oc = (OpCtx){wl, NULL, iter, j, -1, wl->P};
     cs_coll_set_iteration(wl->env, iter);
     oc->op = cs_coll_start(wl->env, &spec, on_result, oc);
-    guint64 *k = g_new(guint64, 1);
-    *k = key;
-    g_hash_table_insert(wl->ops, k, oc);
+    remember_op(wl, oc);
   }
   return oc;
 }

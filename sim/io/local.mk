@@ -9,8 +9,8 @@ tests_test_units_CFLAGS = $(TEST_CFLAGS)
 tests_test_units_LDADD = $(TEST_LIBS)
 
 # Scenario files: YAML tree with locations, then validated structs.
-sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/scenario.c sim/io/csv.c sim/io/sweep.c
-pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/scenario.h include/commsim/csv.h include/commsim/sweep.h
+sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/scenario.c sim/io/csv.c sim/io/sweep.c sim/io/plot.c
+pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/scenario.h include/commsim/csv.h include/commsim/sweep.h include/commsim/plot.h
 
 check_PROGRAMS += tests/test_scenario
 TESTS += tests/test_scenario
@@ -37,3 +37,9 @@ TESTS += tests/test_traces
 tests_test_traces_SOURCES = tests/test_traces.c
 tests_test_traces_CFLAGS = $(TEST_CFLAGS)
 tests_test_traces_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_plot
+TESTS += tests/test_plot
+tests_test_plot_SOURCES = tests/test_plot.c
+tests_test_plot_CFLAGS = $(TEST_CFLAGS)
+tests_test_plot_LDADD = $(TEST_LIBS)

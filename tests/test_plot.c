@@ -1,0 +1,79 @@
+/* test_plot.c - `commsim plot` makes valid PNG files of sensible size from
+ * a run folder and a sweep folder.  Skipped (77) without gnuplot. */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int run_commsim(const char *const *args) {
+  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+  const char *b = g_getenv("top_builddir");
+  g_ptr_array_add(argv, g_build_filename(b ? b : ".", "sim", "commsim", NULL));
+  for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
+  g_ptr_array_add(argv, NULL);
+  int status = -1;
+  g_autofree char *out = NULL, *err = NULL;
+  ck_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
+  g_ptr_array_free(argv, TRUE);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "commsim %s failed: %s", args[0], err);
+  return 0;
+}
+
+/* A PNG: its 8-byte signature, an IHDR of the size asked, more than 5 KB. */
+static void check_png(const char *dir, const char *name) {
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  ck_assert_msg(g_file_get_contents(path, &data, &len, NULL), "no %s", path);
+  ck_assert_msg(len > 5000, "%s is only %zu bytes", name, len);
+  ck_assert_int_eq(memcmp(data, "\x89PNG\r\n\x1a\n", 8), 0);
+  ck_assert_int_eq(memcmp(data + 12, "IHDR", 4), 0);
+  unsigned w = ((unsigned char)data[16] << 24) | ((unsigned char)data[17] << 16) | ((unsigned char)data[18] << 8) |
+               (unsigned char)data[19];
+  ck_assert_uint_ge(w, 800);
+}
+
+static const char *scenario = "topology: {type: star, workers: 4}\n"
+                              "workload: {params: 300K, iterations: 3, compute: 2ms, buckets: 400KB, collective: ring}\n"
+                              "sweep:\n  defaults.bandwidth: [1Gbps, 10Gbps]\n  workload.compression.method: [none, fp16]\n";
+
+START_TEST(test_plots) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-plot-test-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename(dir, "s.yaml", NULL);
+  ck_assert(g_file_set_contents(file, scenario, -1, NULL));
+  g_autofree char *runs = g_build_filename(dir, "run", NULL), *sweeps = g_build_filename(dir, "sweep", NULL);
+  run_commsim((const char *const[]){"run", file, "-o", runs, "-q", NULL});
+  run_commsim((const char *const[]){"plot", runs, NULL});
+  const char *run_pngs[] = {"iteration.png", "utilization.png", "queues.png", "messages_cdf.png"};
+  for (int i = 0; i < 4; i++) check_png(runs, run_pngs[i]);
+  run_commsim((const char *const[]){"sweep", file, "-o", sweeps, "-q", NULL});
+  run_commsim((const char *const[]){"plot", sweeps, NULL});
+  check_png(sweeps, "iteration.png");
+  check_png(sweeps, "speedup.png");
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void) {
+  g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
+  if (!gnuplot) {
+    fprintf(stderr, "gnuplot not found (Debian: gnuplot-nox): skipped\n");
+    return 77;
+  }
+  Suite *s = suite_create("plot");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_plots);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -103,7 +103,8 @@ typedef struct {
   CsTime min_rto;
   int64_t max_timeouts; /* consecutive timeouts before a message is abandoned */
   CsTime initial_rto;   /* before a connection has an RTT sample */
-  int64_t host_queue;   /* bytes a host's egress may hold waiting before its flows pause; 0 = unlimited */
+  int64_t host_queue;   /* bytes a host's egress may hold waiting before its flows pause;
+                         * 0 = unlimited, -1 = 100 us of the host's link (the default) */
 } CsTransportSpec;
 
 typedef struct {

@@ -921,7 +921,7 @@ static CsScenario *scenario_new(const char *path) {
   s->topology.oversubscription = 1.0;
   s->topology.nodes = g_array_new(FALSE, TRUE, sizeof(CsNodeSpec));
   s->topology.links = g_array_new(FALSE, TRUE, sizeof(CsLinkDecl));
-  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS, 15, 10 * CS_MS, 128000};
+  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS, 15, 10 * CS_MS, -1};
   CsWorkloadSpec *w = &s->workload;
   w->params = 25600000;
   w->dtype = g_strdup("fp32");

@@ -81,7 +81,10 @@ CsTime cs_net_host_queue_full(CsNet *net, uint32_t port) {
   LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
   CsTime now = cs_engine_now(net->engine);
   catch_up(d, now);
-  if (d->q_bytes < net->host_queue) return 0;
+  /* the default: 100 us of the host's link, at least two packets */
+  uint64_t limit = net->host_queue != UINT64_MAX ? net->host_queue
+                                                 : MAX((uint64_t)d->bandwidth / 80000, 2 * (uint64_t)net->s->transport.mtu);
+  if (d->q_bytes < limit) return 0;
   /* when the last waiting packet starts, the queue holds none waiting */
   return d->q[(d->q_head + d->q_len - 1) & (d->q_cap - 1)].start;
 }
@@ -288,7 +291,7 @@ CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, co
                     : (uint32_t)MIN(s->transport.window, (int64_t)UINT32_MAX);
   net->protocol = s->transport.protocol;
   net->max_timeouts = (uint32_t)s->transport.max_timeouts;
-  net->host_queue = (uint64_t)s->transport.host_queue;
+  net->host_queue = s->transport.host_queue < 0 ? UINT64_MAX : (uint64_t)s->transport.host_queue;
   net->rtt_by_pair = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   cs_background_init(net);
   return net;

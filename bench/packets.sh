@@ -11,7 +11,7 @@ trap 'rm -rf "$out"' EXIT
 for size in 100MB 400MB; do
   for round in 1 2 3; do
     /usr/bin/time -f "%e %M" -o "$out/time" sim/commsim run bench/star16.yaml -o "$out" \
-      --set "$(for i in $(seq 0 15); do :; done; echo flows.0.size=$size)" \
+      --set flows.0.size=$size \
       $(for i in $(seq 1 15); do echo --set flows.$i.size=$size; done) > "$out/run.txt"
     read -r wall rss < "$out/time"
     line=$(grep '^simulated' "$out/run.txt")

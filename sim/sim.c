@@ -590,7 +590,7 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
 static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
   g_autofree char *final = g_build_filename(dir, "timeline.json", NULL);
   g_autofree char *tmp = g_strdup_printf("%s.tmp", final);
-  FILE *f = fopen(tmp, "w");
+  FILE *f = g_mkdir_with_parents(dir, 0755) == 0 ? fopen(tmp, "w") : NULL;
   if (!f) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write: %s", final, g_strerror(errno));
     return false;

@@ -169,6 +169,12 @@ START_TEST(test_timeline_json) {
   ck_assert_ptr_nonnull(strstr(text, "\"cat\":\"codec\""));
   ck_assert_ptr_nonnull(strstr(text, "\"cat\":\"message\""));
   ck_assert_ptr_nonnull(strstr(text, "\"name\":\"thread_name\""));
+  /* a folder that does not exist yet is made (timeline.json alone once failed there) */
+  g_autofree char *sub = g_build_filename(r.dir, "new", "deeper", NULL);
+  GError *e = NULL;
+  ck_assert_msg(cs_sim_write_outputs(r.sim, sub, &e), "%s", e ? e->message : "");
+  g_autofree char *made = g_build_filename(sub, "timeline.json", NULL);
+  ck_assert(g_file_test(made, G_FILE_TEST_EXISTS));
   /* and the checker refuses broken JSON */
   ck_assert_ptr_null(value("{\"a\":[1,2,}"));
   done(&r);

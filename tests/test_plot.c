@@ -2,6 +2,8 @@
  * a run folder and a sweep folder.  Skipped (77) without gnuplot. */
 #include "config.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <glib.h>
 #include <stdio.h>
@@ -10,18 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int run_commsim(const char *const *args) {
-  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
-  const char *b = g_getenv("top_builddir");
-  g_ptr_array_add(argv, g_build_filename(b ? b : ".", "sim", "commsim", NULL));
-  for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
-  g_ptr_array_add(argv, NULL);
-  int status = -1;
+static void run_ok(const char *const *args) {
   g_autofree char *out = NULL, *err = NULL;
-  ck_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL));
-  g_ptr_array_free(argv, TRUE);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "commsim %s failed: %s", args[0], err);
-  return 0;
+  int rc = run_commsim(args, &out, &err);
+  ck_assert_msg(rc == 0, "commsim %s failed: %s", args[0], err);
 }
 
 /* A PNG: its 8-byte signature, an IHDR of the size asked, more than 5 KB. */
@@ -47,12 +41,12 @@ START_TEST(test_plots) {
   g_autofree char *file = g_build_filename(dir, "s.yaml", NULL);
   ck_assert(g_file_set_contents(file, scenario, -1, NULL));
   g_autofree char *runs = g_build_filename(dir, "run", NULL), *sweeps = g_build_filename(dir, "sweep", NULL);
-  run_commsim((const char *const[]){"run", file, "-o", runs, "-q", NULL});
-  run_commsim((const char *const[]){"plot", runs, NULL});
+  run_ok((const char *const[]){"run", file, "-o", runs, "-q", NULL});
+  run_ok((const char *const[]){"plot", runs, NULL});
   const char *run_pngs[] = {"iteration.png", "utilization.png", "queues.png", "messages_cdf.png"};
   for (int i = 0; i < 4; i++) check_png(runs, run_pngs[i]);
-  run_commsim((const char *const[]){"sweep", file, "-o", sweeps, "-q", NULL});
-  run_commsim((const char *const[]){"plot", sweeps, NULL});
+  run_ok((const char *const[]){"sweep", file, "-o", sweeps, "-q", NULL});
+  run_ok((const char *const[]){"plot", sweeps, NULL});
   check_png(sweeps, "iteration.png");
   check_png(sweeps, "speedup.png");
   g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);

@@ -2,6 +2,8 @@
  * summary, and messages.csv (columns, rows, atomic writing). */
 #include "config.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -9,23 +11,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static const char *srcdir(void) {
-  const char *d = g_getenv("top_srcdir");
-  return d ? d : ".";
-}
-
-static int run_commsim(const char *const *args, char **out, char **err) {
-  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
-  const char *b = g_getenv("top_builddir");
-  g_ptr_array_add(argv, g_build_filename(b ? b : ".", "sim", "commsim", NULL));
-  for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
-  g_ptr_array_add(argv, NULL);
-  int status = -1;
-  ck_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err, &status, NULL));
-  g_ptr_array_free(argv, TRUE);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static char *write_temp(const char *text) {
   char *path = NULL;
@@ -75,7 +60,7 @@ END_TEST
 
 START_TEST(test_run_example) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
-  g_autofree char *ex = g_build_filename(srcdir(), "topologies", "dumbbell.yaml", NULL);
+  g_autofree char *ex = g_build_filename(test_srcdir(), "topologies", "dumbbell.yaml", NULL);
   char *out = NULL, *err = NULL;
   ck_assert_int_eq(run_commsim((const char *const[]){"run", ex, "-o", dir, "-q", NULL}, &out, &err), 0);
   ck_assert_str_eq(out, ""); /* -q */
@@ -113,7 +98,7 @@ END_TEST
 START_TEST(test_run_errors) {
   char *out = NULL, *err = NULL;
   /* a codec the collective cannot carry: a located refusal, status 2 */
-  g_autofree char *ring = g_build_filename(srcdir(), "topologies", "ring.yaml", NULL);
+  g_autofree char *ring = g_build_filename(test_srcdir(), "topologies", "ring.yaml", NULL);
   ck_assert_int_eq(run_commsim((const char *const[]){"run", ring, "--set", "workload.compression.method=topk", NULL},
                                &out, &err), 2);
   ck_assert_ptr_nonnull(strstr(err, "ring.yaml:22:15: error: workload: compression method 'topk' cannot be carried "

@@ -3,6 +3,8 @@
  * overrides, YAML features, and the key reference. */
 #include "config.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <glib.h>
 #include <stdlib.h>
@@ -13,31 +15,7 @@
 #include "commsim/topology.h"
 #include "commsim/units.h"
 
-static const char *srcdir(void) {
-  const char *d = g_getenv("top_srcdir");
-  return d ? d : ".";
-}
-
-static const char *builddir(void) {
-  const char *d = g_getenv("top_builddir");
-  return d ? d : ".";
-}
-
 /* Run `commsim ARGS...`; returns the exit status, stdout and stderr. */
-static int run_commsim(const char *const *args, char **out, char **err) {
-  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
-  g_ptr_array_add(argv, g_build_filename(builddir(), "sim", "commsim", NULL));
-  for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
-  g_ptr_array_add(argv, NULL);
-  int status = -1;
-  GError *e = NULL;
-  gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err,
-                             &status, &e);
-  ck_assert_msg(ok, "cannot run commsim: %s", e ? e->message : "?");
-  g_ptr_array_free(argv, TRUE);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static GPtrArray *list_dir(const char *dir, const char *suffix) {
   GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
   GDir *d = g_dir_open(dir, 0, NULL);
@@ -54,7 +32,7 @@ static GPtrArray *list_dir(const char *dir, const char *suffix) {
  * exact message after the file name.  validate must print exactly that on
  * stderr and exit with status 2. */
 START_TEST(test_bad_corpus) {
-  g_autofree char *dir = g_build_filename(srcdir(), "tests", "scenarios", "bad", NULL);
+  g_autofree char *dir = g_build_filename(test_srcdir(), "tests", "scenarios", "bad", NULL);
   GPtrArray *files = list_dir(dir, ".yaml");
   ck_assert_uint_ge(files->len, 50);
   for (guint i = 0; i < files->len; i++) {
@@ -79,7 +57,7 @@ END_TEST
 
 /* Every shipped example validates and opens with a comment. */
 START_TEST(test_examples_validate) {
-  g_autofree char *dir = g_build_filename(srcdir(), "topologies", NULL);
+  g_autofree char *dir = g_build_filename(test_srcdir(), "topologies", NULL);
   GPtrArray *files = list_dir(dir, ".yaml");
   ck_assert_uint_ge(files->len, 7); /* one per generator + explicit */
   for (guint i = 0; i < files->len; i++) {
@@ -109,7 +87,7 @@ START_TEST(test_usage_errors) {
   ck_assert_int_eq(run_commsim((const char *const[]){"validate", "/tmp", NULL}, &out, &err), 2);
   ck_assert_str_eq(err, "/tmp: error: is a directory, not a scenario file\n");
   g_free(out), g_free(err);
-  g_autofree char *star = g_build_filename(srcdir(), "topologies", "star.yaml", NULL);
+  g_autofree char *star = g_build_filename(test_srcdir(), "topologies", "star.yaml", NULL);
   ck_assert_int_eq(run_commsim((const char *const[]){"validate", star, "--set", "defaults.bandwith=1Gbps", NULL},
                                &out, &err), 2);
   ck_assert_str_eq(err, "--set defaults.bandwith=1Gbps: error: unknown key 'bandwith' in 'defaults' (did you mean 'bandwidth'?)\n");
@@ -269,7 +247,7 @@ END_TEST
 /* Every key the loader accepts is documented in docs/scenario.md as
  * `dotted.key`, and the reference documents no key the loader refuses. */
 START_TEST(test_reference_lists_every_key) {
-  g_autofree char *path = g_build_filename(srcdir(), "docs", "scenario.md", NULL);
+  g_autofree char *path = g_build_filename(test_srcdir(), "docs", "scenario.md", NULL);
   g_autofree char *doc = NULL;
   ck_assert_msg(g_file_get_contents(path, &doc, NULL, NULL), "cannot read %s", path);
   const char *const *keys = cs_scenario_known_keys();

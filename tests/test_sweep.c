@@ -2,6 +2,8 @@
  * resume, shards and merge. */
 #include "config.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -11,18 +13,6 @@
 #include <unistd.h>
 
 #include "commsim/sweep.h"
-
-static int run_commsim(const char *const *args, char **out, char **err) {
-  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
-  const char *b = g_getenv("top_builddir");
-  g_ptr_array_add(argv, g_build_filename(b ? b : ".", "sim", "commsim", NULL));
-  for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
-  g_ptr_array_add(argv, NULL);
-  int status = -1;
-  ck_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err, &status, NULL));
-  g_ptr_array_free(argv, TRUE);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static const char *scenario =
     "seed: 4\n"

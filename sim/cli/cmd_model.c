@@ -12,41 +12,17 @@
 #include "commsim/topology.h"
 
 int cs_cmd_model(int argc, char **argv) {
-  g_auto(GStrv) sets = NULL;
-  GOptionEntry entries[] = {
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scalar by its dotted key", "KEY=VALUE"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL},
-  };
-  g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.yaml");
-  g_option_context_set_summary(ctx, "Closed-form (alpha-beta) estimate of the scenario's iteration: no simulation.");
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  CsCliWorld w;
+  int status = cs_cli_load_world("model", "Closed-form (alpha-beta) estimate of the scenario's iteration: no simulation.",
+                                 argc, argv, &w);
+  if (status >= 0) return status;
+  const CsScenario *s = w.s;
+  const CsTopology *t = w.t;
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-    fprintf(stderr, "commsim model: %s\n", error->message);
-    return CS_EXIT_USAGE;
-  }
-  if (argc != 2) {
-    fprintf(stderr, "commsim model: expected one scenario file (see 'commsim model --help')\n");
-    return CS_EXIT_USAGE;
-  }
-  g_autoptr(CsScenario) s = cs_scenario_load(argv[1], (const char *const *)sets, &error);
-  if (!s) {
-    fprintf(stderr, "%s\n", error->message);
-    return CS_EXIT_USAGE;
-  }
-  g_autoptr(CsTopology) t = cs_topology_build(s, &error);
-  if (!t) {
-    fprintf(stderr, "%s\n", error->message);
-    return CS_EXIT_USAGE;
-  }
-  g_autoptr(CsRoutes) r = cs_routes_build(t, s->routing, &error);
-  if (!r) {
-    fprintf(stderr, "%s: %s\n", s->file, error->message);
-    return CS_EXIT_USAGE;
-  }
   CsModel m;
-  if (!cs_model_estimate(s, t, r, &m, &error)) {
+  if (!cs_model_estimate(s, t, w.r, &m, &error)) {
     fprintf(stderr, "%s\n", error->message);
+    cs_cli_world_clear(&w);
     return CS_EXIT_USAGE;
   }
   printf("scenario     %s: %s, %u workers, %u servers, method %s\n", s->name, cs_collective_name(s->workload.collective),
@@ -60,5 +36,6 @@ int cs_cmd_model(int argc, char **argv) {
   printf("             payload bytes a worker sends per iteration: %.0f\n", m.wire_bytes);
   printf("(an idle network: congestion, loss, windows, queues and stragglers are what `commsim run` adds)\n");
   cs_model_clear(&m);
+  cs_cli_world_clear(&w);
   return CS_EXIT_OK;
 }

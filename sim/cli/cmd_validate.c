@@ -160,40 +160,12 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
 }
 
 int cs_cmd_validate(int argc, char **argv) {
-  g_auto(GStrv) sets = NULL;
-  GOptionEntry entries[] = {
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scalar by its dotted key", "KEY=VALUE"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL},
-  };
-  g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.yaml");
-  g_option_context_set_summary(ctx, "Load and check a scenario, print its topology summary; simulate nothing.");
-  g_option_context_set_description(ctx, "Exit status: 0 valid, 2 invalid (the message says where).\n");
-  g_option_context_add_main_entries(ctx, entries, NULL);
-  g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-    fprintf(stderr, "commsim validate: %s\n", error->message);
-    return CS_EXIT_USAGE;
-  }
-  if (argc != 2) {
-    fprintf(stderr, "commsim validate: expected one scenario file (see 'commsim validate --help')\n");
-    return CS_EXIT_USAGE;
-  }
-  g_autoptr(CsScenario) s = cs_scenario_load(argv[1], (const char *const *)sets, &error);
-  if (!s) {
-    fprintf(stderr, "%s\n", error->message);
-    return CS_EXIT_USAGE;
-  }
-  g_autoptr(CsTopology) t = cs_topology_build(s, &error);
-  if (!t) {
-    fprintf(stderr, "%s\n", error->message);
-    return CS_EXIT_USAGE;
-  }
-  g_autoptr(CsRoutes) r = cs_routes_build(t, s->routing, &error);
-  if (!r) {
-    fprintf(stderr, "%s: %s\n", s->file, error->message);
-    return CS_EXIT_USAGE;
-  }
-  print_summary(s, t, r);
+  CsCliWorld w;
+  int status = cs_cli_load_world("validate", "Load and check a scenario, print its topology summary; simulate nothing.",
+                                 argc, argv, &w);
+  if (status >= 0) return status;
+  print_summary(w.s, w.t, w.r);
   printf("valid\n");
+  cs_cli_world_clear(&w);
   return CS_EXIT_OK;
 }

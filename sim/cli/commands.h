@@ -27,4 +27,19 @@ int cs_cmd_codecs(int argc, char **argv);
 
 enum { CS_EXIT_OK = 0, CS_EXIT_RUNTIME = 1, CS_EXIT_USAGE = 2 };
 
+#include "commsim/routing.h"
+#include "commsim/scenario.h"
+#include "commsim/topology.h"
+
+/* A scenario with its network and routes, for commands that need no run. */
+typedef struct {
+  CsScenario *s;
+  CsTopology *t;
+  CsRoutes *r;
+} CsCliWorld;
+/* Parse `FILE.yaml [--set KEY=VALUE]...` and build the world; -1 when it is
+ * ready, else the exit status (the error is printed). */
+int cs_cli_load_world(const char *command, const char *summary, int argc, char **argv, CsCliWorld *w);
+void cs_cli_world_clear(CsCliWorld *w);
+
 #endif

@@ -14,7 +14,7 @@ pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/scenario.h incl
 
 check_PROGRAMS += tests/test_scenario
 TESTS += tests/test_scenario
-tests_test_scenario_SOURCES = tests/test_scenario.c
+tests_test_scenario_SOURCES = tests/test_scenario.c tests/testutil.h
 tests_test_scenario_CFLAGS = $(TEST_CFLAGS)
 tests_test_scenario_LDADD = $(TEST_LIBS)
 # test_scenario runs sim/commsim on the corpus: `make check` builds it first (check-am needs all-am)
@@ -22,13 +22,13 @@ EXTRA_DIST += tests/scenarios docs topologies
 
 check_PROGRAMS += tests/test_run
 TESTS += tests/test_run
-tests_test_run_SOURCES = tests/test_run.c
+tests_test_run_SOURCES = tests/test_run.c tests/testutil.h
 tests_test_run_CFLAGS = $(TEST_CFLAGS)
 tests_test_run_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/test_sweep
 TESTS += tests/test_sweep
-tests_test_sweep_SOURCES = tests/test_sweep.c
+tests_test_sweep_SOURCES = tests/test_sweep.c tests/testutil.h
 tests_test_sweep_CFLAGS = $(TEST_CFLAGS)
 tests_test_sweep_LDADD = $(TEST_LIBS)
 
@@ -40,6 +40,6 @@ tests_test_traces_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/test_plot
 TESTS += tests/test_plot
-tests_test_plot_SOURCES = tests/test_plot.c
+tests_test_plot_SOURCES = tests/test_plot.c tests/testutil.h
 tests_test_plot_CFLAGS = $(TEST_CFLAGS)
 tests_test_plot_LDADD = $(TEST_LIBS)

@@ -166,93 +166,65 @@ static CsYamlNode *value_of(const CsYamlNode *map, const char *key) {
   return cs_yaml_map_get(map, key, NULL);
 }
 
-typedef bool (*UnitParser)(const char *, int64_t *, GError **);
-
-static bool get_unit(const CsYamlNode *map, const char *path, const char *key, UnitParser parse,
-                     int64_t *out, GError **error) {
-  CsYamlNode *v = value_of(map, key);
-  if (!v) return true;
-  g_autofree char *kp = key_path(path, key);
-  const char *t = scalar_text(v, kp, error);
-  if (!t) return false;
-  GError *e = NULL;
-  if (!parse(t, out, &e)) {
-    cs_yaml_error(error, v, "%s: %s", kp, e->message);
-    g_error_free(e);
-    return false;
-  }
-  return true;
+/* The scalar text of `key` in `map`: true with *text NULL when the key is
+ * absent; false (with an error) when it is there but not a usable value.
+ * *kp receives the dotted key for messages. */
+static bool key_scalar(const CsYamlNode *map, const char *path, const char *key, CsYamlNode **node, char **kp,
+                       const char **text, GError **error) {
+  *text = NULL;
+  *node = value_of(map, key);
+  if (!*node) return true;
+  *kp = key_path(path, key);
+  *text = scalar_text(*node, *kp, error);
+  return *text != NULL;
 }
 
-static bool parse_time_i64(const char *t, int64_t *out, GError **e) { return cs_parse_time(t, out, e); }
-
-#define get_bandwidth(m, p, k, o, e) get_unit(m, p, k, cs_parse_bandwidth, o, e)
-#define get_time(m, p, k, o, e) get_unit(m, p, k, parse_time_i64, o, e)
-#define get_size(m, p, k, o, e) get_unit(m, p, k, cs_parse_size, o, e)
-#define get_count(m, p, k, o, e) get_unit(m, p, k, cs_parse_count, o, e)
-
-static bool get_buffer(const CsYamlNode *map, const char *path, const char *key, int64_t *out,
-                       bool *pkt, GError **error) {
-  CsYamlNode *v = value_of(map, key);
-  if (!v) return true;
-  g_autofree char *kp = key_path(path, key);
-  const char *t = scalar_text(v, kp, error);
-  if (!t) return false;
-  GError *e = NULL;
-  if (!cs_parse_buffer(t, out, pkt, &e)) {
-    cs_yaml_error(error, v, "%s: %s", kp, e->message);
-    g_error_free(e);
-    return false;
-  }
-  return true;
+/* A value that did not parse: its message, with the key, at the value. */
+static bool parse_failed(const CsYamlNode *v, const char *kp, GError *e, GError **error) {
+  cs_yaml_error(error, v, "%s: %s", kp, e->message);
+  g_error_free(e);
+  return false;
 }
 
-static bool get_real(const CsYamlNode *map, const char *path, const char *key, double *out,
-                     GError **error) {
-  CsYamlNode *v = value_of(map, key);
-  if (!v) return true;
-  g_autofree char *kp = key_path(path, key);
-  const char *t = scalar_text(v, kp, error);
-  if (!t) return false;
-  GError *e = NULL;
-  if (!cs_parse_real(t, out, &e)) {
-    cs_yaml_error(error, v, "%s: %s", kp, e->message);
-    g_error_free(e);
-    return false;
+/* A getter per kind of value: absent keeps the default already in *out. */
+#define DEFINE_GETTER(name, type, parse_call)                                                               \
+  static bool name(const CsYamlNode *map, const char *path, const char *key, type *out, GError **error) {  \
+    CsYamlNode *v;                                                                                        \
+    g_autofree char *kp = NULL;                                                                           \
+    const char *t;                                                                                        \
+    if (!key_scalar(map, path, key, &v, &kp, &t, error)) return false;                                    \
+    if (!t) return true;                                                                                  \
+    GError *e = NULL;                                                                                     \
+    return (parse_call) || parse_failed(v, kp, e, error);                                                 \
   }
-  return true;
-}
 
-static bool get_prob(const CsYamlNode *map, const char *path, const char *key, double *out,
-                     GError **error) {
-  CsYamlNode *v = value_of(map, key);
-  if (!v) return true;
-  g_autofree char *kp = key_path(path, key);
-  const char *t = scalar_text(v, kp, error);
-  if (!t) return false;
-  GError *e = NULL;
-  if (!cs_parse_probability(t, out, &e)) {
-    cs_yaml_error(error, v, "%s: %s", kp, e->message);
-    g_error_free(e);
-    return false;
-  }
-  return true;
-}
+DEFINE_GETTER(get_bandwidth, int64_t, cs_parse_bandwidth(t, out, &e))
+DEFINE_GETTER(get_time, int64_t, cs_parse_time(t, out, &e))
+DEFINE_GETTER(get_size, int64_t, cs_parse_size(t, out, &e))
+DEFINE_GETTER(get_count, int64_t, cs_parse_count(t, out, &e))
+DEFINE_GETTER(get_real, double, cs_parse_real(t, out, &e))
+DEFINE_GETTER(get_prob, double, cs_parse_probability(t, out, &e))
 
-static bool get_bool(const CsYamlNode *map, const char *path, const char *key, bool *out,
-                     GError **error) {
-  CsYamlNode *v = value_of(map, key);
-  if (!v) return true;
-  g_autofree char *kp = key_path(path, key);
-  const char *t = scalar_text(v, kp, error);
-  if (!t) return false;
+static bool parse_bool(const char *t, bool *out, GError **e) {
   if (strcmp(t, "true") == 0) *out = true;
   else if (strcmp(t, "false") == 0) *out = false;
   else {
-    cs_yaml_error(error, v, "%s: '%s' is not true or false", kp, t);
+    g_set_error(e, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "'%s' is not true or false", t);
     return false;
   }
   return true;
+}
+DEFINE_GETTER(get_bool, bool, parse_bool(t, out, &e))
+
+static bool get_buffer(const CsYamlNode *map, const char *path, const char *key, int64_t *out, bool *pkt,
+                       GError **error) {
+  CsYamlNode *v;
+  g_autofree char *kp = NULL;
+  const char *t;
+  if (!key_scalar(map, path, key, &v, &kp, &t, error)) return false;
+  if (!t) return true;
+  GError *e = NULL;
+  return cs_parse_buffer(t, out, pkt, &e) || parse_failed(v, kp, e, error);
 }
 
 static bool parse_enum(const CsYamlNode *v, const char *kp, const char *what,

@@ -1,0 +1,35 @@
+/* testutil.h - what the suites that run the program share. */
+#ifndef COMMSIM_TESTUTIL_H
+#define COMMSIM_TESTUTIL_H
+
+#include <check.h>
+#include <glib.h>
+#include <sys/wait.h>
+
+/* The source tree (for topologies/ and tests/scenarios/) and the build
+ * tree (for sim/commsim), as `make check` exports them. */
+static inline const char *test_srcdir(void) {
+  const char *d = g_getenv("top_srcdir");
+  return d ? d : ".";
+}
+
+static inline const char *test_builddir(void) {
+  const char *d = g_getenv("top_builddir");
+  return d ? d : ".";
+}
+
+/* Run `commsim ARGS...`; its exit status, stdout and stderr (to free). */
+static inline int run_commsim(const char *const *args, char **out, char **err) {
+  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(argv, g_build_filename(test_builddir(), "sim", "commsim", NULL));
+  for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
+  g_ptr_array_add(argv, NULL);
+  int status = -1;
+  GError *e = NULL;
+  gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err, &status, &e);
+  ck_assert_msg(ok, "cannot run commsim: %s", e ? e->message : "?");
+  g_ptr_array_free(argv, TRUE);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#endif

@@ -1,0 +1,89 @@
+/* fuzz_units.c - fuzz target for the unit parsers and formatters. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "commsim/units.h"
+#include "fuzz.h"
+
+#define FUZZ_MAX_INPUT 256
+
+static void roundtrip(const char *what, const char *text, int64_t v, const char *formatted, int64_t back,
+                      bool ok) {
+  if (!ok) g_error("fuzz: %s '%s' = %" G_GINT64_FORMAT " formats as '%s', which does not parse", what, text,
+                   (gint64)v, formatted);
+  if (back != v)
+    g_error("fuzz: %s '%s' = %" G_GINT64_FORMAT " formats as '%s' = %" G_GINT64_FORMAT, what, text, (gint64)v,
+            formatted, (gint64)back);
+}
+
+int cs_fuzz_units(const uint8_t *data, size_t size) {
+  if (size < 1 || size > FUZZ_MAX_INPUT) return 0;
+  char *text = g_strndup((const char *)data + 1, size - 1);
+  char buf[CS_FORMAT_LEN];
+  GError *error = NULL;
+  int64_t v = 0, back = 0;
+  double d = 0, dback = 0;
+  bool pkt = false, pkt_back = false, ok;
+  switch (data[0] % 7) {
+  case 0:
+    if (cs_parse_bandwidth(text, &v, &error)) {
+      cs_format_bandwidth(v, buf);
+      ok = cs_parse_bandwidth(buf, &back, NULL);
+      roundtrip("bandwidth", text, v, buf, back, ok);
+    }
+    break;
+  case 1:
+    if (cs_parse_time(text, &v, &error)) {
+      cs_format_time(v, buf);
+      ok = cs_parse_time(buf, &back, NULL);
+      roundtrip("time", text, v, buf, back, ok);
+    }
+    break;
+  case 2:
+    if (cs_parse_size(text, &v, &error)) {
+      cs_format_size(v, buf);
+      ok = cs_parse_size(buf, &back, NULL);
+      roundtrip("size", text, v, buf, back, ok);
+    }
+    break;
+  case 3:
+    if (cs_parse_buffer(text, &v, &pkt, &error)) {
+      if (pkt)
+        g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT "pkt", (gint64)v);
+      else
+        cs_format_size(v, buf);
+      ok = cs_parse_buffer(buf, &back, &pkt_back, NULL) && pkt_back == pkt;
+      roundtrip("buffer", text, v, buf, back, ok);
+    }
+    break;
+  case 4:
+    if (cs_parse_count(text, &v, &error)) {
+      cs_format_count(v, buf);
+      ok = cs_parse_count(buf, &back, NULL);
+      roundtrip("count", text, v, buf, back, ok);
+    }
+    break;
+  case 5:
+    if (cs_parse_probability(text, &d, &error)) {
+      if (!(d >= 0 && d <= 1)) g_error("fuzz: probability '%s' = %g is outside [0, 1]", text, d);
+      g_snprintf(buf, sizeof buf, "%.17g", d);
+      if (!cs_parse_probability(buf, &dback, NULL) || dback != d)
+        g_error("fuzz: probability '%s' = %.17g does not read back", text, d);
+    }
+    break;
+  default:
+    if (cs_parse_real(text, &d, &error) && !isfinite(d)) g_error("fuzz: real '%s' is not finite", text);
+    break;
+  }
+  if (error && (!error->message || !*error->message)) g_error("fuzz: unit error without a message");
+  g_clear_error(&error);
+  g_free(text);
+  return 0;
+}
+
+#ifdef CS_LIBFUZZER
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return cs_fuzz_units(data, size); }
+#endif

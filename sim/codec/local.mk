@@ -8,7 +8,7 @@
 noinst_LTLIBRARIES += sim/codec/libcodeckernels.la
 sim_codec_libcodeckernels_la_SOURCES = sim/codec/kernels.c sim/codec/kernels.h
 sim_codec_libcodeckernels_la_CFLAGS = $(AM_CFLAGS) $(CODEC_VEC_CFLAGS)
-CODEC_VEC_CFLAGS = -ftree-vectorize -fvect-cost-model=dynamic -fno-trapping-math
+# (configure drops the GCC-only ones for other compilers)
 
 sim_libcommsim_la_SOURCES += sim/codec/codec.c
 sim_libcommsim_la_LIBADD += sim/codec/libcodeckernels.la

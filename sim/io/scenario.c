@@ -166,6 +166,13 @@ static CsYamlNode *value_of(const CsYamlNode *map, const char *key) {
   return cs_yaml_map_get(map, key, NULL);
 }
 
+/* Where to point a message about `key`: its value, or the map that lacks
+ * it when the value is a default (a message always has a location). */
+static const CsYamlNode *at(const CsYamlNode *map, const char *key) {
+  const CsYamlNode *v = value_of(map, key);
+  return v ? v : map;
+}
+
 /* The scalar text of `key` in `map`: true with *text NULL when the key is
  * absent; false (with an error) when it is there but not a usable value.
  * *kp receives the dotted key for messages. */
@@ -327,12 +334,12 @@ static bool read_loss(const CsYamlNode *v, const char *kp, CsLossSpec *loss, GEr
     if (!require_key(v, kp, "rate", error)) return false;
     for (const char *const *k = (const char *const[]){"p", "r", "loss_good", "loss_bad", NULL}; *k; k++)
       if (value_of(v, *k))
-        FAIL_AT(value_of(v, *k), "%s.%s belongs to the gilbert-elliott model, not bernoulli", kp, *k);
+        FAIL_AT(at(v, *k), "%s.%s belongs to the gilbert-elliott model, not bernoulli", kp, *k);
     if (!get_prob(v, kp, "rate", &l.rate, error)) return false;
     l.model = l.rate > 0 ? CS_LOSS_BERNOULLI : CS_LOSS_NONE;
   } else {
     if (value_of(v, "rate"))
-      FAIL_AT(value_of(v, "rate"), "%s.rate belongs to the bernoulli model; gilbert-elliott takes p, r, loss_good, loss_bad", kp);
+      FAIL_AT(at(v, "rate"), "%s.rate belongs to the bernoulli model; gilbert-elliott takes p, r, loss_good, loss_bad", kp);
     if (!require_key(v, kp, "p", error) || !require_key(v, kp, "r", error)) return false;
     l.loss_bad = 1.0; /* the classic Gilbert model: every packet in the bad state is lost */
     if (!get_prob(v, kp, "p", &l.p, error) || !get_prob(v, kp, "r", &l.r, error) ||
@@ -340,7 +347,7 @@ static bool read_loss(const CsYamlNode *v, const char *kp, CsLossSpec *loss, GEr
         !get_prob(v, kp, "loss_bad", &l.loss_bad, error))
       return false;
     if (l.r == 0 && l.p > 0)
-      FAIL_AT(value_of(v, "r"), "%s.r is 0: the bad state would never end (use r > 0)", kp);
+      FAIL_AT(at(v, "r"), "%s.r is 0: the bad state would never end (use r > 0)", kp);
     l.model = CS_LOSS_GILBERT;
   }
   *loss = l;
@@ -362,12 +369,12 @@ static bool read_link_settings(const CsYamlNode *map, const char *path, CsLinkSp
     spec->buffer_set = true;
     if (spec->buffer == 0) {
       g_autofree char *kp = key_path(path, "buffer");
-      FAIL_AT(value_of(map, "buffer"), "%s: a buffer of 0 holds no packet: use at least 1pkt", kp);
+      FAIL_AT(at(map, "buffer"), "%s: a buffer of 0 holds no packet: use at least 1pkt", kp);
     }
   }
   if (value_of(map, "bandwidth") && spec->bandwidth == 0) {
     g_autofree char *kp = key_path(path, "bandwidth");
-    FAIL_AT(value_of(map, "bandwidth"), "%s: a bandwidth of 0 carries nothing: use a positive value", kp);
+    FAIL_AT(at(map, "bandwidth"), "%s: a bandwidth of 0 carries nothing: use a positive value", kp);
   }
   CsYamlNode *v;
   if ((v = value_of(map, "loss"))) {
@@ -450,18 +457,18 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
       FAIL_AT(v, "topology: type %s needs '%s'", topo_names[t->type], need[i]);
 
   if (t->type == CS_TOPO_FAT_TREE && (t->k < 2 || t->k % 2 != 0 || t->k > 256))
-    FAIL_AT(value_of(v, "k"), "topology.k: a fat-tree needs an even k from 2 to 256, not %" G_GINT64_FORMAT,
+    FAIL_AT(at(v, "k"), "topology.k: a fat-tree needs an even k from 2 to 256, not %" G_GINT64_FORMAT,
             (gint64)t->k);
   if (t->type == CS_TOPO_TORUS2D) {
-    if (t->x < 1 || t->x > 65536) FAIL_AT(value_of(v, "x"), "topology.x must be from 1 to 65536");
-    if (t->y < 1 || t->y > 65536) FAIL_AT(value_of(v, "y"), "topology.y must be from 1 to 65536");
+    if (t->x < 1 || t->x > 65536) FAIL_AT(at(v, "x"), "topology.x must be from 1 to 65536");
+    if (t->y < 1 || t->y > 65536) FAIL_AT(at(v, "y"), "topology.y must be from 1 to 65536");
   }
   if (t->type == CS_TOPO_TREE) {
-    if (t->leaves < 1) FAIL_AT(value_of(v, "leaves"), "topology.leaves must be at least 1");
+    if (t->leaves < 1) FAIL_AT(at(v, "leaves"), "topology.leaves must be at least 1");
     if (t->hosts_per_leaf < 1)
-      FAIL_AT(value_of(v, "hosts_per_leaf"), "topology.hosts_per_leaf must be at least 1");
+      FAIL_AT(at(v, "hosts_per_leaf"), "topology.hosts_per_leaf must be at least 1");
     if (!(t->oversubscription > 0))
-      FAIL_AT(value_of(v, "oversubscription"), "topology.oversubscription must be larger than 0");
+      FAIL_AT(at(v, "oversubscription"), "topology.oversubscription must be larger than 0");
   }
   /* Hosts the generator makes, before roles are assigned. */
   int64_t hosts = -1;
@@ -473,14 +480,14 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
   }
   if (hosts >= 0) {
     if (t->servers > hosts)
-      FAIL_AT(value_of(v, "servers"), "topology.servers: %" G_GINT64_FORMAT " servers do not fit in %" G_GINT64_FORMAT " hosts",
+      FAIL_AT(at(v, "servers"), "topology.servers: %" G_GINT64_FORMAT " servers do not fit in %" G_GINT64_FORMAT " hosts",
               (gint64)t->servers, (gint64)hosts);
     if (t->workers >= 0 && t->workers + t->servers > hosts)
-      FAIL_AT(value_of(v, "workers"),
+      FAIL_AT(at(v, "workers"),
               "topology.workers: %" G_GINT64_FORMAT " workers and %" G_GINT64_FORMAT " servers do not fit in the %" G_GINT64_FORMAT " hosts of this %s",
               (gint64)t->workers, (gint64)t->servers, (gint64)hosts, topo_names[t->type]);
   } else if (t->workers + t->servers < 2) {
-    FAIL_AT(value_of(v, "workers"), "topology: a %s needs at least 2 hosts (workers + servers)",
+    FAIL_AT(at(v, "workers"), "topology: a %s needs at least 2 hosts (workers + servers)",
             topo_names[t->type]);
   }
   if (t->workers + t->servers > 1000000 || hosts > 1000000)
@@ -551,10 +558,10 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
       !get_time(v, "transport", "initial_rto", &t->initial_rto, error) ||
       !get_size(v, "transport", "host_queue", &t->host_queue, error))
     return false;
-  if (t->initial_rto == 0) FAIL_AT(value_of(v, "initial_rto"), "transport.initial_rto must be larger than 0");
+  if (t->initial_rto == 0) FAIL_AT(at(v, "initial_rto"), "transport.initial_rto must be larger than 0");
   t->protocol = (CsProtocol)proto;
   if (t->max_timeouts < 1 || t->max_timeouts > 1000)
-    FAIL_AT(value_of(v, "max_timeouts"), "transport.max_timeouts must be from 1 to 1000");
+    FAIL_AT(at(v, "max_timeouts"), "transport.max_timeouts must be from 1 to 1000");
   CsYamlNode *w;
   if ((w = value_of(v, "window"))) {
     bool pkt = false;
@@ -568,13 +575,13 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
     if (t->init_cwnd == 0) FAIL_AT(w, "transport.init_cwnd must be at least 1pkt");
   }
   if (t->mtu <= t->header)
-    FAIL_AT(value_of(v, "mtu") ? value_of(v, "mtu") : value_of(v, "header"),
+    FAIL_AT(at(v, "mtu") ? value_of(v, "mtu") : value_of(v, "header"),
             "transport: mtu (%" G_GINT64_FORMAT " B) must be larger than header (%" G_GINT64_FORMAT " B), or no payload fits",
             (gint64)t->mtu, (gint64)t->header);
-  if (t->mtu > 1000000) FAIL_AT(value_of(v, "mtu"), "transport.mtu: at most 1MB");
-  if (t->ack == 0) FAIL_AT(value_of(v, "ack"), "transport.ack: an acknowledgement needs at least 1 B");
-  if (t->ack > t->mtu) FAIL_AT(value_of(v, "ack"), "transport.ack must not be larger than mtu");
-  if (t->min_rto == 0) FAIL_AT(value_of(v, "min_rto"), "transport.min_rto must be larger than 0");
+  if (t->mtu > 1000000) FAIL_AT(at(v, "mtu"), "transport.mtu: at most 1MB");
+  if (t->ack == 0) FAIL_AT(at(v, "ack"), "transport.ack: an acknowledgement needs at least 1 B");
+  if (t->ack > t->mtu) FAIL_AT(at(v, "ack"), "transport.ack must not be larger than mtu");
+  if (t->min_rto == 0) FAIL_AT(at(v, "min_rto"), "transport.min_rto must be larger than 0");
   return true;
 }
 
@@ -612,27 +619,27 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   g_free(w->dtype);
   w->dtype = g_strdup(dtype_names[dtype]);
   w->collective = (CsCollective)coll;
-  if (w->params < 1) FAIL_AT(value_of(v, "params"), "workload.params must be at least 1");
-  if (w->iterations < 1) FAIL_AT(value_of(v, "iterations"), "workload.iterations must be at least 1");
-  if (w->iterations > 1000000) FAIL_AT(value_of(v, "iterations"), "workload.iterations: at most 1M");
+  if (w->params < 1) FAIL_AT(at(v, "params"), "workload.params must be at least 1");
+  if (w->iterations < 1) FAIL_AT(at(v, "iterations"), "workload.iterations must be at least 1");
+  if (w->iterations > 1000000) FAIL_AT(at(v, "iterations"), "workload.iterations: at most 1M");
   if (w->warmup >= w->iterations)
-    FAIL_AT(value_of(v, "warmup") ? value_of(v, "warmup") : value_of(v, "iterations"),
+    FAIL_AT(at(v, "warmup") ? value_of(v, "warmup") : value_of(v, "iterations"),
             "workload.warmup (%" G_GINT64_FORMAT ") must be smaller than iterations (%" G_GINT64_FORMAT "): some iteration must be measured",
             (gint64)w->warmup, (gint64)w->iterations);
   if (w->compute_jitter < 0)
-    FAIL_AT(value_of(v, "compute_jitter"), "workload.compute_jitter is a relative standard deviation: 0 or more");
+    FAIL_AT(at(v, "compute_jitter"), "workload.compute_jitter is a relative standard deviation: 0 or more");
   if (w->backward_fraction < 0 || w->backward_fraction > 1)
-    FAIL_AT(value_of(v, "backward_fraction"), "workload.backward_fraction must lie in [0, 1]");
-  if (w->accumulation < 1) FAIL_AT(value_of(v, "accumulation"), "workload.accumulation must be at least 1");
-  if (w->chunks < 1) FAIL_AT(value_of(v, "chunks"), "workload.chunks must be at least 1");
+    FAIL_AT(at(v, "backward_fraction"), "workload.backward_fraction must lie in [0, 1]");
+  if (w->accumulation < 1) FAIL_AT(at(v, "accumulation"), "workload.accumulation must be at least 1");
+  if (w->chunks < 1) FAIL_AT(at(v, "chunks"), "workload.chunks must be at least 1");
   if (w->chunks > 1 && w->collective != CS_COLL_TREE)
-    FAIL_AT(value_of(v, "chunks"), "workload.chunks pipelines the tree collective only (collective is %s)",
+    FAIL_AT(at(v, "chunks"), "workload.chunks pipelines the tree collective only (collective is %s)",
             collective_names[w->collective]);
   if (value_of(v, "sync") && w->collective != CS_COLL_PS)
-    FAIL_AT(value_of(v, "sync"), "workload.sync applies to collective ps only (collective is %s)",
+    FAIL_AT(at(v, "sync"), "workload.sync applies to collective ps only (collective is %s)",
             collective_names[w->collective]);
   if (value_of(v, "pull") && w->collective != CS_COLL_PS)
-    FAIL_AT(value_of(v, "pull"), "workload.pull applies to collective ps only (collective is %s)",
+    FAIL_AT(at(v, "pull"), "workload.pull applies to collective ps only (collective is %s)",
             collective_names[w->collective]);
 
   CsYamlNode *sv;
@@ -668,12 +675,12 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
       g_free(c->method);
       c->method = g_strdup(method_names[method]);
     }
-    if (c->bits < 1 || c->bits > 16) FAIL_AT(value_of(cv, "bits"), "%s.bits must be from 1 to 16", C);
-    if (!(c->ratio > 0 && c->ratio <= 1)) FAIL_AT(value_of(cv, "ratio"), "%s.ratio must lie in (0, 1]", C);
+    if (c->bits < 1 || c->bits > 16) FAIL_AT(at(cv, "bits"), "%s.bits must be from 1 to 16", C);
+    if (!(c->ratio > 0 && c->ratio <= 1)) FAIL_AT(at(cv, "ratio"), "%s.ratio must lie in (0, 1]", C);
     if (c->index_bits < 0 || c->index_bits > 64)
-      FAIL_AT(value_of(cv, "index_bits"), "%s.index_bits must be from 0 to 64", C);
-    if (c->bucket < 1) FAIL_AT(value_of(cv, "bucket"), "%s.bucket must be at least 1 element", C);
-    if (!(c->speedup > 0)) FAIL_AT(value_of(cv, "speedup"), "%s.speedup must be larger than 0", C);
+      FAIL_AT(at(cv, "index_bits"), "%s.index_bits must be from 0 to 64", C);
+    if (c->bucket < 1) FAIL_AT(at(cv, "bucket"), "%s.bucket must be at least 1 element", C);
+    if (!(c->speedup > 0)) FAIL_AT(at(cv, "speedup"), "%s.speedup must be larger than 0", C);
     CsYamlNode *cost;
     if ((cost = value_of(cv, "cost")) && !read_cost(cost, c, error)) return false;
   }
@@ -707,17 +714,17 @@ static bool read_background(const CsYamlNode *v, CsScenario *s, GError **error) 
     b.pattern = (CsPattern)pattern;
     g_array_append_val(s->background, b);
     if (!ok) return false;
-    if (b.rate == 0) FAIL_AT(value_of(e, "rate"), "%s.rate must be larger than 0", path);
-    if (b.size == 0) FAIL_AT(value_of(e, "size"), "%s.size must be at least 1 B", path);
+    if (b.rate == 0) FAIL_AT(at(e, "rate"), "%s.rate must be larger than 0", path);
+    if (b.size == 0) FAIL_AT(at(e, "size"), "%s.size must be at least 1 B", path);
     if (b.pattern == CS_PATTERN_ONOFF) {
       if (!require_key(e, path, "on", error) || !require_key(e, path, "off", error)) return false;
-      if (b.on == 0) FAIL_AT(value_of(e, "on"), "%s.on must be larger than 0", path);
+      if (b.on == 0) FAIL_AT(at(e, "on"), "%s.on must be larger than 0", path);
     } else {
       for (const char *const *k = (const char *const[]){"on", "off", NULL}; *k; k++)
         if (value_of(e, *k))
-          FAIL_AT(value_of(e, *k), "%s.%s applies to pattern onoff only", path, *k);
+          FAIL_AT(at(e, *k), "%s.%s applies to pattern onoff only", path, *k);
     }
-    if (strcmp(b.src, b.dst) == 0) FAIL_AT(value_of(e, "dst"), "%s: src and dst are both '%s'", path, b.src);
+    if (strcmp(b.src, b.dst) == 0) FAIL_AT(at(e, "dst"), "%s: src and dst are both '%s'", path, b.src);
   }
   return true;
 }
@@ -736,8 +743,8 @@ static bool read_flows(const CsYamlNode *v, CsScenario *s, GError **error) {
               get_size(e, path, "size", &f.size, error) && get_time(e, path, "start", &f.start, error);
     g_array_append_val(s->flows, f);
     if (!ok) return false;
-    if (f.size == 0) FAIL_AT(value_of(e, "size"), "%s.size must be at least 1 B", path);
-    if (strcmp(f.src, f.dst) == 0) FAIL_AT(value_of(e, "dst"), "%s: src and dst are both '%s'", path, f.src);
+    if (f.size == 0) FAIL_AT(at(e, "size"), "%s.size must be at least 1 B", path);
+    if (strcmp(f.src, f.dst) == 0) FAIL_AT(at(e, "dst"), "%s: src and dst are both '%s'", path, f.src);
   }
   return true;
 }
@@ -749,7 +756,7 @@ static bool read_output(const CsYamlNode *v, CsScenario *s, GError **error) {
       !get_time(v, "output", "sample_interval", &o->sample_interval, error))
     return false;
   if (value_of(v, "sample_interval") && o->sample_interval == 0)
-    FAIL_AT(value_of(v, "sample_interval"), "output.sample_interval must be larger than 0");
+    FAIL_AT(at(v, "sample_interval"), "output.sample_interval must be larger than 0");
   CsYamlNode *t;
   if ((t = value_of(v, "traces"))) {
     if (!expect_kind(t, CS_YAML_SEQ, "output.traces", error)) return false;
@@ -818,7 +825,7 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
   if (!check_keys(root, "", top_keys, error)) return false;
   if (!get_string(root, "", "name", &s->name, error)) return false;
   if (!valid_name(s->name))
-    FAIL_AT(value_of(root, "name"), "name: '%s' may hold letters, digits, '_', '.', ':' and '-' only (it names output folders)",
+    FAIL_AT(at(root, "name"), "name: '%s' may hold letters, digits, '_', '.', ':' and '-' only (it names output folders)",
             s->name);
   CsYamlNode *v;
   if ((v = value_of(root, "seed"))) {
@@ -875,7 +882,7 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
     if (s->background->len == 0)
       FAIL_AT(root, "nothing to simulate: add workload:, flows: or background:");
     if (s->duration == 0)
-      FAIL_AT(value_of(root, "background"),
+      FAIL_AT(at(root, "background"),
               "only background traffic runs: set duration: (it would run forever)");
   }
   if (!s->output.dir) s->output.dir = g_build_filename("results", s->name, NULL);

@@ -15,8 +15,8 @@
 #define MAX_ROUTE_CELLS (1u << 20)
 
 static void expect_located(const GError *e, const char *stage) {
-  if (!e || !e->message || !*e->message) g_error("fuzz: %s failed without a message", stage);
-  if (!g_utf8_validate(e->message, -1, NULL)) g_error("fuzz: %s: message is not UTF-8", stage);
+  if (!e || !e->message || !*e->message) FUZZ_FAIL("fuzz: %s failed without a message", stage);
+  if (!g_utf8_validate(e->message, -1, NULL)) FUZZ_FAIL("fuzz: %s: message is not UTF-8", stage);
 }
 
 int cs_fuzz_scenario(const uint8_t *data, size_t size) {
@@ -27,7 +27,7 @@ int cs_fuzz_scenario(const uint8_t *data, size_t size) {
   if (!s) {
     expect_located(error, "the scenario loader");
     /* every loader message names the file it is about */
-    if (!strstr(error->message, "fuzz.yaml")) g_error("fuzz: unlocated error: %s", error->message);
+    if (!strstr(error->message, "fuzz.yaml")) FUZZ_FAIL("fuzz: unlocated error: %s", error->message);
   } else {
     CsTopology *t = cs_topology_build(s, &error);
     if (!t) {

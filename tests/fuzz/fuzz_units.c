@@ -11,10 +11,10 @@
 
 static void roundtrip(const char *what, const char *text, int64_t v, const char *formatted, int64_t back,
                       bool ok) {
-  if (!ok) g_error("fuzz: %s '%s' = %" G_GINT64_FORMAT " formats as '%s', which does not parse", what, text,
+  if (!ok) FUZZ_FAIL("fuzz: %s '%s' = %" G_GINT64_FORMAT " formats as '%s', which does not parse", what, text,
                    (gint64)v, formatted);
   if (back != v)
-    g_error("fuzz: %s '%s' = %" G_GINT64_FORMAT " formats as '%s' = %" G_GINT64_FORMAT, what, text, (gint64)v,
+    FUZZ_FAIL("fuzz: %s '%s' = %" G_GINT64_FORMAT " formats as '%s' = %" G_GINT64_FORMAT, what, text, (gint64)v,
             formatted, (gint64)back);
 }
 
@@ -67,17 +67,17 @@ int cs_fuzz_units(const uint8_t *data, size_t size) {
     break;
   case 5:
     if (cs_parse_probability(text, &d, &error)) {
-      if (!(d >= 0 && d <= 1)) g_error("fuzz: probability '%s' = %g is outside [0, 1]", text, d);
+      if (!(d >= 0 && d <= 1)) FUZZ_FAIL("fuzz: probability '%s' = %g is outside [0, 1]", text, d);
       g_snprintf(buf, sizeof buf, "%.17g", d);
       if (!cs_parse_probability(buf, &dback, NULL) || dback != d)
-        g_error("fuzz: probability '%s' = %.17g does not read back", text, d);
+        FUZZ_FAIL("fuzz: probability '%s' = %.17g does not read back", text, d);
     }
     break;
   default:
-    if (cs_parse_real(text, &d, &error) && !isfinite(d)) g_error("fuzz: real '%s' is not finite", text);
+    if (cs_parse_real(text, &d, &error) && !isfinite(d)) FUZZ_FAIL("fuzz: real '%s' is not finite", text);
     break;
   }
-  if (error && (!error->message || !*error->message)) g_error("fuzz: unit error without a message");
+  if (error && (!error->message || !*error->message)) FUZZ_FAIL("fuzz: unit error without a message");
   g_clear_error(&error);
   g_free(text);
   return 0;

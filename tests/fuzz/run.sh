@@ -3,7 +3,8 @@
 # configured with --enable-fuzzing; called by `make fuzz-run`).
 # The growing corpus is kept in fuzz-corpus/<target>/ of the build folder,
 # crashes, leaks and hangs in fuzz-artifacts/; each run prints libFuzzer's
-# final statistics.  Exits non-zero when a harness found anything.
+# final statistics.  FUZZ_FLAGS adds libFuzzer flags (for long runs:
+# -fork=1 -ignore_crashes=1 keeps going after a finding).  Exits non-zero when a harness found anything.
 set -u
 seconds=${1:-60}
 src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -20,7 +21,7 @@ for target in scenario units; do
   esac
   echo "fuzz: $target for ${seconds} s" >&2
   # -timeout: an input slower than 10 s is a hang; -rss_limit_mb: a blow-up
-  ./tests/fuzz/fuzz_$target $extra -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  ./tests/fuzz/fuzz_$target $extra ${FUZZ_FLAGS:-} -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix=fuzz-artifacts/$target- "$corpus" $seeds \
     > "fuzz-$target.log" 2>&1 || status=1
   grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs)' "fuzz-$target.log" | tail -4 >&2

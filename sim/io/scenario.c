@@ -519,8 +519,9 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
       return false;
     CsNodeSpec ns = {NULL, CS_ROLE_HOST, n->line, n->col};
     int role = 0;
-    if (!get_name(n, path, "name", &ns.name, error)) return false;
-    g_array_append_val(t->nodes, ns);
+    bool ok = get_name(n, path, "name", &ns.name, error);
+    g_array_append_val(t->nodes, ns); /* the scenario owns the name, also a bad one */
+    if (!ok) return false;
     if (!get_enum(n, path, "role", "role", role_names, &role, error)) return false;
     g_array_index(t->nodes, CsNodeSpec, t->nodes->len - 1).role = (CsRole)role;
   }

@@ -30,6 +30,18 @@ typedef int64_t CsTime;
 #define CS_SEC ((CsTime)1000000000000)
 #define CS_TIME_MAX INT64_MAX
 
+/* a + b (b >= 0), or CS_TIME_MAX when that would pass the end of
+ * simulated time.  CS_TIME_MAX itself is never an event's time: an event
+ * scheduled there ends the run with CS_RUN_OVERFLOW, so every sum of times
+ * that can grow without bound goes through these. */
+static inline CsTime cs_time_add(CsTime a, CsTime b) { return b > CS_TIME_MAX - a ? CS_TIME_MAX : a + b; }
+/* a + round(ps) for a real number of picoseconds (ps >= 0), saturating. */
+static inline CsTime cs_time_add_real(CsTime a, double ps) {
+  if (!(ps < (double)(CS_TIME_MAX - a))) return CS_TIME_MAX; /* also NaN */
+  CsTime d = (CsTime)(ps + 0.5);
+  return cs_time_add(a, d);
+}
+
 typedef struct CsEngine CsEngine;
 
 /* An event handler.  `ctx` and `arg` are what was given to schedule. */
@@ -51,7 +63,9 @@ typedef enum {
 CsEngine *cs_engine_new(void);
 void cs_engine_free(CsEngine *engine);
 
-/* Schedule `fn(engine, ctx, arg)` at absolute time `when` (>= now). */
+/* Schedule `fn(engine, ctx, arg)` at absolute time `when` (>= now).  At
+ * CS_TIME_MAX (a saturated sum) nothing is scheduled: the engine records
+ * the overflow and the current run ends with CS_RUN_OVERFLOW. */
 CsEventId cs_engine_schedule_at(CsEngine *engine, CsTime when, CsEventFn fn,
                                 void *ctx, uint64_t arg);
 /* Schedule after `delay` (>= 0) from now.  A delay that would overflow
@@ -70,6 +84,13 @@ bool cs_engine_is_pending(const CsEngine *engine, CsEventId id);
 CsRunResult cs_engine_run(CsEngine *engine, CsTime until);
 /* Ask the running loop to return after the current event. */
 void cs_engine_stop(CsEngine *engine);
+
+/* Call `fn` between events, after every `every` events executed (0 or a
+ * NULL fn: never); a false return stops the run (CS_RUN_STOPPED).  For
+ * checks that must see the state between events; it costs the loop one
+ * compare per event. */
+typedef bool (*CsEngineHook)(CsEngine *engine, void *ctx);
+void cs_engine_set_hook(CsEngine *engine, uint64_t every, CsEngineHook fn, void *ctx);
 
 CsTime cs_engine_now(const CsEngine *engine);
 /* Events executed so far (cancelled ones are not counted). */

@@ -56,6 +56,10 @@ struct CsEngine {
   bool top_dead;
   bool stop;
   bool overflow;
+  /* cs_engine_set_hook: called when `executed` reaches hook_at */
+  uint64_t hook_at, hook_every;
+  CsEngineHook hook;
+  void *hook_ctx;
 };
 
 static inline bool key_less(const HeapEntry *a, const HeapEntry *b) {
@@ -83,6 +87,7 @@ CsEngine *cs_engine_new(void) {
   e->pool_cap = 1024;
   e->pool = g_new(Slot, e->pool_cap);
   e->free_head = SLOT_END;
+  e->hook_at = UINT64_MAX;
   return e;
 }
 
@@ -179,6 +184,11 @@ static void renumber(CsEngine *e) {
 CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ctx,
                                 uint64_t arg) {
   g_assert(fn != NULL);
+  if (G_UNLIKELY(when == CS_TIME_MAX)) {
+    e->overflow = true;
+    e->stop = true;
+    return CS_EVENT_NONE;
+  }
   if (G_UNLIKELY(when < e->now))
     g_error("commsim: event scheduled in the past (%" G_GINT64_FORMAT " < %" G_GINT64_FORMAT " ps)",
             (gint64)when, (gint64)e->now);
@@ -205,12 +215,7 @@ CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ct
 
 CsEventId cs_engine_schedule(CsEngine *e, CsTime delay, CsEventFn fn, void *ctx, uint64_t arg) {
   g_assert(delay >= 0);
-  if (G_UNLIKELY(delay > CS_TIME_MAX - e->now)) {
-    e->overflow = true;
-    e->stop = true;
-    return CS_EVENT_NONE;
-  }
-  return cs_engine_schedule_at(e, e->now + delay, fn, ctx, arg);
+  return cs_engine_schedule_at(e, cs_time_add(e->now, delay), fn, ctx, arg);
 }
 
 static Slot *lookup(const CsEngine *e, CsEventId id) {
@@ -262,11 +267,22 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
       e->top_dead = false;
       heap_pop(e);
     }
+    if (G_UNLIKELY(e->executed == e->hook_at)) {
+      e->hook_at += e->hook_every;
+      if (!e->hook(e, e->hook_ctx)) e->stop = true;
+    }
   }
   return e->overflow ? CS_RUN_OVERFLOW : CS_RUN_STOPPED;
 }
 
 void cs_engine_stop(CsEngine *e) { e->stop = true; }
+
+void cs_engine_set_hook(CsEngine *e, uint64_t every, CsEngineHook fn, void *ctx) {
+  e->hook = fn;
+  e->hook_ctx = ctx;
+  e->hook_every = every;
+  e->hook_at = every && fn ? e->executed + every : UINT64_MAX;
+}
 CsTime cs_engine_now(const CsEngine *e) { return e->now; }
 uint64_t cs_engine_events_executed(const CsEngine *e) { return e->executed; }
 size_t cs_engine_pending(const CsEngine *e) {

@@ -40,19 +40,20 @@ static void on_emit(CsEngine *e, void *ctx, uint64_t arg) {
     /* emission k at origin + k * gap: exact, no drift */
     b->cbr_k++;
     unsigned __int128 num = (unsigned __int128)b->cbr_k * (uint64_t)b->spec.size * 8u * 1000000000000ULL;
-    next = b->cbr_origin + (CsTime)(num / (unsigned __int128)b->spec.rate);
+    unsigned __int128 off = num / (unsigned __int128)b->spec.rate;
+    next = off > (unsigned __int128)(CS_TIME_MAX - b->cbr_origin) ? CS_TIME_MAX : b->cbr_origin + (CsTime)off;
     break;
   }
-  case CS_PATTERN_POISSON: next = now + (CsTime)llround(cs_rng_exponential(&b->rng, gap_ps(b))); break;
+  case CS_PATTERN_POISSON: next = cs_time_add_real(now, cs_rng_exponential(&b->rng, gap_ps(b))); break;
   default: /* onoff: back to back at `rate` within a burst */
-    next = now + (CsTime)llround(gap_ps(b));
+    next = cs_time_add_real(now, gap_ps(b));
     if (next >= b->on_end) {
-      next = b->on_end + (CsTime)llround(cs_rng_exponential(&b->rng, (double)b->spec.off));
-      b->on_end = next + MAX((CsTime)1, (CsTime)llround(cs_rng_exponential(&b->rng, (double)b->spec.on)));
+      next = cs_time_add_real(b->on_end, cs_rng_exponential(&b->rng, (double)b->spec.off));
+      b->on_end = cs_time_add_real(next, MAX(1.0, cs_rng_exponential(&b->rng, (double)b->spec.on)));
     }
     break;
   }
-  if (next <= now) next = now + 1;
+  if (next <= now) next = cs_time_add(now, 1);
   emit_at(net, i, next);
 }
 
@@ -82,9 +83,9 @@ void cs_net_start_background(CsNet *net) {
     b->cbr_k = 0;
     CsTime first = now;
     if (b->spec.pattern == CS_PATTERN_POISSON)
-      first = now + (CsTime)llround(cs_rng_exponential(&b->rng, gap_ps(b)));
+      first = cs_time_add_real(now, cs_rng_exponential(&b->rng, gap_ps(b)));
     if (b->spec.pattern == CS_PATTERN_ONOFF)
-      b->on_end = now + MAX((CsTime)1, (CsTime)llround(cs_rng_exponential(&b->rng, (double)b->spec.on)));
+      b->on_end = cs_time_add_real(now, MAX(1.0, cs_rng_exponential(&b->rng, (double)b->spec.on)));
     emit_at(net, i, first);
   }
 }

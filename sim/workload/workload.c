@@ -210,7 +210,7 @@ static void on_bucket_ready(CsEngine *e, void *ctx, uint64_t arg) {
 
 static CsTime draw_compute(Worker *wk, CsTime compute, double cv) {
   if (cv <= 0) return compute;
-  return (CsTime)llround((double)compute * cs_rng_lognormal_mean_cv(&wk->rng, 1.0, cv));
+  return cs_time_add_real(0, (double)compute * cs_rng_lognormal_mean_cv(&wk->rng, 1.0, cv));
 }
 
 static void start_iteration(CsWorkload *wl, uint32_t w) {
@@ -227,7 +227,7 @@ static void start_iteration(CsWorkload *wl, uint32_t w) {
   CsTime t = now, last = 0;
   for (int64_t m = 0; m < ws->accumulation; m++) {
     last = draw_compute(wk, ws->compute, ws->compute_jitter);
-    t += last;
+    t = cs_time_add(t, last);
   }
   r->compute_end = t;
   if (ws->buckets == 0 || wl->async) { /* one bucket, after compute */

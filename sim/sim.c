@@ -36,6 +36,12 @@ struct CsSim {
   GError *trace_error; /* the first failure to open a trace */
   CsProgressFn progress;
   void *progress_ctx;
+  volatile sig_atomic_t *interrupt; /* set by a signal handler */
+  bool checks;                      /* --check */
+  uint64_t checks_run;
+  CsTime last_check;
+  GError *check_error;
+  bool reproducible; /* wall_s written as 0 */
 };
 
 static void on_idle(CsNet *net, void *ctx);
@@ -101,6 +107,7 @@ void cs_sim_free(CsSim *sim) {
   if (sim->packets_csv) cs_csv_abort(sim->packets_csv);
   g_free(sim->outdir);
   g_clear_error(&sim->trace_error);
+  g_clear_error(&sim->check_error);
   cs_workload_free(sim->wl);
   cs_coll_env_free(sim->env);
   cs_net_free(sim->net);
@@ -163,6 +170,33 @@ void cs_sim_set_progress(CsSim *sim, CsProgressFn fn, void *ctx) {
   sim->progress_ctx = ctx;
 }
 
+void cs_sim_set_interrupt(CsSim *sim, volatile sig_atomic_t *flag) { sim->interrupt = flag; }
+void cs_sim_set_reproducible(CsSim *sim, bool on) { sim->reproducible = on; }
+
+/* --check: between events, time never went back and the network's
+ * expensive invariants hold. */
+static bool check_hook(CsEngine *e, void *ctx) {
+  CsSim *sim = ctx;
+  CsTime now = cs_engine_now(e);
+  sim->checks_run++;
+  if (now < sim->last_check) {
+    g_set_error(&sim->check_error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                "internal error: simulated time went back from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
+                " ps (please report this as a bug)",
+                (gint64)sim->last_check, (gint64)now);
+    return false;
+  }
+  sim->last_check = now;
+  return cs_net_check_state(sim->net, &sim->check_error);
+}
+
+void cs_sim_set_checks(CsSim *sim, bool on) {
+  sim->checks = on;
+  cs_engine_set_hook(sim->e, on ? CS_SIM_CHECK_EVERY : 0, check_hook, sim);
+}
+
+uint64_t cs_sim_checks_run(const CsSim *sim) { return sim->checks_run; }
+
 static double fraction_done(CsSim *sim) {
   const CsScenario *s = sim->s;
   if (sim->wl) {
@@ -183,7 +217,7 @@ static double fraction_done(CsSim *sim) {
 /* The engine in slices of simulated time sized to about a quarter second
  * of wall time each, reporting between them: the same events in the same
  * order as one run. */
-static CsRunResult run_with_progress(CsSim *sim, CsTime until) {
+static CsRunResult run_with_progress(CsSim *sim, CsTime until, bool *interrupted) {
   CsTime slice = 10 * CS_US;
   for (;;) {
     gint64 t0 = g_get_monotonic_time();
@@ -191,10 +225,15 @@ static CsRunResult run_with_progress(CsSim *sim, CsTime until) {
     CsTime limit = until - now > slice ? now + slice : until;
     CsRunResult r = cs_engine_run(sim->e, limit);
     if (r != CS_RUN_LIMIT || limit == until) return r;
+    if (sim->interrupt && *sim->interrupt) {
+      *interrupted = true;
+      return CS_RUN_STOPPED;
+    }
     gint64 dt = g_get_monotonic_time() - t0;
     if (dt < 100000 && slice < CS_TIME_MAX / 4) slice *= 2;
     else if (dt > 400000 && slice > 1) slice /= 2;
-    sim->progress(sim->progress_ctx, cs_engine_now(sim->e), cs_sim_events(sim), fraction_done(sim));
+    if (sim->progress)
+      sim->progress(sim->progress_ctx, cs_engine_now(sim->e), cs_sim_events(sim), fraction_done(sim));
   }
 }
 
@@ -237,7 +276,16 @@ static void on_sample(CsEngine *e, void *ctx, uint64_t arg) {
   sample_links(sim);
   /* keep sampling while anything else is pending: the sampler alone never
    * keeps a run going */
-  if (cs_engine_pending(e) > 0) cs_engine_schedule(e, sim->s->output.sample_interval, on_sample, sim, 0);
+  if (cs_engine_pending(e) == 0) return;
+  /* Nothing happens before the next event: skip the empty intervals up to
+   * the boundary at or before it, so that a long idle stretch (a late
+   * flow start, a long compute phase) costs one sample, not one per
+   * interval.  Rows keep their boundaries: the skipped ones were idle. */
+  CsTime iv = sim->s->output.sample_interval, now = cs_engine_now(e), next = cs_engine_next_time(e);
+  if (iv > CS_TIME_MAX - now) return; /* the end of simulated time */
+  CsTime at = now + iv;
+  if (next > at && next - next % iv > at) at = next - next % iv;
+  cs_engine_schedule_at(e, at, on_sample, sim, 0);
 }
 
 static const char *const event_names[] = {"enqueue", "transmit", "drop", "loss", "deliver", "ack"};
@@ -299,20 +347,35 @@ bool cs_sim_run(CsSim *sim, GError **error) {
   if (sim->wl) cs_workload_start(sim->wl, on_workload_done, sim);
   cs_net_start_background(sim->net);
   CsTime until = s->duration > 0 ? s->duration : CS_TIME_MAX;
+  bool interrupted = false;
   CsRunResult r = work_done(sim) && s->background->len == 0 ? CS_RUN_EMPTY
-                 : sim->progress                           ? run_with_progress(sim, until)
+                 : sim->progress || sim->interrupt         ? run_with_progress(sim, until, &interrupted)
                                                            : cs_engine_run(sim->e, until);
   sim->end = cs_engine_now(sim->e);
   if (sim->links_csv && sim->end > sim->last_sample) sample_links(sim); /* the last, partial interval */
   sim->wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
   count_failures(sim);
+  if (interrupted) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED,
+                "%s: interrupted at %.6f s of simulated time (%.1f s of wall time)", s->file,
+                (double)sim->end * 1e-12, sim->wall);
+    return false;
+  }
+  if (sim->check_error) {
+    g_propagate_prefixed_error(error, sim->check_error, "%s: --check after %" G_GUINT64_FORMAT " events, at %.9f s: ",
+                               s->file, cs_engine_events_executed(sim->e), (double)sim->end * 1e-12);
+    sim->check_error = NULL;
+    return false;
+  }
   if (r == CS_RUN_OVERFLOW) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
                 "%s: error: simulated time would pass 9223372s (2^63 ps); the run stopped at %.6f s", s->file,
                 (double)sim->end * 1e-12);
     return false;
   }
-  return cs_net_check_accounting(sim->net, error);
+  if (!cs_net_check_accounting(sim->net, error)) return false;
+  if (sim->checks && !cs_net_check_state(sim->net, error)) return false;
+  return true;
 }
 
 CsEngine *cs_sim_engine(CsSim *sim) { return sim->e; }
@@ -522,7 +585,7 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   g_ptr_array_add(f, g_strdup_printf("%.6f", m->link_util_max));
   g_ptr_array_add(f, isnan(m->codec_nmse) ? g_strdup("") : g_strdup_printf("%.6e", m->codec_nmse));
   g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->events));
-  g_ptr_array_add(f, g_strdup_printf("%.3f", m->wall_s));
+  g_ptr_array_add(f, g_strdup_printf("%.3f", sim->reproducible ? 0.0 : m->wall_s));
   g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_sent));
   g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_dropped));
   g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_lost));

@@ -96,6 +96,11 @@ CsNetTotals cs_net_totals(const CsNet *net);
 /* sent = delivered + dropped + lost + in_flight for each class, and the
  * per-link counters agree; a failure is a bug report. */
 bool cs_net_check_accounting(const CsNet *net, GError **error);
+/* The expensive invariants, for `--check` (between events, changing
+ * nothing): every queue's byte and packet counts recomputed from its
+ * contents, queues and pipes in time order, every live packet on a wire,
+ * the pool's free list whole, and the accounting above. */
+bool cs_net_check_state(const CsNet *net, GError **error);
 
 /* Counters of one link direction (dir 0: link.a -> link.b).  Read through
  * cs_net_link_stats, they count what has been transmitted by now: packets

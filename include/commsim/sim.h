@@ -10,6 +10,7 @@
 #define COMMSIM_SIM_H
 
 #include <glib.h>
+#include <signal.h>
 #include <stdbool.h>
 
 #include "commsim/engine.h"
@@ -53,6 +54,26 @@ void cs_sim_set_output_dir(CsSim *sim, const char *dir);
  * the fraction of the work done (-1 when unknown). */
 typedef void (*CsProgressFn)(void *ctx, CsTime now, uint64_t events, double done);
 void cs_sim_set_progress(CsSim *sim, CsProgressFn fn, void *ctx);
+
+/* A flag that a signal handler sets (SIGINT, SIGTERM): the run looks at
+ * it between slices of about a quarter second of wall time and stops with
+ * CS_SCENARIO_ERROR_INTERRUPTED.  The slices run the same events in the
+ * same order as one run, so results do not depend on it.  After an
+ * interruption, cs_sim_free() removes the traces' temporary files. */
+void cs_sim_set_interrupt(CsSim *sim, volatile sig_atomic_t *flag);
+
+/* --check: every CS_SIM_CHECK_EVERY events, check between events that time
+ * never went back and the network's expensive invariants
+ * (cs_net_check_state); once more at the end.  A failure ends the run with
+ * CS_SCENARIO_ERROR_INTERNAL.  Results are the same as without it. */
+#define CS_SIM_CHECK_EVERY 1024
+void cs_sim_set_checks(CsSim *sim, bool on);
+/* How many times the checks ran (for tests). */
+uint64_t cs_sim_checks_run(const CsSim *sim);
+
+/* Write wall_s as 0, so that runs of one scenario give byte-identical
+ * files (SPEC 7 exempts wall_s). */
+void cs_sim_set_reproducible(CsSim *sim, bool on);
 
 /* Run to the end.  False (with an error) only for an internal failure such
  * as broken packet accounting or simulated time overflowing; undelivered

@@ -13,6 +13,7 @@
 #define COMMSIM_SWEEP_H
 
 #include <glib.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,10 +41,16 @@ typedef struct {
   uint32_t jobs;              /* threads; 0 = the number of cores */
   uint32_t shard_k, shard_n;  /* run points with index % n == k; n = 0: all */
   bool progress;              /* points done / total and an ETA on stderr */
+  bool checks;                /* cs_sim_set_checks on every point */
+  bool reproducible;          /* cs_sim_set_reproducible on every point */
+  volatile sig_atomic_t *interrupt; /* when it becomes non-zero: stop (may be NULL) */
 } CsSweepOptions;
 
 /* Run (or resume) the points into DIR/<point>/ and write DIR/sweep.csv.
- * *failed counts points whose run failed (their rows are left out). */
+ * *failed counts points whose run failed (their rows are left out).
+ * Interrupted, it starts no more points, stops the running ones (their
+ * folders keep no summary.csv, so a rerun runs them again), writes no
+ * sweep.csv and fails with CS_SCENARIO_ERROR_INTERRUPTED. */
 bool cs_sweep_run(CsSweep *sw, const char *dir, const CsSweepOptions *opt, uint32_t *failed, GError **error);
 
 /* Join the sweep.csv files of shards' folders into OUT/sweep.csv, rows in

@@ -32,7 +32,12 @@ typedef struct CsYamlDoc CsYamlDoc;
 
 #define CS_SCENARIO_ERROR (cs_scenario_error_quark())
 GQuark cs_scenario_error_quark(void);
-typedef enum { CS_SCENARIO_ERROR_INVALID, CS_SCENARIO_ERROR_IO } CsScenarioError;
+typedef enum {
+  CS_SCENARIO_ERROR_INVALID,     /* a bad scenario or usage */
+  CS_SCENARIO_ERROR_IO,          /* a file that cannot be read or written */
+  CS_SCENARIO_ERROR_INTERNAL,    /* a broken invariant: a bug */
+  CS_SCENARIO_ERROR_INTERRUPTED, /* stopped by a signal (SIGINT, SIGTERM) */
+} CsScenarioError;
 
 /* The most nodes that aliases may add to a document. */
 #define CS_YAML_MAX_ALIAS_NODES 100000

@@ -154,18 +154,24 @@ int cs_cmd_run(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   g_autofree char *outdir = NULL;
   gint64 seed = -1;
-  gboolean quiet = FALSE;
+  gboolean quiet = FALSE, check = FALSE, reproducible = FALSE;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "Write the CSV files to DIR (default: output.dir)", "DIR"},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scalar by its dotted key", "KEY=VALUE"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Override the scenario's seed", "N"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary, only errors", NULL},
+      {"check", 0, 0, G_OPTION_ARG_NONE, &check,
+       "Check the expensive invariants (queues recomputed, packets on wires) every 1024 events", NULL},
+      {"reproducible", 0, 0, G_OPTION_ARG_NONE, &reproducible,
+       "Write wall_s as 0: runs of one scenario give byte-identical files", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.yaml");
   g_option_context_set_summary(ctx, "Simulate one scenario: print a summary and write CSV files.");
   g_option_context_set_description(
-      ctx, "Exit status: 0 success, 1 messages undeliverable or an internal failure, 2 bad usage or scenario.\n");
+      ctx, "SIGINT (Ctrl-C) or SIGTERM stops the run cleanly: no result file is written or left half-written.\n"
+           "Exit status: 0 success, 1 messages undeliverable, an internal failure or a file that cannot be\n"
+           "written, 2 bad usage or scenario, 130 (SIGINT) or 143 (SIGTERM) interrupted.\n");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
@@ -203,8 +209,16 @@ int cs_cmd_run(int argc, char **argv) {
   /* progress on a terminal only: never in files, never with -q */
   Progress progress = {g_get_monotonic_time(), 0, false};
   if (!quiet && isatty(STDERR_FILENO)) cs_sim_set_progress(sim, show_progress, &progress);
+  cs_sim_set_checks(sim, check);
+  cs_sim_set_reproducible(sim, reproducible);
+  cs_cli_catch_signals();
+  cs_sim_set_interrupt(sim, &cs_cli_signal);
   bool ran = cs_sim_run(sim, &error);
   if (progress.shown) fputc('\n', stderr);
+  if (!ran && g_error_matches(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED)) {
+    fprintf(stderr, "%s; no result file was written\n", error->message);
+    return cs_cli_signal_status();
+  }
   if (!ran) {
     fprintf(stderr, "%s\n", error->message);
     return CS_EXIT_RUNTIME;

@@ -14,7 +14,7 @@ int cs_cmd_sweep(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   g_autofree char *outdir = NULL, *shard = NULL;
   gint jobs = 0;
-  gboolean merge = FALSE, quiet = FALSE;
+  gboolean merge = FALSE, quiet = FALSE, check = FALSE, reproducible = FALSE;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "Write the points and sweep.csv to DIR (default: output.dir)", "DIR"},
       {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Run N points at once (default: the number of cores)", "N"},
@@ -22,14 +22,18 @@ int cs_cmd_sweep(int argc, char **argv) {
       {"merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join the sweep.csv of the shard folders given as arguments", NULL},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scalar by its dotted key", "KEY=VALUE"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress and no summary", NULL},
+      {"check", 0, 0, G_OPTION_ARG_NONE, &check, "Check the expensive invariants in every point (see run --help)", NULL},
+      {"reproducible", 0, 0, G_OPTION_ARG_NONE, &reproducible, "Write wall_s as 0 (byte-identical results)", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.yaml | --merge DIR...");
   g_option_context_set_summary(ctx, "Run every point of the scenario's sweep: grid; one row per point in DIR/sweep.csv.");
   g_option_context_set_description(ctx,
                                    "A point whose folder already holds its summary.csv is not run again: rerun the same\n"
-                                   "command to resume an interrupted sweep. Exit status: 0 every point ran, 1 some point\n"
-                                   "failed, 2 bad usage or scenario.\n");
+                                   "command to resume an interrupted sweep. SIGINT (Ctrl-C) or SIGTERM stops the running\n"
+                                   "points cleanly and writes no sweep.csv; rerun to resume.\n"
+                                   "Exit status: 0 every point ran, 1 some point failed, 2 bad usage or scenario,\n"
+                                   "130 (SIGINT) or 143 (SIGTERM) interrupted.\n");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
@@ -77,7 +81,15 @@ int cs_cmd_sweep(int argc, char **argv) {
   }
   const char *dir = outdir ? outdir : cs_sweep_default_dir(sw);
   uint32_t failed = 0;
+  opt.checks = check;
+  opt.reproducible = reproducible;
+  opt.interrupt = &cs_cli_signal;
+  cs_cli_catch_signals();
   if (!cs_sweep_run(sw, dir, &opt, &failed, &error)) {
+    if (g_error_matches(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED)) {
+      fprintf(stderr, "%s\n", error->message);
+      return cs_cli_signal_status();
+    }
     fprintf(stderr, "%s\n", error->message);
     return CS_EXIT_RUNTIME;
   }

@@ -27,6 +27,15 @@ int cs_cmd_codecs(int argc, char **argv);
 
 enum { CS_EXIT_OK = 0, CS_EXIT_RUNTIME = 1, CS_EXIT_USAGE = 2 };
 
+#include <signal.h>
+/* The signal (SIGINT, SIGTERM) that asked the run to stop, or 0. */
+extern volatile sig_atomic_t cs_cli_signal;
+/* From now on the first SIGINT or SIGTERM sets cs_cli_signal (runs stop
+ * cleanly at their next slice); a second one kills as usual. */
+void cs_cli_catch_signals(void);
+/* The exit status after a signal: 128 + its number, as a shell reports. */
+int cs_cli_signal_status(void);
+
 #include "commsim/routing.h"
 #include "commsim/scenario.h"
 #include "commsim/topology.h"

@@ -2,6 +2,7 @@
  * All simulation work lives in libcommsim; this file only routes argv. */
 #include "config.h"
 
+#include <errno.h>
 #include <glib.h>
 #include <locale.h>
 #include <stdio.h>
@@ -27,7 +28,17 @@ int main(int argc, char **argv) {
   setlocale(LC_ALL, "");
   if (argc > 1 && argv[1][0] != '-') {
     for (const CsCommand *c = cs_commands; c->name; c++)
-      if (strcmp(c->name, argv[1]) == 0) return c->run(argc - 1, argv + 1);
+      if (strcmp(c->name, argv[1]) == 0) {
+        int status = c->run(argc - 1, argv + 1);
+        /* a summary lost to a full disk or a closed pipe is a failure too */
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+          int e = errno;
+          fprintf(stderr, "commsim %s: error: cannot write to standard output: %s\n", c->name,
+                  e ? g_strerror(e) : "write error");
+          if (status == CS_EXIT_OK) status = CS_EXIT_RUNTIME;
+        }
+        return status;
+      }
     fprintf(stderr, "commsim: unknown command '%s' (see 'commsim --help')\n", argv[1]);
     return CS_EXIT_USAGE;
   }

@@ -43,3 +43,10 @@ TESTS += tests/test_plot
 tests_test_plot_SOURCES = tests/test_plot.c tests/testutil.h
 tests_test_plot_CFLAGS = $(TEST_CFLAGS)
 tests_test_plot_LDADD = $(TEST_LIBS)
+
+# Hardening: invariants under --check, limits, signals, determinism.
+check_PROGRAMS += tests/test_hardening
+TESTS += tests/test_hardening
+tests_test_hardening_SOURCES = tests/test_hardening.c tests/testutil.h
+tests_test_hardening_CFLAGS = $(TEST_CFLAGS)
+tests_test_hardening_LDADD = $(TEST_LIBS)

@@ -158,6 +158,7 @@ static GPtrArray *read_summary_row(const char *pdir) {
 
 typedef struct {
   CsSweep *sw;
+  const CsSweepOptions *opt;
   const char *dir;
   GPtrArray **rows; /* per point */
   char **errors;    /* per point */
@@ -170,7 +171,8 @@ static void run_point(gpointer data, gpointer user) {
   g_autofree char *pdir = g_build_filename(ctx->dir, pt->name, NULL);
   GPtrArray *row = read_summary_row(pdir); /* complete already: resume */
   GError *e = NULL;
-  if (!row) {
+  bool stop = ctx->opt->interrupt && *ctx->opt->interrupt;
+  if (!row && !stop) {
     CsYamlDoc *copy = cs_yaml_doc_copy(ctx->sw->doc);
     g_autofree char *origin = g_strdup_printf("sweep point %s", pt->name);
     bool ok = true;
@@ -179,7 +181,12 @@ static void run_point(gpointer data, gpointer user) {
     if (s) {
       s->output.traces |= CS_TRACE_SUMMARY; /* a sweep needs every point's row */
       CsSim *sim = cs_sim_new(s, &e);
-      if (sim) cs_sim_set_output_dir(sim, pdir);
+      if (sim) {
+        cs_sim_set_output_dir(sim, pdir);
+        cs_sim_set_checks(sim, ctx->opt->checks);
+        cs_sim_set_reproducible(sim, ctx->opt->reproducible);
+        if (ctx->opt->interrupt) cs_sim_set_interrupt(sim, ctx->opt->interrupt);
+      }
       if (sim && cs_sim_run(sim, &e) && cs_sim_write_outputs(sim, pdir, &e)) row = cs_sim_summary_fields(sim);
       cs_sim_free(sim);
       cs_scenario_free(s);
@@ -187,7 +194,8 @@ static void run_point(gpointer data, gpointer user) {
     cs_yaml_doc_free(copy);
   }
   ctx->rows[pt->index] = row;
-  if (!row) ctx->errors[pt->index] = g_strdup_printf("point %s: %s", pt->name, e ? e->message : "failed");
+  bool interrupted = stop || g_error_matches(e, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED);
+  if (!row && !interrupted) ctx->errors[pt->index] = g_strdup_printf("point %s: %s", pt->name, e ? e->message : "failed");
   g_clear_error(&e);
   g_async_queue_push(ctx->done, GUINT_TO_POINTER(pt->index + 1));
 }
@@ -202,7 +210,7 @@ bool cs_sweep_run(CsSweep *sw, const char *dir, const CsSweepOptions *opt, uint3
   uint32_t n = sw->points->len;
   GPtrArray **rows = g_new0(GPtrArray *, n);
   char **errors = g_new0(char *, n);
-  RunCtx ctx = {sw, dir, rows, errors, g_async_queue_new()};
+  RunCtx ctx = {sw, opt, dir, rows, errors, g_async_queue_new()};
   if (g_mkdir_with_parents(dir, 0755) != 0) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot create the output folder: %s", dir,
                 g_strerror(errno));
@@ -234,6 +242,24 @@ bool cs_sweep_run(CsSweep *sw, const char *dir, const CsSweepOptions *opt, uint3
   if (opt->progress) fputc('\n', stderr);
   g_thread_pool_free(pool, FALSE, TRUE);
   g_async_queue_unref(ctx.done);
+
+  if (opt->interrupt && *opt->interrupt) {
+    uint32_t complete = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      complete += rows[i] != NULL;
+      if (rows[i]) g_ptr_array_free(rows[i], TRUE);
+      if (errors[i]) fprintf(stderr, "%s\n", errors[i]);
+      g_free(errors[i]);
+    }
+    g_free(rows);
+    g_free(errors);
+    if (failed) *failed = 0;
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED,
+                "%s: interrupted with %u of %u points complete; no sweep.csv was written: run the same command "
+                "again to resume",
+                dir, complete, queued);
+    return false;
+  }
 
   /* sweep.csv: the swept keys, the summary's columns, the point's index */
   GPtrArray *cols = g_ptr_array_new();

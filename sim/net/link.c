@@ -10,6 +10,8 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "net_private.h"
@@ -115,8 +117,9 @@ static inline CsTime transmit_end(LinkDir *d, CsTime start, uint32_t bytes) {
   d->period_bits += (uint64_t)bytes * 8u;
   /* ceil(bits * 1e12 / bandwidth) picoseconds since the period began */
   unsigned __int128 num = (unsigned __int128)d->period_bits * 1000000000000ULL;
-  CsTime t = (CsTime)((num + (unsigned __int128)d->bandwidth - 1) / (unsigned __int128)d->bandwidth);
-  return d->period_start + t;
+  unsigned __int128 t = (num + (unsigned __int128)d->bandwidth - 1) / (unsigned __int128)d->bandwidth;
+  if (G_UNLIKELY(t > (unsigned __int128)(CS_TIME_MAX - d->period_start))) return CS_TIME_MAX;
+  return d->period_start + (CsTime)t;
 }
 
 /* RED's early drop, on the EWMA of the bytes waiting (Floyd and Jacobson,
@@ -183,6 +186,7 @@ static void forward(CsNet *net, uint32_t p, uint32_t port) {
     if (!drop && d->queue == CS_QUEUE_RED) drop = red_drop(d, now, pk->bytes);
     if (drop) {
       d->st.drops++;
+      d->drop_bytes += pk->bytes;
       net->counts[pk->kind].dropped++;
       if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_DROP, p, pt->link, pt->dir, now);
       cs_net_packet_free(net, p);
@@ -210,20 +214,22 @@ static void forward(CsNet *net, uint32_t p, uint32_t port) {
   }
   if (cs_loss_next(&d->loss)) {
     d->st.losses++;
+    d->loss_bytes += pk->bytes;
     net->counts[pk->kind].lost++;
     if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, p, pt->link, pt->dir, end);
     cs_net_packet_free(net, p);
     return;
   }
   pk->hop++;
-  pipe_push(net, 2 * pt->link + pt->dir, p, end + d->latency);
+  pipe_push(net, 2 * pt->link + pt->dir, p, cs_time_add(end, d->latency));
 }
 
-/* Packet p has arrived at the far end of its last link. */
-static void arrive(CsNet *net, uint32_t p) {
+/* Packet p has arrived at node `node`, the far end of its last link. */
+static void arrive(CsNet *net, uint32_t p, uint32_t node) {
   Packet *pk = &net->pool[p];
   if (pk->hop == pk->hops) {
     net->counts[pk->kind].delivered++;
+    net->node_delivered[node] += pk->bytes;
     if (G_UNLIKELY(net->trace_fn))
       cs_net_trace(net, pk->kind == PKT_ACK ? CS_PKT_ACK : CS_PKT_DELIVER, p, UINT32_MAX, 0, cs_engine_now(net->engine));
     if (pk->kind == PKT_BG) cs_background_receive(net, p);
@@ -240,12 +246,17 @@ static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   uint32_t p = d->pipe[d->pipe_head].packet;
   d->pipe_head = (d->pipe_head + 1) & (d->pipe_cap - 1);
   if (--d->pipe_len > 0) cs_engine_schedule_at(e, d->pipe[d->pipe_head].arrive, on_pipe, net, di);
-  arrive(net, p);
+  d->out_bytes += net->pool[p].bytes;
+  arrive(net, p, d->to_node);
 }
 
 void cs_net_inject(CsNet *net, uint32_t p) {
   Packet *pk = &net->pool[p];
-  forward(net, p, g_array_index(net->arena, uint32_t, pk->path));
+  uint32_t port = g_array_index(net->arena, uint32_t, pk->path);
+  const CsPort *pt = &net->t->ports[port];
+  const CsLink *l = &net->t->links[pt->link];
+  net->node_injected[pt->dir ? l->b : l->a] += pk->bytes;
+  forward(net, p, port);
 }
 
 /* ---- the network object ---- */
@@ -259,6 +270,8 @@ CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, co
   net->free_head = NO_PACKET;
   net->arena = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   net->dirs = g_new0(LinkDir, 2 * (size_t)t->n_links + 1);
+  net->node_injected = g_new0(uint64_t, t->n_nodes + 1);
+  net->node_delivered = g_new0(uint64_t, t->n_nodes + 1);
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
     for (int dir = 0; dir < 2; dir++) {
@@ -304,6 +317,8 @@ void cs_net_free(CsNet *net) {
     g_free(net->dirs[i].pipe);
   }
   g_free(net->dirs);
+  g_free(net->node_injected);
+  g_free(net->node_delivered);
   g_array_free(net->arena, TRUE);
   g_free(net->pool);
   cs_transport_free_flows(net);
@@ -323,6 +338,76 @@ CsNetTotals cs_net_totals(const CsNet *net) {
   tot.bg_delay_sum_s = net->bg_delay_sum_s;
   tot.pool_packets = net->pool_len;
   return tot;
+}
+
+static bool internal_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static bool internal_error(GError **error, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL, "internal error: %s (please report this as a bug)",
+              msg);
+  return false;
+}
+
+static const char *dir_name(const CsNet *net, uint32_t di, char *buf, size_t n) {
+  const CsLink *l = &net->t->links[di / 2];
+  uint32_t a = di % 2 ? l->b : l->a, b = di % 2 ? l->a : l->b;
+  snprintf(buf, n, "%s->%s", net->t->nodes[a].name, net->t->nodes[b].name);
+  return buf;
+}
+
+/* Bytes: on every link direction, those transmitted were lost, arrived or
+ * are still on the wire; at every node, those that came in or were sent
+ * from it left it, were dropped at its ports or were delivered to it. */
+static bool check_bytes(const CsNet *net, GError **error) {
+  const CsTopology *t = net->t;
+  char name[160];
+  for (uint32_t di = 0; di < 2 * t->n_links; di++) {
+    const LinkDir *d = &net->dirs[di];
+    uint64_t wire = 0;
+    for (uint32_t i = 0; i < d->pipe_len; i++) wire += net->pool[d->pipe[(d->pipe_head + i) & (d->pipe_cap - 1)].packet].bytes;
+    if (d->st.bytes != d->loss_bytes + d->out_bytes + wire)
+      return internal_error(error,
+                            "link %s: bytes do not add up: transmitted %" G_GUINT64_FORMAT " != lost %" G_GUINT64_FORMAT
+                            " + arrived %" G_GUINT64_FORMAT " + on the wire %" G_GUINT64_FORMAT,
+                            dir_name(net, di, name, sizeof name), d->st.bytes, d->loss_bytes, d->out_bytes, wire);
+  }
+  for (uint32_t n = 0; n < t->n_nodes; n++) {
+    const CsNode *node = &t->nodes[n];
+    uint64_t in = net->node_injected[n], out = net->node_delivered[n];
+    for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++) {
+      const CsPort *pt = &t->ports[p];
+      const LinkDir *o = &net->dirs[2 * pt->link + pt->dir], *i = &net->dirs[2 * pt->link + (1 - pt->dir)];
+      in += i->out_bytes;
+      out += o->st.bytes + o->drop_bytes;
+    }
+    if (in != out)
+      return internal_error(error,
+                            "node %s: bytes do not add up: in %" G_GUINT64_FORMAT " (sent from it or arrived) != out %" G_GUINT64_FORMAT
+                            " (forwarded, dropped or delivered)",
+                            node->name, in, out);
+  }
+  return true;
+}
+
+/* Messages: none both delivered and abandoned, a delivered one received
+ * whole, and one callback for each that finished. */
+static bool check_messages(const CsNet *net, GError **error) {
+  uint64_t finished = 0;
+  for (uint32_t m = 0; m < net->n_flows; m++) {
+    const Flow *f = &net->flows[m];
+    if (f->stats.delivered && f->stats.failed)
+      return internal_error(error, "message %u is both delivered and abandoned", m);
+    if (f->stats.delivered && f->rcv_nxt != f->n)
+      return internal_error(error, "message %u is delivered with %u of its %u packets", m, f->rcv_nxt, f->n);
+    finished += f->stats.delivered || f->stats.failed;
+  }
+  if (finished != net->notified)
+    return internal_error(error, "%" G_GUINT64_FORMAT " messages finished but %" G_GUINT64_FORMAT " deliveries were reported",
+                          finished, net->notified);
+  return true;
 }
 
 bool cs_net_check_accounting(const CsNet *net, GError **error) {
@@ -359,7 +444,51 @@ bool cs_net_check_accounting(const CsNet *net, GError **error) {
                 net->pool_len, free_slots, alive, drops, dropped, losses, lost);
     return false;
   }
-  return true;
+  return check_bytes(net, error) && check_messages(net, error);
+}
+
+bool cs_net_check_state(const CsNet *net, GError **error) {
+  const CsTopology *t = net->t;
+  char name[160];
+  CsTime now = cs_engine_now(net->engine);
+  uint64_t on_wires = 0;
+  for (uint32_t di = 0; di < 2 * t->n_links; di++) {
+    const LinkDir *d = &net->dirs[di];
+    uint64_t bytes = 0;
+    CsTime prev = d->q_last;
+    for (uint32_t i = 0; i < d->q_len; i++) {
+      const Waiting *w = &d->q[(d->q_head + i) & (d->q_cap - 1)];
+      if (w->start < prev)
+        return internal_error(error, "link %s: queue entry %u starts at %" G_GINT64_FORMAT " ps, before %" G_GINT64_FORMAT,
+                              dir_name(net, di, name, sizeof name), i, (gint64)w->start, (gint64)prev);
+      prev = w->start;
+      bytes += w->bytes;
+    }
+    if (bytes != d->q_bytes)
+      return internal_error(error, "link %s: the queue holds %" G_GUINT64_FORMAT " bytes but counts %" G_GUINT64_FORMAT,
+                            dir_name(net, di, name, sizeof name), bytes, d->q_bytes);
+    if (d->q_len > 0 && d->q[(d->q_head + d->q_len - 1) & (d->q_cap - 1)].start > d->busy_until)
+      return internal_error(error, "link %s: a waiting packet starts after the link's busy period ends",
+                            dir_name(net, di, name, sizeof name));
+    prev = now;
+    for (uint32_t i = 0; i < d->pipe_len; i++) {
+      const InPipe *x = &d->pipe[(d->pipe_head + i) & (d->pipe_cap - 1)];
+      if (x->arrive < prev)
+        return internal_error(error, "link %s: pipe entry %u arrives at %" G_GINT64_FORMAT " ps, before %" G_GINT64_FORMAT,
+                              dir_name(net, di, name, sizeof name), i, (gint64)x->arrive, (gint64)prev);
+      prev = x->arrive;
+      if (x->packet >= net->pool_len || net->pool[x->packet].kind >= PKT_CLASSES ||
+          net->pool[x->packet].hop > net->pool[x->packet].hops)
+        return internal_error(error, "link %s: pipe entry %u is not a live packet", dir_name(net, di, name, sizeof name), i);
+    }
+    on_wires += d->pipe_len;
+  }
+  uint64_t alive = 0;
+  for (int k = 0; k < PKT_CLASSES; k++) alive += net->counts[k].in_flight;
+  if (alive != on_wires)
+    return internal_error(error, "%" G_GUINT64_FORMAT " packets are in flight but %" G_GUINT64_FORMAT " are on the wires",
+                          alive, on_wires);
+  return cs_net_check_accounting(net, error);
 }
 
 void cs_net_set_packet_trace(CsNet *net, CsPacketTraceFn fn, void *ctx) {

@@ -74,6 +74,8 @@ typedef struct {
   InPipe *pipe;
   uint32_t pipe_head, pipe_len, pipe_cap;
   CsLinkStats st;
+  /* byte conservation: st.bytes = loss_bytes + out_bytes + bytes in the pipe */
+  uint64_t drop_bytes, loss_bytes, out_bytes;
   /* links.csv: the counters at the start of the sampling interval */
   uint64_t iv_started, iv_drops, iv_losses, iv_marks, iv_qmax;
   double iv_integral;
@@ -172,6 +174,8 @@ struct CsNet {
   /* accounting */
   CsPacketCounts counts[PKT_CLASSES];
   uint64_t retransmissions, timeouts, hops, marks;
+  uint64_t *node_injected, *node_delivered; /* bytes, per node: node conservation */
+  uint64_t notified;                         /* delivery callbacks (delivered or failed) */
   double bg_delay_sum_s;
 };
 

@@ -304,6 +304,7 @@ static void fail_flow(CsNet *net, uint32_t fi) {
   CsDeliverFn fn = f->fn;
   void *ctx = f->ctx;
   finish_sender(net, fi);
+  net->notified++;
   if (fn) fn(net, ctx, fi, true);
 }
 
@@ -378,6 +379,7 @@ static void receiver_data(CsNet *net, const Packet *pk) {
     g_free(f->rcv_bits);
     f->rcv_bits = NULL;
     bool finished = f->sender_done;
+    net->notified++;
     if (f->fn) f->fn(net, f->ctx, fi, false);
     if (finished) message_finished(net);
   }

@@ -1,0 +1,486 @@
+/* test_hardening.c - the invariants, limits and bad conditions of issue
+ * "Hardening": every example under --check, the checker catching a broken
+ * queue, 100,000 hosts, time overflow, a link that loses everything, an
+ * unwritable folder, a full disk, SIGINT during a run and a sweep, and
+ * byte-identical outputs across runs, thread counts and traces. */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../sim/net/net_private.h"
+#include "commsim/sim.h"
+#include "testutil.h"
+
+static char *scenario(const char *name) {
+  return g_build_filename(test_srcdir(), "tests", "scenarios", "hardening", name, NULL);
+}
+
+static char *tmpdir(void) {
+  char *d = g_dir_make_tmp("commsim-hard-XXXXXX", NULL);
+  ck_assert(d != NULL);
+  return d;
+}
+
+static void rm_rf(const char *path) {
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", path);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *slurp(const char *dir, const char *name) {
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL)) return NULL;
+  return text;
+}
+
+/* Names in DIR (recursively, relative, sorted), hidden ones included. */
+static void list_into(const char *root, const char *rel, GPtrArray *out) {
+  g_autofree char *dir = rel ? g_build_filename(root, rel, NULL) : g_strdup(root);
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  if (!d) return;
+  const char *n;
+  while ((n = g_dir_read_name(d))) {
+    char *r = rel ? g_build_filename(rel, n, NULL) : g_strdup(n);
+    g_autofree char *full = g_build_filename(root, r, NULL);
+    g_ptr_array_add(out, r);
+    if (g_file_test(full, G_FILE_TEST_IS_DIR)) list_into(root, r, out);
+  }
+}
+
+static int cmp_str(gconstpointer a, gconstpointer b) { return strcmp(*(char **)a, *(char **)b); }
+
+static GPtrArray *list_files(const char *root) {
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  list_into(root, NULL, out);
+  g_ptr_array_sort(out, cmp_str);
+  return out;
+}
+
+/* Every file under A equals the file of the same name under B. */
+static void assert_same_tree(const char *a, const char *b) {
+  g_autoptr(GPtrArray) fa = list_files(a), fb = list_files(b);
+  ck_assert_uint_eq(fa->len, fb->len);
+  ck_assert_uint_gt(fa->len, 0);
+  for (guint i = 0; i < fa->len; i++) {
+    ck_assert_str_eq(fa->pdata[i], fb->pdata[i]);
+    g_autofree char *pa = g_build_filename(a, fa->pdata[i], NULL), *pb = g_build_filename(b, fb->pdata[i], NULL);
+    if (g_file_test(pa, G_FILE_TEST_IS_DIR)) continue;
+    g_autofree char *ta = NULL, *tb = NULL;
+    gsize la, lb;
+    ck_assert(g_file_get_contents(pa, &ta, &la, NULL) && g_file_get_contents(pb, &tb, &lb, NULL));
+    ck_assert_msg(la == lb && memcmp(ta, tb, la) == 0, "%s and %s differ", pa, pb);
+  }
+}
+
+/* No temporary file left anywhere under DIR. */
+static void assert_no_temporaries(const char *dir) {
+  g_autoptr(GPtrArray) f = list_files(dir);
+  for (guint i = 0; i < f->len; i++) ck_assert_msg(!strstr(f->pdata[i], ".tmp"), "left behind: %s", (char *)f->pdata[i]);
+}
+
+/* ---- invariants ---- */
+
+/* Every example, with --check (each with one iteration, to keep the suite
+ * short): the checks pass and the run succeeds. */
+START_TEST(examples_pass_check) {
+  g_autofree char *dir = g_build_filename(test_srcdir(), "topologies", NULL);
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  ck_assert(d != NULL);
+  g_autofree char *out = tmpdir();
+  const char *n;
+  int runs = 0;
+  while ((n = g_dir_read_name(d))) {
+    if (!g_str_has_suffix(n, ".yaml")) continue;
+    g_autofree char *path = g_build_filename(dir, n, NULL);
+    g_autoptr(GError) e = NULL;
+    g_autoptr(CsScenario) s = cs_scenario_load(path, NULL, &e);
+    ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+    const char *args[12] = {"run", "--check", "-q", path, "-o", out};
+    int k = 6;
+    if (s->workload.present) args[k++] = "--set", args[k++] = "workload.iterations=1", args[k++] = "--set",
+                             args[k++] = "workload.warmup=0";
+    args[k] = NULL;
+    g_autofree char *o = NULL, *err = NULL;
+    int rc = run_commsim(args, &o, &err);
+    ck_assert_msg(rc == 0, "%s --check: exit %d: %s", n, rc, err);
+    runs++;
+  }
+  ck_assert_int_ge(runs, 14);
+  rm_rf(out);
+}
+END_TEST
+
+/* Load a scenario and build its simulation. */
+static CsSim *sim_of(const char *yaml, CsScenario **s) {
+  g_autoptr(GError) e = NULL;
+  *s = cs_scenario_load_string(yaml, "check.yaml", NULL, &e);
+  ck_assert_msg(*s != NULL, "%s", e ? e->message : "");
+  CsSim *sim = cs_sim_new(*s, &e);
+  ck_assert_msg(sim != NULL, "%s", e ? e->message : "");
+  return sim;
+}
+
+static const char *incast =
+    "topology: {type: star, workers: 4}\n"
+    "defaults: {buffer: 32KB}\n"
+    "flows:\n"
+    "  - {src: w0, dst: w3, size: 2MB}\n"
+    "  - {src: w1, dst: w3, size: 2MB}\n"
+    "  - {src: w2, dst: w3, size: 2MB}\n";
+
+START_TEST(checks_run_and_change_nothing) {
+  CsScenario *s1, *s2;
+  CsSim *a = sim_of(incast, &s1), *b = sim_of(incast, &s2);
+  cs_sim_set_checks(b, true);
+  g_autoptr(GError) e = NULL;
+  ck_assert(cs_sim_run(a, &e));
+  ck_assert_msg(cs_sim_run(b, &e), "%s", e ? e->message : "");
+  /* every 1024 events: at least events / 1024 checks ran */
+  ck_assert_uint_gt(cs_sim_events(b), 10000);
+  ck_assert_uint_eq(cs_sim_checks_run(b), cs_engine_events_executed(cs_sim_engine(b)) / CS_SIM_CHECK_EVERY);
+  ck_assert_uint_eq(cs_sim_checks_run(a), 0);
+  /* the same events at the same times, the same drops */
+  ck_assert_uint_eq(cs_sim_events(a), cs_sim_events(b));
+  ck_assert_int_eq(cs_sim_end_time(a), cs_sim_end_time(b));
+  ck_assert_uint_eq(cs_net_totals(cs_sim_net(a)).data.dropped, cs_net_totals(cs_sim_net(b)).data.dropped);
+  ck_assert_uint_gt(cs_net_totals(cs_sim_net(a)).data.dropped, 0); /* the incast overflows 32KB */
+  cs_sim_free(a);
+  cs_sim_free(b);
+  cs_scenario_free(s1);
+  cs_scenario_free(s2);
+}
+END_TEST
+
+/* The checker is not vacuous: a queue whose count disagrees with its
+ * contents, bytes that appear on a wire, and a message reported twice
+ * are each caught.  A hook breaks the state between events once a queue
+ * holds packets, checks, and mends it. */
+typedef struct {
+  CsSim *sim;
+  bool done;
+  char *queue_msg, *bytes_msg, *twice_msg;
+  bool clean_before, clean_after;
+} Breaker;
+
+static char *check_msg(CsNet *net, bool state) {
+  GError *e = NULL;
+  bool ok = state ? cs_net_check_state(net, &e) : cs_net_check_accounting(net, &e);
+  char *m = ok ? NULL : g_strdup(e->message);
+  g_clear_error(&e);
+  return m;
+}
+
+static bool break_and_check(CsEngine *engine, void *ctx) {
+  (void)engine;
+  Breaker *b = ctx;
+  CsNet *net = cs_sim_net(b->sim);
+  LinkDir *full = NULL;
+  for (uint32_t i = 0; i < 2 * cs_sim_topology(b->sim)->n_links; i++)
+    if (net->dirs[i].q_len > 1) full = &net->dirs[i];
+  if (!full) return true;
+  g_autofree char *before = check_msg(net, true);
+  b->clean_before = before == NULL;
+  full->q_bytes += 1;
+  b->queue_msg = check_msg(net, true);
+  full->q_bytes -= 1;
+  full->out_bytes += 1500;
+  b->bytes_msg = check_msg(net, false);
+  full->out_bytes -= 1500;
+  net->notified++;
+  b->twice_msg = check_msg(net, false);
+  net->notified--;
+  g_autofree char *after = check_msg(net, true);
+  b->clean_after = after == NULL;
+  b->done = true;
+  return false;
+}
+
+START_TEST(checker_catches_broken_state) {
+  CsScenario *s;
+  CsSim *sim = sim_of(incast, &s);
+  Breaker b = {sim, false, NULL, NULL, NULL, false, false};
+  cs_engine_set_hook(cs_sim_engine(sim), 1, break_and_check, &b);
+  g_autoptr(GError) e = NULL;
+  cs_sim_run(sim, &e);
+  ck_assert(b.done);
+  ck_assert(b.clean_before && b.clean_after);
+  ck_assert_msg(b.queue_msg && strstr(b.queue_msg, "the queue holds") != NULL, "%s", b.queue_msg);
+  ck_assert_msg(b.bytes_msg && strstr(b.bytes_msg, "bytes do not add up") != NULL, "%s", b.bytes_msg);
+  ck_assert_msg(b.twice_msg && strstr(b.twice_msg, "deliveries were reported") != NULL, "%s", b.twice_msg);
+  g_free(b.queue_msg);
+  g_free(b.bytes_msg);
+  g_free(b.twice_msg);
+  cs_sim_free(sim);
+  cs_scenario_free(s);
+}
+END_TEST
+
+/* ---- limits ---- */
+
+START_TEST(hundred_thousand_hosts_refused_with_estimate) {
+  g_autofree char *f = scenario("hosts-100k.yaml");
+  const char *cmds[] = {"validate", "run"};
+  for (int i = 0; i < 2; i++) {
+    const char *args[] = {cmds[i], "-q", f, NULL};
+    const char *vargs[] = {cmds[i], f, NULL};
+    g_autofree char *o = NULL, *err = NULL;
+    int rc = run_commsim(i ? args : vargs, &o, &err);
+    ck_assert_int_eq(rc, 2);
+    /* 100,000 x 100,001 x 2 bytes = 20,000,200,000 B = 18.6 GiB */
+    ck_assert_msg(strstr(err, "100000 hosts x 100001 nodes would take 18.6 GiB") != NULL, "%s", err);
+  }
+}
+END_TEST
+
+START_TEST(time_overflow_ends_cleanly) {
+  g_autofree char *f = scenario("time-overflow.yaml");
+  g_autofree char *out = tmpdir();
+  const char *args[] = {"run", "-q", f, "-o", out, NULL};
+  g_autofree char *o = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim(args, &o, &err), 1);
+  /* the third compute phase would end at 12,000,000 s > 2^63 ps = 9,223,372.04 s;
+   * the run stops after the second, at 8,000,000 s plus two all-reduces */
+  ck_assert_msg(strstr(err, "simulated time would pass 9223372s (2^63 ps); the run stopped at 8000000.") != NULL, "%s",
+                err);
+  g_autoptr(GPtrArray) files = list_files(out);
+  ck_assert_uint_eq(files->len, 0); /* nothing written, nothing left */
+  rm_rf(out);
+  /* a time that does not fit is a scenario error */
+  const char *args2[] = {"validate", f, "--set", "workload.compute=10000000s", NULL};
+  g_autofree char *o2 = NULL, *err2 = NULL;
+  ck_assert_int_eq(run_commsim(args2, &o2, &err2), 2);
+  ck_assert_msg(strstr(err2, "workload.compute") != NULL, "%s", err2);
+}
+END_TEST
+
+START_TEST(loss_of_one_gives_up_and_reports) {
+  g_autofree char *f = scenario("loss-one.yaml");
+  g_autofree char *out = tmpdir();
+  const char *args[] = {"run", "-q", f, "-o", out, NULL};
+  g_autofree char *o = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim(args, &o, &err), 1);
+  ck_assert_msg(strstr(err, "2 messages were undeliverable (abandoned after 6 consecutive timeouts)") != NULL, "%s",
+                err);
+  /* messages.csv: both rows, neither with an end */
+  g_autofree char *m = slurp(out, "messages.csv");
+  ck_assert(m != NULL);
+  g_auto(GStrv) lines = g_strsplit(m, "\r\n", -1);
+  ck_assert_uint_eq(g_strv_length(lines), 4); /* header, 2 rows, "" */
+  for (int i = 1; i <= 2; i++) ck_assert_msg(strstr(lines[i], ",,") != NULL, "%s has an end_s", lines[i]);
+  rm_rf(out);
+}
+END_TEST
+
+START_TEST(unwritable_output_folder) {
+  g_autofree char *f = scenario("determinism.yaml");
+  g_autofree char *base = tmpdir();
+  g_autofree char *file = g_build_filename(base, "a-file", NULL);
+  ck_assert(g_file_set_contents(file, "x", 1, NULL));
+  g_autofree char *out = g_build_filename(file, "out", NULL); /* under a regular file: even root cannot */
+  const char *args[] = {"run", "-q", f, "-o", out, NULL};
+  g_autofree char *o = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim(args, &o, &err), 1);
+  g_autofree char *want = g_strdup_printf("%s: error: cannot create the output folder: Not a directory", out);
+  ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+  rm_rf(base);
+}
+END_TEST
+
+/* A full disk: the summary to /dev/full, and the files to a 64 KiB tmpfs
+ * (when this machine lets the test mount one in a namespace of its own). */
+START_TEST(disk_full) {
+  g_autofree char *f = scenario("determinism.yaml");
+  if (g_file_test("/dev/full", G_FILE_TEST_EXISTS)) {
+    g_autofree char *out = tmpdir();
+    g_autofree char *cmd = g_strdup_printf("'%s/sim/commsim' run '%s' -o '%s' > /dev/full 2>'%s/err'", test_builddir(), f,
+                                           out, out);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 1);
+    g_autofree char *err = slurp(out, "err");
+    ck_assert_msg(strstr(err, "cannot write to standard output: No space left on device") != NULL, "%s", err);
+    rm_rf(out);
+  }
+  g_autofree char *mnt = tmpdir();
+  g_autofree char *cmd = g_strdup_printf(
+      "unshare -m sh -c \"mount -t tmpfs -o size=64k commsim-full '%s' 2>/dev/null || exit 77; "
+      "'%s/sim/commsim' run -q '%s' -o '%s/out' --set 'output.traces=[summary, links, packets]'; echo \\$? > '%s/rc'; "
+      "ls -a '%s/out' > '%s/ls'; cp '%s/rc' '%s/ls' /tmp/ 2>/dev/null; cat '%s/rc' '%s/ls'\" > '%s.txt' 2>'%s.err'",
+      mnt, test_builddir(), f, mnt, mnt, mnt, mnt, mnt, mnt, mnt, mnt, mnt, mnt);
+  int st = system(cmd);
+  if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+    fprintf(stderr, "disk_full: no tmpfs in a private mount namespace here: only /dev/full was tested\n");
+  } else {
+    g_autofree char *txt = NULL, *err = NULL;
+    g_autofree char *txtp = g_strdup_printf("%s.txt", mnt), *errp = g_strdup_printf("%s.err", mnt);
+    ck_assert(g_file_get_contents(txtp, &txt, NULL, NULL) && g_file_get_contents(errp, &err, NULL, NULL));
+    /* exit 1, "No space left on device", and nothing half-written: the
+     * streamed packets.csv never made it to its name */
+    ck_assert_msg(g_str_has_prefix(txt, "1\n"), "%s / %s", txt, err);
+    ck_assert_msg(strstr(err, "No space left on device") != NULL, "%s", err);
+    ck_assert_msg(strstr(txt, "packets.csv") == NULL && strstr(txt, ".tmp") == NULL, "%s", txt);
+    g_unlink(txtp);
+    g_unlink(errp);
+  }
+  rm_rf(mnt);
+}
+END_TEST
+
+/* ---- signals ---- */
+
+/* Start commsim ARGS, wait `ms`, send `sig`, return its exit status. */
+static int interrupt_after(const char *const *args, int ms, int sig) {
+  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(argv, g_build_filename(test_builddir(), "sim", "commsim", NULL));
+  for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
+  g_ptr_array_add(argv, NULL);
+  GPid pid;
+  g_autoptr(GError) e = NULL;
+  ck_assert_msg(g_spawn_async(NULL, (char **)argv->pdata, NULL,
+                              G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                              NULL, &pid, &e),
+                "%s", e ? e->message : "");
+  g_ptr_array_free(argv, TRUE);
+  g_usleep((gulong)ms * 1000);
+  kill(pid, sig);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(sigint_during_run) {
+  g_autofree char *f = scenario("long-run.yaml");
+  int sigs[] = {SIGINT, SIGTERM};
+  for (int i = 0; i < 2; i++) {
+    g_autofree char *out = tmpdir();
+    g_autofree char *o = g_build_filename(out, "run", NULL);
+    const char *args[] = {"run", "-q", f, "-o", o, NULL};
+    /* the run takes minutes: it is in the middle when the signal comes */
+    ck_assert_int_eq(interrupt_after(args, 1500, sigs[i]), 128 + sigs[i]);
+    /* no file at all: the streamed traces' temporary files are gone */
+    g_autoptr(GPtrArray) files = list_files(o);
+    ck_assert_msg(files->len == 0, "left: %s", files->len ? (char *)files->pdata[0] : "");
+    rm_rf(out);
+  }
+}
+END_TEST
+
+START_TEST(sigint_during_sweep_then_resume) {
+  g_autofree char *f = scenario("sweep-8.yaml");
+  g_autofree char *out = tmpdir();
+  g_autofree char *a = g_build_filename(out, "a", NULL), *b = g_build_filename(out, "b", NULL);
+  const char *args[] = {"sweep", "-q", "-j", "1", "--reproducible", f, "-o", a, NULL};
+  /* 8 points of about 0.4 s: interrupted after the first */
+  ck_assert_int_eq(interrupt_after(args, 1000, SIGINT), 130);
+  g_autofree char *partial = slurp(a, "sweep.csv");
+  ck_assert(partial == NULL); /* no sweep.csv until every point is done */
+  assert_no_temporaries(a);
+  g_autoptr(GPtrArray) done = list_files(a);
+  guint complete = 0;
+  for (guint i = 0; i < done->len; i++) complete += g_str_has_suffix(done->pdata[i], "summary.csv");
+  ck_assert_uint_ge(complete, 1);
+  ck_assert_uint_lt(complete, 8);
+  /* the same command resumes; the result is that of a sweep never interrupted */
+  g_autofree char *o1 = NULL, *e1 = NULL, *o2 = NULL, *e2 = NULL;
+  ck_assert_int_eq(run_commsim(args, &o1, &e1), 0);
+  const char *fresh[] = {"sweep", "-q", "-j", "2", "--reproducible", f, "-o", b, NULL};
+  ck_assert_int_eq(run_commsim(fresh, &o2, &e2), 0);
+  assert_same_tree(a, b);
+  rm_rf(out);
+}
+END_TEST
+
+/* ---- determinism ---- */
+
+START_TEST(five_runs_byte_identical) {
+  g_autofree char *f = scenario("determinism.yaml");
+  g_autofree char *out = tmpdir();
+  g_autofree char *first = g_build_filename(out, "0", NULL);
+  for (int i = 0; i < 5; i++) {
+    g_autofree char *o = g_strdup_printf("%s/%d", out, i);
+    const char *args[] = {"run", "-q", "--reproducible", f, "-o", o, NULL};
+    g_autofree char *so = NULL, *se = NULL;
+    ck_assert_int_eq(run_commsim(args, &so, &se), 0);
+    if (i) assert_same_tree(first, o);
+  }
+  /* the files are those the scenario asks for, and the run had losses */
+  g_autoptr(GPtrArray) files = list_files(first);
+  ck_assert_uint_eq(files->len, 4);
+  g_autofree char *summary = slurp(first, "summary.csv");
+  ck_assert(summary != NULL);
+  rm_rf(out);
+}
+END_TEST
+
+START_TEST(traces_change_nothing) {
+  g_autofree char *f = scenario("determinism.yaml");
+  g_autofree char *out = tmpdir();
+  g_autofree char *a = g_build_filename(out, "a", NULL), *b = g_build_filename(out, "b", NULL);
+  const char *plain[] = {"run", "-q", "--reproducible", f, "-o", a, NULL};
+  const char *traced[] = {"run", "-q", "--reproducible", f, "-o", b, "--set",
+                          "output.traces=[summary, iterations, messages, links, packets, timeline]", NULL};
+  g_autofree char *o1 = NULL, *e1 = NULL, *o2 = NULL, *e2 = NULL;
+  ck_assert_int_eq(run_commsim(plain, &o1, &e1), 0);
+  ck_assert_int_eq(run_commsim(traced, &o2, &e2), 0);
+  g_autofree char *pk = g_build_filename(b, "packets.csv", NULL), *tl = g_build_filename(b, "timeline.json", NULL);
+  ck_assert(g_file_test(pk, G_FILE_TEST_EXISTS) && g_file_test(tl, G_FILE_TEST_EXISTS));
+  g_unlink(pk);
+  g_unlink(tl);
+  assert_same_tree(a, b);
+  rm_rf(out);
+}
+END_TEST
+
+START_TEST(sweep_jobs_byte_identical) {
+  g_autofree char *f = scenario("sweep-8.yaml");
+  g_autofree char *out = tmpdir();
+  g_autofree char *a = g_build_filename(out, "a", NULL), *b = g_build_filename(out, "b", NULL);
+  const char *j1[] = {"sweep", "-q", "-j", "1", "--reproducible", f, "-o", a, NULL};
+  const char *j2[] = {"sweep", "-q", "-j", "2", "--reproducible", f, "-o", b, NULL};
+  g_autofree char *o1 = NULL, *e1 = NULL, *o2 = NULL, *e2 = NULL;
+  ck_assert_int_eq(run_commsim(j1, &o1, &e1), 0);
+  ck_assert_int_eq(run_commsim(j2, &o2, &e2), 0);
+  assert_same_tree(a, b); /* sweep.csv and every point's files */
+  g_autofree char *csv = slurp(a, "sweep.csv");
+  g_auto(GStrv) lines = g_strsplit(csv, "\r\n", -1);
+  ck_assert_uint_eq(g_strv_length(lines), 10); /* header, 8 points, "" */
+  rm_rf(out);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("hardening");
+  TCase *inv = tcase_create("invariants");
+  tcase_add_test(inv, examples_pass_check);
+  tcase_add_test(inv, checks_run_and_change_nothing);
+  tcase_add_test(inv, checker_catches_broken_state);
+  suite_add_tcase(s, inv);
+  TCase *lim = tcase_create("limits");
+  tcase_add_test(lim, hundred_thousand_hosts_refused_with_estimate);
+  tcase_add_test(lim, time_overflow_ends_cleanly);
+  tcase_add_test(lim, loss_of_one_gives_up_and_reports);
+  tcase_add_test(lim, unwritable_output_folder);
+  tcase_add_test(lim, disk_full);
+  suite_add_tcase(s, lim);
+  TCase *sig = tcase_create("signals");
+  tcase_add_test(sig, sigint_during_run);
+  tcase_add_test(sig, sigint_during_sweep_then_resume);
+  suite_add_tcase(s, sig);
+  TCase *det = tcase_create("determinism");
+  tcase_add_test(det, five_runs_byte_identical);
+  tcase_add_test(det, traces_change_nothing);
+  tcase_add_test(det, sweep_jobs_byte_identical);
+  suite_add_tcase(s, det);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

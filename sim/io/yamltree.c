@@ -119,6 +119,7 @@ typedef struct {
   GPtrArray *stack; /* open collections */
   CsYamlNode *pending_key; /* MAP on top: the key waiting for its value */
   GPtrArray *pending_keys; /* one per open map level */
+  GPtrArray *dead;         /* nodes out of the tree, freed after the anchors */
 } Builder;
 
 static void set_yaml_error(GError **error, const char *origin, const yaml_parser_t *p) {
@@ -133,8 +134,10 @@ static void set_yaml_error(GError **error, const char *origin, const yaml_parser
                 origin, m->line + 1, m->column + 1, p->problem ? p->problem : "error");
 }
 
-/* Merge `<<` entries of a finished map: keys already present win. */
-static bool apply_merge_keys(CsYamlNode *map, GError **error) {
+/* Merge `<<` entries of a finished map: keys already present win.  The
+ * merge key and its value leave the tree for `dead`, not freed at once:
+ * an anchor inside them may still be named by a later alias. */
+static bool apply_merge_keys(CsYamlNode *map, GPtrArray *dead, GError **error) {
   for (guint i = 0; i < map->keys->len;) {
     CsYamlNode *k = map->keys->pdata[i];
     if (strcmp(k->text, "<<") != 0) {
@@ -154,8 +157,8 @@ static bool apply_merge_keys(CsYamlNode *map, GError **error) {
       if (src->kind != CS_YAML_MAP) {
         cs_yaml_error(error, k, "a merge key ('<<') takes a map or a list of maps");
         g_ptr_array_free(sources, TRUE);
-        node_free(k);
-        node_free(v);
+        g_ptr_array_add(dead, k);
+        g_ptr_array_add(dead, v);
         return false;
       }
       for (guint j = 0; j < src->keys->len; j++) {
@@ -166,8 +169,8 @@ static bool apply_merge_keys(CsYamlNode *map, GError **error) {
       }
     }
     g_ptr_array_free(sources, TRUE);
-    node_free(k);
-    node_free(v);
+    g_ptr_array_add(dead, k);
+    g_ptr_array_add(dead, v);
   }
   return true;
 }
@@ -226,7 +229,7 @@ CsYamlDoc *cs_yaml_load_string(const char *text, gsize len, const char *name, GE
   yaml_parser_initialize(&parser);
   yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
   Builder b = {doc, origin, g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL), 0,
-               g_ptr_array_new(), NULL, g_ptr_array_new()};
+               g_ptr_array_new(), NULL, g_ptr_array_new(), g_ptr_array_new_with_free_func((GDestroyNotify)node_free)};
   bool ok = true, done = false;
   int documents = 0;
   /* anchors of open collections, registered when they close */
@@ -272,7 +275,7 @@ CsYamlDoc *cs_yaml_load_string(const char *text, gsize len, const char *name, GE
       CsYamlNode *n = g_ptr_array_steal_index(b.stack, b.stack->len - 1);
       g_ptr_array_remove_index(b.pending_keys, b.pending_keys->len - 1);
       char *anchor = g_ptr_array_steal_index(open_anchors, open_anchors->len - 1);
-      if (n->kind == CS_YAML_MAP && !apply_merge_keys(n, error)) {
+      if (n->kind == CS_YAML_MAP && !apply_merge_keys(n, b.dead, error)) {
         node_free(n);
         g_free(anchor);
         ok = false;
@@ -316,6 +319,7 @@ CsYamlDoc *cs_yaml_load_string(const char *text, gsize len, const char *name, GE
   g_ptr_array_free(b.pending_keys, TRUE);
   g_ptr_array_free(open_anchors, TRUE);
   g_hash_table_destroy(b.anchors);
+  g_ptr_array_free(b.dead, TRUE);
   if (ok && (doc->root == NULL || (doc->root->kind == CS_YAML_SCALAR && doc->root->plain &&
                                    doc->root->text[0] == '\0'))) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,

@@ -87,6 +87,19 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     goto fail;
   }
   if (!check_sizes(s, error)) goto fail;
+  if (s->workload.present) {
+    /* one record per worker and iteration (iterations.csv) */
+    uint64_t bytes = (uint64_t)sim->t->n_workers * (uint64_t)s->workload.iterations * sizeof(CsIterRecord);
+    if (bytes > CS_ROUTES_MAX_BYTES) {
+      CsYamlNode at = {.origin = s->file, .line = s->workload.line, .col = s->workload.col};
+      cs_yaml_error(error, &at,
+                    "workload.iterations: the records of %u workers x %" G_GINT64_FORMAT
+                    " iterations would take %.1f GiB (%zu bytes each); commsim refuses more than %llu GiB",
+                    sim->t->n_workers, (gint64)s->workload.iterations, (double)bytes / (1 << 30),
+                    sizeof(CsIterRecord), CS_ROUTES_MAX_BYTES >> 30);
+      goto fail;
+    }
+  }
   sim->e = cs_engine_new();
   sim->net = cs_net_new(sim->e, s, sim->t, sim->r);
   cs_net_set_idle_fn(sim->net, on_idle, sim);

@@ -236,6 +236,11 @@ START_TEST(hundred_thousand_hosts_refused_with_estimate) {
     /* 100,000 x 100,001 x 2 bytes = 20,000,200,000 B = 18.6 GiB */
     ck_assert_msg(strstr(err, "100000 hosts x 100001 nodes would take 18.6 GiB") != NULL, "%s", err);
   }
+  /* the per-iteration records: 20,000 x 1,000,000 x 56 B = 1.12e12 B = 1043.1 GiB */
+  const char *args[] = {"run", "-q", f, "--set", "topology.workers=20000", "--set", "workload.iterations=1000000", NULL};
+  g_autofree char *o = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim(args, &o, &err), 2);
+  ck_assert_msg(strstr(err, "20000 workers x 1000000 iterations would take 1043.1 GiB") != NULL, "%s", err);
 }
 END_TEST
 
@@ -335,8 +340,19 @@ END_TEST
 
 /* ---- signals ---- */
 
-/* Start commsim ARGS, wait `ms`, send `sig`, return its exit status. */
-static int interrupt_after(const char *const *args, int ms, int sig) {
+/* Whether any name under DIR ends with `suffix`. */
+static bool has_file(const char *dir, const char *suffix) {
+  g_autoptr(GPtrArray) f = list_files(dir);
+  for (guint i = 0; i < f->len; i++)
+    if (g_str_has_suffix(f->pdata[i], suffix) || (suffix[0] == '.' && strstr(f->pdata[i], suffix))) return true;
+  return false;
+}
+
+/* Start commsim ARGS; once a file whose name ends with (or, for a name
+ * starting with '.', contains) `marker` appears under `dir` -- the run is
+ * under way -- send `sig`; return the exit status.  Polling instead of a
+ * fixed delay keeps the test right however slow the machine (valgrind). */
+static int interrupt_when(const char *const *args, const char *dir, const char *marker, int sig) {
   GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
   g_ptr_array_add(argv, g_build_filename(test_builddir(), "sim", "commsim", NULL));
   for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
@@ -348,9 +364,13 @@ static int interrupt_after(const char *const *args, int ms, int sig) {
                               NULL, &pid, &e),
                 "%s", e ? e->message : "");
   g_ptr_array_free(argv, TRUE);
-  g_usleep((gulong)ms * 1000);
-  kill(pid, sig);
   int st;
+  for (int i = 0; i < 60000 && !has_file(dir, marker); i++) {
+    ck_assert_msg(waitpid(pid, &st, WNOHANG) == 0, "commsim ended before %s appeared", marker);
+    g_usleep(10000);
+  }
+  g_usleep(200000); /* well inside the run */
+  kill(pid, sig);
   ck_assert_int_eq(waitpid(pid, &st, 0), pid);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -362,8 +382,9 @@ START_TEST(sigint_during_run) {
     g_autofree char *out = tmpdir();
     g_autofree char *o = g_build_filename(out, "run", NULL);
     const char *args[] = {"run", "-q", f, "-o", o, NULL};
-    /* the run takes minutes: it is in the middle when the signal comes */
-    ck_assert_int_eq(interrupt_after(args, 1500, sigs[i]), 128 + sigs[i]);
+    /* the run takes minutes: it is in the middle, streaming packets.csv,
+     * when the signal comes */
+    ck_assert_int_eq(interrupt_when(args, out, ".packets.csv.tmp", sigs[i]), 128 + sigs[i]);
     /* no file at all: the streamed traces' temporary files are gone */
     g_autoptr(GPtrArray) files = list_files(o);
     ck_assert_msg(files->len == 0, "left: %s", files->len ? (char *)files->pdata[0] : "");
@@ -377,8 +398,8 @@ START_TEST(sigint_during_sweep_then_resume) {
   g_autofree char *out = tmpdir();
   g_autofree char *a = g_build_filename(out, "a", NULL), *b = g_build_filename(out, "b", NULL);
   const char *args[] = {"sweep", "-q", "-j", "1", "--reproducible", f, "-o", a, NULL};
-  /* 8 points of about 0.4 s: interrupted after the first */
-  ck_assert_int_eq(interrupt_after(args, 1000, SIGINT), 130);
+  /* 8 points of about 0.4 s: interrupted once the first is complete */
+  ck_assert_int_eq(interrupt_when(args, out, "summary.csv", SIGINT), 130);
   g_autofree char *partial = slurp(a, "sweep.csv");
   ck_assert(partial == NULL); /* no sweep.csv until every point is done */
   assert_no_temporaries(a);

@@ -280,6 +280,14 @@ START_TEST(loss_of_one_gives_up_and_reports) {
   ck_assert_uint_eq(g_strv_length(lines), 4); /* header, 2 rows, "" */
   for (int i = 1; i <= 2; i++) ck_assert_msg(strstr(lines[i], ",,") != NULL, "%s has an end_s", lines[i]);
   rm_rf(out);
+  /* training: a collective waiting on an abandoned message ends the run too */
+  g_autofree char *td = g_build_filename(test_srcdir(), "topologies", "training-dumbbell.yaml", NULL);
+  g_autofree char *out2 = tmpdir();
+  const char *targs[] = {"run", "-q", td, "-o", out2, "--set", "topology.bottleneck.loss=1", NULL};
+  g_autofree char *o2 = NULL, *err2 = NULL;
+  ck_assert_int_eq(run_commsim(targs, &o2, &err2), 1);
+  ck_assert_msg(strstr(err2, "undeliverable (abandoned after 15 consecutive timeouts)") != NULL, "%s", err2);
+  rm_rf(out2);
 }
 END_TEST
 

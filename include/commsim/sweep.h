@@ -53,6 +53,24 @@ typedef struct {
  * sweep.csv and fails with CS_SCENARIO_ERROR_INTERRUPTED. */
 bool cs_sweep_run(CsSweep *sw, const char *dir, const CsSweepOptions *opt, uint32_t *failed, GError **error);
 
+/* The pieces cs_sweep_run is made of, for other ways of distributing the
+ * points (MPI):
+ * - whether point `index` belongs to the options' shard;
+ * - run one point (thread-safe; several at once are fine): its summary
+ *   row's fields, read from its summary.csv when it is complete already,
+ *   or NULL with an error (CS_SCENARIO_ERROR_INTERRUPTED when stopped);
+ * - report the errors (per point, NULL = none), then write sweep.csv from
+ *   the rows (per point, NULL = left out) unless interrupted;
+ *   `queued` is how many points were to run;
+ * - an ETA as "42s", "3m05s" or "1.5h". */
+bool cs_sweep_mine(const CsSweepOptions *opt, uint32_t index);
+GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, const CsSweepOptions *opt,
+                              GError **error);
+bool cs_sweep_finish(CsSweep *sw, const char *dir, const CsSweepOptions *opt, GPtrArray *const *rows,
+                     char *const *errors, uint32_t queued, uint32_t *failed, GError **error);
+bool cs_sweep_write_csv(CsSweep *sw, const char *dir, GPtrArray *const *rows, GError **error);
+void cs_sweep_format_eta(double s, char *buf, size_t n);
+
 /* Join the sweep.csv files of shards' folders into OUT/sweep.csv, rows in
  * grid order. */
 bool cs_sweep_merge(const char *const *dirs, const char *out, GError **error);

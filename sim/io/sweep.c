@@ -156,6 +156,69 @@ static GPtrArray *read_summary_row(const char *pdir) {
 
 /* ---- running ---- */
 
+GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, const CsSweepOptions *opt,
+                              GError **error) {
+  const CsSweepPoint *pt = sw->points->pdata[index];
+  g_autofree char *pdir = g_build_filename(dir, pt->name, NULL);
+  GPtrArray *row = read_summary_row(pdir); /* complete already: resume */
+  if (row) return row;
+  if (opt->interrupt && *opt->interrupt) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED, "point %s: not started (interrupted)",
+                pt->name);
+    return NULL;
+  }
+  GError *e = NULL;
+  CsYamlDoc *copy = cs_yaml_doc_copy(sw->doc);
+  g_autofree char *origin = g_strdup_printf("sweep point %s", pt->name);
+  bool ok = true;
+  for (guint q = 0; ok && pt->keys[q]; q++) ok = cs_yaml_set_path(copy, pt->keys[q], pt->values[q], origin, &e);
+  CsScenario *s = ok ? cs_scenario_from_yaml(copy, sw->path, &e) : NULL;
+  if (s) {
+    s->output.traces |= CS_TRACE_SUMMARY; /* a sweep needs every point's row */
+    CsSim *sim = cs_sim_new(s, &e);
+    if (sim) {
+      cs_sim_set_output_dir(sim, pdir);
+      cs_sim_set_checks(sim, opt->checks);
+      cs_sim_set_reproducible(sim, opt->reproducible);
+      if (opt->interrupt) cs_sim_set_interrupt(sim, opt->interrupt);
+    }
+    if (sim && cs_sim_run(sim, &e) && cs_sim_write_outputs(sim, pdir, &e)) row = cs_sim_summary_fields(sim);
+    cs_sim_free(sim);
+    cs_scenario_free(s);
+  }
+  cs_yaml_doc_free(copy);
+  if (!row) {
+    if (e) g_propagate_prefixed_error(error, e, "point %s: ", pt->name);
+    else g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL, "point %s: failed", pt->name);
+  }
+  return row;
+}
+
+bool cs_sweep_write_csv(CsSweep *sw, const char *dir, GPtrArray *const *rows, GError **error) {
+  /* sweep.csv: the swept keys, the summary's columns, the point's index */
+  GPtrArray *cols = g_ptr_array_new();
+  for (guint i = 0; sw->all_keys[i]; i++) g_ptr_array_add(cols, sw->all_keys[i]);
+  for (const char *const *c = cs_sim_summary_columns(); *c; c++) g_ptr_array_add(cols, (gpointer)*c);
+  g_ptr_array_add(cols, "point");
+  g_ptr_array_add(cols, NULL);
+  CsCsv *csv = cs_csv_open(dir, "sweep.csv", (const char *const *)cols->pdata, error);
+  g_ptr_array_free(cols, TRUE);
+  if (!csv) return false;
+  for (uint32_t i = 0; i < sw->points->len; i++) {
+    if (!rows[i]) continue;
+    const CsSweepPoint *pt = sw->points->pdata[i];
+    for (guint q = 0; pt->values[q]; q++) cs_csv_str(csv, pt->values[q]);
+    for (guint f = 0; f < rows[i]->len; f++) cs_csv_str(csv, rows[i]->pdata[f]);
+    cs_csv_uint(csv, i);
+    cs_csv_end_row(csv);
+  }
+  return cs_csv_close(csv, error);
+}
+
+bool cs_sweep_mine(const CsSweepOptions *opt, uint32_t index) {
+  return !opt->shard_n || index % opt->shard_n == opt->shard_k;
+}
+
 typedef struct {
   CsSweep *sw;
   const CsSweepOptions *opt;
@@ -168,39 +231,16 @@ typedef struct {
 static void run_point(gpointer data, gpointer user) {
   RunCtx *ctx = user;
   CsSweepPoint *pt = data;
-  g_autofree char *pdir = g_build_filename(ctx->dir, pt->name, NULL);
-  GPtrArray *row = read_summary_row(pdir); /* complete already: resume */
   GError *e = NULL;
-  bool stop = ctx->opt->interrupt && *ctx->opt->interrupt;
-  if (!row && !stop) {
-    CsYamlDoc *copy = cs_yaml_doc_copy(ctx->sw->doc);
-    g_autofree char *origin = g_strdup_printf("sweep point %s", pt->name);
-    bool ok = true;
-    for (guint q = 0; ok && pt->keys[q]; q++) ok = cs_yaml_set_path(copy, pt->keys[q], pt->values[q], origin, &e);
-    CsScenario *s = ok ? cs_scenario_from_yaml(copy, ctx->sw->path, &e) : NULL;
-    if (s) {
-      s->output.traces |= CS_TRACE_SUMMARY; /* a sweep needs every point's row */
-      CsSim *sim = cs_sim_new(s, &e);
-      if (sim) {
-        cs_sim_set_output_dir(sim, pdir);
-        cs_sim_set_checks(sim, ctx->opt->checks);
-        cs_sim_set_reproducible(sim, ctx->opt->reproducible);
-        if (ctx->opt->interrupt) cs_sim_set_interrupt(sim, ctx->opt->interrupt);
-      }
-      if (sim && cs_sim_run(sim, &e) && cs_sim_write_outputs(sim, pdir, &e)) row = cs_sim_summary_fields(sim);
-      cs_sim_free(sim);
-      cs_scenario_free(s);
-    }
-    cs_yaml_doc_free(copy);
-  }
+  GPtrArray *row = cs_sweep_run_point(ctx->sw, pt->index, ctx->dir, ctx->opt, &e);
   ctx->rows[pt->index] = row;
-  bool interrupted = stop || g_error_matches(e, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED);
-  if (!row && !interrupted) ctx->errors[pt->index] = g_strdup_printf("point %s: %s", pt->name, e ? e->message : "failed");
+  if (!row && !g_error_matches(e, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED))
+    ctx->errors[pt->index] = g_strdup(e->message);
   g_clear_error(&e);
   g_async_queue_push(ctx->done, GUINT_TO_POINTER(pt->index + 1));
 }
 
-static void format_eta(double s, char *buf, size_t n) {
+void cs_sweep_format_eta(double s, char *buf, size_t n) {
   if (s < 60) snprintf(buf, n, "%.0fs", s);
   else if (s < 3600) snprintf(buf, n, "%.0fm%02.0fs", s / 60 - 0.5, (double)((long)s % 60));
   else snprintf(buf, n, "%.1fh", s / 3600);
@@ -223,7 +263,7 @@ bool cs_sweep_run(CsSweep *sw, const char *dir, const CsSweepOptions *opt, uint3
   GThreadPool *pool = g_thread_pool_new(run_point, &ctx, (gint)jobs, TRUE, NULL);
   uint32_t queued = 0;
   for (uint32_t i = 0; i < n; i++) {
-    if (opt->shard_n && i % opt->shard_n != opt->shard_k) continue;
+    if (!cs_sweep_mine(opt, i)) continue;
     g_thread_pool_push(pool, sw->points->pdata[i], NULL);
     queued++;
   }
@@ -234,7 +274,7 @@ bool cs_sweep_run(CsSweep *sw, const char *dir, const CsSweepOptions *opt, uint3
     if (opt->progress) {
       double el = (double)(g_get_monotonic_time() - t0) * 1e-6;
       char eta[32] = "?";
-      if (got) format_eta(el / got * (queued - got), eta, sizeof eta);
+      if (got) cs_sweep_format_eta(el / got * (queued - got), eta, sizeof eta);
       fprintf(stderr, "\r[commsim sweep] %u/%u points done, ETA %s   ", got, queued, got == queued ? "0s" : eta);
       fflush(stderr);
     }
@@ -243,53 +283,35 @@ bool cs_sweep_run(CsSweep *sw, const char *dir, const CsSweepOptions *opt, uint3
   g_thread_pool_free(pool, FALSE, TRUE);
   g_async_queue_unref(ctx.done);
 
-  if (opt->interrupt && *opt->interrupt) {
-    uint32_t complete = 0;
-    for (uint32_t i = 0; i < n; i++) {
-      complete += rows[i] != NULL;
-      if (rows[i]) g_ptr_array_free(rows[i], TRUE);
-      if (errors[i]) fprintf(stderr, "%s\n", errors[i]);
-      g_free(errors[i]);
-    }
-    g_free(rows);
-    g_free(errors);
-    if (failed) *failed = 0;
-    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED,
-                "%s: interrupted with %u of %u points complete; no sweep.csv was written: run the same command "
-                "again to resume",
-                dir, complete, queued);
-    return false;
-  }
-
-  /* sweep.csv: the swept keys, the summary's columns, the point's index */
-  GPtrArray *cols = g_ptr_array_new();
-  for (guint i = 0; sw->all_keys[i]; i++) g_ptr_array_add(cols, sw->all_keys[i]);
-  for (const char *const *c = cs_sim_summary_columns(); *c; c++) g_ptr_array_add(cols, (gpointer)*c);
-  g_ptr_array_add(cols, "point");
-  g_ptr_array_add(cols, NULL);
-  CsCsv *csv = cs_csv_open(dir, "sweep.csv", (const char *const *)cols->pdata, error);
-  g_ptr_array_free(cols, TRUE);
-  uint32_t bad = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    if (errors[i]) {
-      fprintf(stderr, "%s\n", errors[i]);
-      bad++;
-    }
-    if (!rows[i] || !csv) continue;
-    const CsSweepPoint *pt = sw->points->pdata[i];
-    for (guint q = 0; pt->values[q]; q++) cs_csv_str(csv, pt->values[q]);
-    for (guint f = 0; f < rows[i]->len; f++) cs_csv_str(csv, rows[i]->pdata[f]);
-    cs_csv_uint(csv, i);
-    cs_csv_end_row(csv);
-  }
+  bool ok = cs_sweep_finish(sw, dir, opt, rows, errors, queued, failed, error);
   for (uint32_t i = 0; i < n; i++) {
     if (rows[i]) g_ptr_array_free(rows[i], TRUE);
     g_free(errors[i]);
   }
   g_free(rows);
   g_free(errors);
+  return ok;
+}
+
+bool cs_sweep_finish(CsSweep *sw, const char *dir, const CsSweepOptions *opt, GPtrArray *const *rows,
+                     char *const *errors, uint32_t queued, uint32_t *failed, GError **error) {
+  uint32_t n = sw->points->len, bad = 0, complete = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (errors[i]) {
+      fprintf(stderr, "%s\n", errors[i]);
+      bad++;
+    }
+    complete += rows[i] != NULL;
+  }
   if (failed) *failed = bad;
-  return csv && cs_csv_close(csv, error);
+  if (opt->interrupt && *opt->interrupt) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED,
+                "%s: interrupted with %u of %u points complete; no sweep.csv was written: run the same command "
+                "again to resume",
+                dir, complete, queued);
+    return false;
+  }
+  return cs_sweep_write_csv(sw, dir, rows, error);
 }
 
 /* ---- merge ---- */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commsim/codec.h"
 #include "commsim/collective.h"
@@ -332,6 +333,7 @@ static void packet_row(void *ctx, const CsPacketTrace *ev) {
 static void open_traces(CsSim *sim) {
   unsigned tr = sim->s->output.traces;
   if (!sim->outdir) return;
+  cs_csv_remove_stale(sim->outdir); /* what killed runs left */
   if (tr & CS_TRACE_LINKS) {
     static const char *cols[] = {"src", "dst", "t_start_s", "t_end_s", "bytes", "utilization", "queue_mean_bytes",
                                  "queue_max_bytes", "drops", "losses", "marks", NULL};
@@ -665,7 +667,8 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
  * node; compute, codec and message spans; times in microseconds. */
 static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
   g_autofree char *final = g_build_filename(dir, "timeline.json", NULL);
-  g_autofree char *tmp = g_strdup_printf("%s.tmp", final);
+  g_autofree char *base = g_strdup_printf(".timeline.json.tmp.%d", (int)getpid());
+  g_autofree char *tmp = g_build_filename(dir, base, NULL);
   FILE *f = g_mkdir_with_parents(dir, 0755) == 0 ? fopen(tmp, "w") : NULL;
   if (!f) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write: %s", final, g_strerror(errno));

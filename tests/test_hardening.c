@@ -426,6 +426,30 @@ START_TEST(sigint_during_sweep_then_resume) {
 }
 END_TEST
 
+/* A run killed by SIGKILL cannot remove its temporary files: the next run
+ * into the folder removes those whose process is gone. */
+START_TEST(stale_temporaries_removed) {
+  g_autofree char *f = scenario("determinism.yaml");
+  g_autofree char *out = tmpdir();
+  /* a pid that is certainly gone: a child that has been waited for */
+  GPid pid;
+  const char *argv[] = {"/bin/true", NULL};
+  ck_assert(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, NULL));
+  int st;
+  waitpid(pid, &st, 0);
+  g_autofree char *stale = g_strdup_printf("%s/.links.csv.tmp.%d", out, (int)pid);
+  g_autofree char *alive = g_strdup_printf("%s/.links.csv.tmp.%d", out, (int)getpid());
+  ck_assert(g_file_set_contents(stale, "half a file", -1, NULL));
+  ck_assert(g_file_set_contents(alive, "still being written", -1, NULL));
+  const char *args[] = {"run", "-q", f, "-o", out, NULL};
+  g_autofree char *o = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim(args, &o, &err), 0);
+  ck_assert(!g_file_test(stale, G_FILE_TEST_EXISTS));
+  ck_assert(g_file_test(alive, G_FILE_TEST_EXISTS)); /* a live process's file is left alone */
+  rm_rf(out);
+}
+END_TEST
+
 /* ---- determinism ---- */
 
 START_TEST(five_runs_byte_identical) {
@@ -501,6 +525,7 @@ int main(void) {
   TCase *sig = tcase_create("signals");
   tcase_add_test(sig, sigint_during_run);
   tcase_add_test(sig, sigint_during_sweep_then_resume);
+  tcase_add_test(sig, stale_temporaries_removed);
   suite_add_tcase(s, sig);
   TCase *det = tcase_create("determinism");
   tcase_add_test(det, five_runs_byte_identical);

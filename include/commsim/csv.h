@@ -31,6 +31,11 @@ bool cs_csv_close(CsCsv *c, GError **error);
 /* Give up: remove the temporary file; frees c. */
 void cs_csv_abort(CsCsv *c);
 
+/* Remove the temporary files (".NAME.tmp.PID") that processes no longer
+ * alive left in DIR (a run killed by SIGKILL cannot remove its own);
+ * returns how many. */
+unsigned cs_csv_remove_stale(const char *dir);
+
 /* "%d.%012d" seconds of a time, into buf (at least 32 bytes). */
 const char *cs_csv_format_time(CsTime ps, char *buf);
 

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "commsim/sweep.h"
+#include "sweep_mpi.h"
 
 int cs_cmd_sweep(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
@@ -85,6 +86,16 @@ int cs_cmd_sweep(int argc, char **argv) {
   opt.reproducible = reproducible;
   opt.interrupt = &cs_cli_signal;
   cs_cli_catch_signals();
+  if (cs_sweep_mpi_launched()) {
+#ifdef HAVE_MPI
+    return cs_sweep_mpi(sw, dir, &opt, quiet);
+#else
+    fprintf(stderr,
+            "commsim sweep: started by mpirun, but this commsim was built without MPI: every rank would run every "
+            "point. Build with ./configure --with-mpi, or use --shard K/N and --merge\n");
+    return CS_EXIT_USAGE;
+#endif
+  }
   if (!cs_sweep_run(sw, dir, &opt, &failed, &error)) {
     if (g_error_matches(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED)) {
       fprintf(stderr, "%s\n", error->message);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -116,6 +117,23 @@ bool cs_csv_close(CsCsv *c, GError **error) {
   g_free(c->final);
   g_free(c);
   return ok;
+}
+
+unsigned cs_csv_remove_stale(const char *dir) {
+  GDir *d = g_dir_open(dir, 0, NULL);
+  if (!d) return 0;
+  unsigned removed = 0;
+  const char *n;
+  while ((n = g_dir_read_name(d))) {
+    const char *tmp = n[0] == '.' ? strstr(n, ".tmp.") : NULL;
+    guint64 pid;
+    if (!tmp || !g_ascii_string_to_unsigned(tmp + 5, 10, 1, G_MAXINT, &pid, NULL)) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to judge) */
+    g_autofree char *path = g_build_filename(dir, n, NULL);
+    removed += g_unlink(path) == 0;
+  }
+  g_dir_close(d);
+  return removed;
 }
 
 void cs_csv_abort(CsCsv *c) {

@@ -1,0 +1,184 @@
+/* test_mpi.c - `mpirun -np 3 commsim sweep` (built with --with-mpi):
+ * the same files as a single-process sweep, byte for byte; a rank killed
+ * mid-sweep, then a rerun, completes it; a point that fails is reported
+ * with its rank while the others finish. */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static const char *mpirun(void) {
+  const char *m = g_getenv("MPIRUN");
+  return m && *m ? m : "mpirun";
+}
+
+static char *scenario(const char *name) {
+  return g_build_filename(test_srcdir(), "tests", "scenarios", "hardening", name, NULL);
+}
+
+/* argv for `mpirun -np 3 commsim sweep -j 1 --reproducible FILE -o DIR EXTRA...` */
+static GPtrArray *mpi_argv(const char *file, const char *dir, const char *const *extra) {
+  GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+  const char *head[] = {mpirun(), "--allow-run-as-root", "--oversubscribe", "-np", "3", NULL};
+  for (const char *const *h = head; *h; h++) g_ptr_array_add(a, g_strdup(*h));
+  g_ptr_array_add(a, g_build_filename(test_builddir(), "sim", "commsim", NULL));
+  const char *tail[] = {"sweep", "-q", "-j", "1", "--reproducible", NULL};
+  for (const char *const *t = tail; *t; t++) g_ptr_array_add(a, g_strdup(*t));
+  g_ptr_array_add(a, g_strdup(file));
+  g_ptr_array_add(a, g_strdup("-o"));
+  g_ptr_array_add(a, g_strdup(dir));
+  for (const char *const *x = extra; x && *x; x++) g_ptr_array_add(a, g_strdup(*x));
+  g_ptr_array_add(a, NULL);
+  return a;
+}
+
+static int run_mpi(const char *file, const char *dir, const char *const *extra, char **err) {
+  g_autoptr(GPtrArray) a = mpi_argv(file, dir, extra);
+  int status = -1;
+  g_autoptr(GError) e = NULL;
+  ck_assert_msg(g_spawn_sync(NULL, (char **)a->pdata, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, err, &status, &e),
+                "%s", e ? e->message : "");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char *slurp(const char *dir, const char *name) {
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  char *text = NULL;
+  g_file_get_contents(path, &text, NULL, NULL);
+  return text;
+}
+
+/* `diff -r`: every file of both trees, temporary ones included, the same. */
+static void assert_same_tree(const char *a, const char *b) {
+  g_autofree char *cmd = g_strdup_printf("diff -r '%s' '%s' >&2", a, b);
+  ck_assert_msg(system(cmd) == 0, "%s and %s differ", a, b);
+}
+
+static void rm_rf(const char *path) {
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", path);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The single-process sweep every MPI result is compared with. */
+static char *reference(const char *tmp, const char *file) {
+  char *dir = g_build_filename(tmp, "single", NULL);
+  const char *args[] = {"sweep", "-q", "-j", "2", "--reproducible", file, "-o", dir, NULL};
+  g_autofree char *o = NULL, *e = NULL;
+  ck_assert_int_eq(run_commsim(args, &o, &e), 0);
+  return dir;
+}
+
+START_TEST(three_ranks_equal_one_process) {
+  g_autofree char *f = scenario("sweep-8.yaml");
+  g_autofree char *tmp = g_dir_make_tmp("commsim-mpi-XXXXXX", NULL);
+  g_autofree char *single = reference(tmp, f);
+  g_autofree char *dir = g_build_filename(tmp, "mpi", NULL);
+  g_autofree char *err = NULL;
+  ck_assert_msg(run_mpi(f, dir, NULL, &err) == 0, "%s", err);
+  assert_same_tree(dir, single);
+  g_autofree char *csv = slurp(dir, "sweep.csv");
+  g_auto(GStrv) lines = g_strsplit(csv, "\r\n", -1);
+  ck_assert_uint_eq(g_strv_length(lines), 10); /* header, 8 points, "" */
+  rm_rf(tmp);
+}
+END_TEST
+
+/* The pid of the commsim process whose MPI rank is `rank` (from its
+ * environment); 0 when there is none (yet). */
+static pid_t find_rank(int rank) {
+  g_autoptr(GDir) d = g_dir_open("/proc", 0, NULL);
+  const char *n;
+  g_autofree char *want = g_strdup_printf("OMPI_COMM_WORLD_RANK=%d", rank);
+  while (d && (n = g_dir_read_name(d))) {
+    guint64 pid;
+    if (!g_ascii_string_to_unsigned(n, 10, 1, G_MAXINT, &pid, NULL)) continue;
+    g_autofree char *cmdp = g_strdup_printf("/proc/%s/cmdline", n), *envp = g_strdup_printf("/proc/%s/environ", n);
+    g_autofree char *cmd = NULL, *env = NULL;
+    gsize cl = 0, el = 0;
+    if (!g_file_get_contents(cmdp, &cmd, &cl, NULL) || !g_file_get_contents(envp, &env, &el, NULL)) continue;
+    if (!g_str_has_suffix(cmd, "sim/commsim")) continue;
+    for (gsize at = 0; at < el; at += strlen(env + at) + 1)
+      if (strcmp(env + at, want) == 0) return (pid_t)pid;
+  }
+  return 0;
+}
+
+START_TEST(killed_rank_then_rerun_completes) {
+  g_autofree char *f = scenario("sweep-8.yaml");
+  g_autofree char *tmp = g_dir_make_tmp("commsim-mpi-XXXXXX", NULL);
+  g_autofree char *single = reference(tmp, f);
+  g_autofree char *dir = g_build_filename(tmp, "mpi", NULL);
+  g_autoptr(GPtrArray) a = mpi_argv(f, dir, NULL);
+  GPid pid;
+  g_autoptr(GError) e = NULL;
+  ck_assert(g_spawn_async(NULL, (char **)a->pdata, NULL,
+                          G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                          NULL, &pid, &e));
+  /* once the first point is complete, kill rank 1 (SIGKILL: no clean-up) */
+  g_autofree char *first = g_build_filename(dir, "workload.collective=ring,topology.workers=2", "summary.csv", NULL);
+  pid_t victim = 0;
+  for (int i = 0; i < 30000 && !(victim && g_file_test(first, G_FILE_TEST_EXISTS)); i++) {
+    if (!victim) victim = find_rank(1);
+    g_usleep(10000);
+  }
+  ck_assert_int_gt(victim, 0);
+  ck_assert_int_eq(kill(victim, SIGKILL), 0);
+  int st;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(!WIFEXITED(st) || WEXITSTATUS(st) != 0); /* the job failed */
+  g_autofree char *partial = slurp(dir, "sweep.csv");
+  ck_assert(partial == NULL);
+  /* the rerun resumes: the same files as one uninterrupted process */
+  g_autofree char *err = NULL;
+  ck_assert_msg(run_mpi(f, dir, NULL, &err) == 0, "%s", err);
+  assert_same_tree(dir, single);
+  rm_rf(tmp);
+}
+END_TEST
+
+START_TEST(failing_point_reported_with_rank) {
+  g_autofree char *f = scenario("sweep-8.yaml");
+  g_autofree char *tmp = g_dir_make_tmp("commsim-mpi-XXXXXX", NULL);
+  g_autofree char *dir = g_build_filename(tmp, "mpi", NULL);
+  /* halving-doubling needs a power-of-two number of workers: 3 and 5 fail */
+  g_autofree char *bad = g_build_filename(tmp, "bad.yaml", NULL);
+  g_autofree char *src = NULL;
+  ck_assert(g_file_get_contents(f, &src, NULL, NULL));
+  GString *s = g_string_new(src);
+  g_string_replace(s, "[ring, tree]", "[ring, halving-doubling]", 1);
+  ck_assert(g_file_set_contents(bad, s->str, -1, NULL));
+  g_string_free(s, TRUE);
+  g_autofree char *err = NULL;
+  ck_assert_int_eq(run_mpi(bad, dir, NULL, &err), 1);
+  /* halving-doubling on 3 and 5 workers fails: reported with the rank that ran it */
+  ck_assert_msg(strstr(err, "point workload.collective=halving-doubling,topology.workers=3:") != NULL, "%s", err);
+  ck_assert_msg(g_regex_match_simple("rank [0-2]: point workload.collective=halving-doubling,topology.workers=5:", err, 0, 0),
+                "%s", err);
+  /* the other 6 points are in sweep.csv */
+  g_autofree char *csv = slurp(dir, "sweep.csv");
+  ck_assert(csv != NULL);
+  g_auto(GStrv) lines = g_strsplit(csv, "\r\n", -1);
+  ck_assert_uint_eq(g_strv_length(lines), 8); /* header, 6 points, "" */
+  rm_rf(tmp);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("mpi");
+  TCase *tc = tcase_create("sweep");
+  tcase_add_test(tc, three_ranks_equal_one_process);
+  tcase_add_test(tc, killed_rank_then_rerun_completes);
+  tcase_add_test(tc, failing_point_reported_with_rank);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -467,9 +467,14 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
     if (t->leaves < 1) FAIL_AT(at(v, "leaves"), "topology.leaves must be at least 1");
     if (t->hosts_per_leaf < 1)
       FAIL_AT(at(v, "hosts_per_leaf"), "topology.hosts_per_leaf must be at least 1");
+    if (t->leaves > 1000000 || t->hosts_per_leaf > 1000000 / t->leaves) /* before multiplying */
+      FAIL_AT(at(v, "hosts_per_leaf"), "topology: more than 1,000,000 hosts is beyond what commsim simulates");
     if (!(t->oversubscription > 0))
       FAIL_AT(at(v, "oversubscription"), "topology.oversubscription must be larger than 0");
   }
+  if (t->workers > 1000000 || t->servers > 1000000) /* before adding them */
+    FAIL_AT(t->workers > 1000000 ? at(v, "workers") : at(v, "servers"),
+            "topology: more than 1,000,000 hosts is beyond what commsim simulates");
   /* Hosts the generator makes, before roles are assigned. */
   int64_t hosts = -1;
   switch (t->type) {

@@ -143,12 +143,40 @@ START_TEST(test_jobs_resume_shards) {
 }
 END_TEST
 
+/* scripts/slurm-sweep-array.sbatch, run as Slurm would run its 3 array
+ * tasks, then --merge: the rows of a single-process sweep. */
+START_TEST(test_slurm_array_script) {
+  g_autofree char *f = g_build_filename(test_srcdir(), "tests", "scenarios", "hardening", "sweep-8.yaml", NULL);
+  g_autofree char *script = g_build_filename(test_srcdir(), "scripts", "slurm-sweep-array.sbatch", NULL);
+  g_autofree char *commsim = g_build_filename(test_builddir(), "sim", "commsim", NULL);
+  g_autofree char *tmp = g_dir_make_tmp("commsim-slurm-XXXXXX", NULL);
+  g_autofree char *arr = g_build_filename(tmp, "array", NULL), *one = g_build_filename(tmp, "one", NULL);
+  for (int k = 0; k < 3; k++) {
+    g_autofree char *cmd = g_strdup_printf("SLURM_ARRAY_TASK_ID=%d SLURM_ARRAY_TASK_COUNT=3 SLURM_CPUS_PER_TASK=1 "
+                                           "COMMSIM='%s' bash '%s' '%s' '%s'",
+                                           k, commsim, script, f, arr);
+    ck_assert_int_eq(system(cmd), 0);
+  }
+  g_autofree char *s0 = g_build_filename(arr, "shard-0", NULL), *s1 = g_build_filename(arr, "shard-1", NULL),
+                  *s2 = g_build_filename(arr, "shard-2", NULL);
+  const char *merge[] = {"sweep", "-q", "--merge", s0, s1, s2, "-o", arr, NULL};
+  const char *single[] = {"sweep", "-q", "-j", "2", f, "-o", one, NULL};
+  g_autofree char *o1 = NULL, *e1 = NULL, *o2 = NULL, *e2 = NULL;
+  ck_assert_int_eq(run_commsim(merge, &o1, &e1), 0);
+  ck_assert_int_eq(run_commsim(single, &o2, &e2), 0);
+  g_autofree char *a = sweep_csv(arr), *b = sweep_csv(one);
+  ck_assert_str_eq(a, b);
+  rm_rf(tmp);
+}
+END_TEST
+
 static Suite *sweep_suite(void) {
   Suite *s = suite_create("sweep");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_expansion);
   tcase_add_test(tc, test_jobs_resume_shards);
+  tcase_add_test(tc, test_slurm_array_script);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -85,6 +85,14 @@ static void assert_no_temporaries(const char *dir) {
   for (guint i = 0; i < f->len; i++) ck_assert_msg(!strstr(f->pdata[i], ".tmp"), "left behind: %s", (char *)f->pdata[i]);
 }
 
+/* Run commsim ARGS: assert its exit status and that stderr says `want`. */
+static void expect(const char *const *args, int status, const char *want) {
+  g_autofree char *o = NULL, *err = NULL;
+  int rc = run_commsim(args, &o, &err);
+  ck_assert_msg(rc == status, "exit %d, not %d: %s", rc, status, err);
+  ck_assert_msg(strstr(err, want) != NULL, "'%s' not in: %s", want, err);
+}
+
 /* ---- invariants ---- */
 
 /* Every example, with --check (each with one iteration, to keep the suite
@@ -226,21 +234,13 @@ END_TEST
 
 START_TEST(hundred_thousand_hosts_refused_with_estimate) {
   g_autofree char *f = scenario("hosts-100k.yaml");
-  const char *cmds[] = {"validate", "run"};
-  for (int i = 0; i < 2; i++) {
-    const char *args[] = {cmds[i], "-q", f, NULL};
-    const char *vargs[] = {cmds[i], f, NULL};
-    g_autofree char *o = NULL, *err = NULL;
-    int rc = run_commsim(i ? args : vargs, &o, &err);
-    ck_assert_int_eq(rc, 2);
-    /* 100,000 x 100,001 x 2 bytes = 20,000,200,000 B = 18.6 GiB */
-    ck_assert_msg(strstr(err, "100000 hosts x 100001 nodes would take 18.6 GiB") != NULL, "%s", err);
-  }
+  /* 100,000 x 100,001 x 2 bytes = 20,000,200,000 B = 18.6 GiB */
+  const char *validate[] = {"validate", f, NULL}, *run[] = {"run", "-q", f, NULL};
+  expect(validate, 2, "100000 hosts x 100001 nodes would take 18.6 GiB");
+  expect(run, 2, "100000 hosts x 100001 nodes would take 18.6 GiB");
   /* the per-iteration records: 20,000 x 1,000,000 x 56 B = 1.12e12 B = 1043.1 GiB */
   const char *args[] = {"run", "-q", f, "--set", "topology.workers=20000", "--set", "workload.iterations=1000000", NULL};
-  g_autofree char *o = NULL, *err = NULL;
-  ck_assert_int_eq(run_commsim(args, &o, &err), 2);
-  ck_assert_msg(strstr(err, "20000 workers x 1000000 iterations would take 1043.1 GiB") != NULL, "%s", err);
+  expect(args, 2, "20000 workers x 1000000 iterations would take 1043.1 GiB");
 }
 END_TEST
 
@@ -248,20 +248,15 @@ START_TEST(time_overflow_ends_cleanly) {
   g_autofree char *f = scenario("time-overflow.yaml");
   g_autofree char *out = tmpdir();
   const char *args[] = {"run", "-q", f, "-o", out, NULL};
-  g_autofree char *o = NULL, *err = NULL;
-  ck_assert_int_eq(run_commsim(args, &o, &err), 1);
   /* the third compute phase would end at 12,000,000 s > 2^63 ps = 9,223,372.04 s;
    * the run stops after the second, at 8,000,000 s plus two all-reduces */
-  ck_assert_msg(strstr(err, "simulated time would pass 9223372s (2^63 ps); the run stopped at 8000000.") != NULL, "%s",
-                err);
+  expect(args, 1, "simulated time would pass 9223372s (2^63 ps); the run stopped at 8000000.");
   g_autoptr(GPtrArray) files = list_files(out);
   ck_assert_uint_eq(files->len, 0); /* nothing written, nothing left */
   rm_rf(out);
   /* a time that does not fit is a scenario error */
   const char *args2[] = {"validate", f, "--set", "workload.compute=10000000s", NULL};
-  g_autofree char *o2 = NULL, *err2 = NULL;
-  ck_assert_int_eq(run_commsim(args2, &o2, &err2), 2);
-  ck_assert_msg(strstr(err2, "workload.compute") != NULL, "%s", err2);
+  expect(args2, 2, "workload.compute");
 }
 END_TEST
 
@@ -269,10 +264,7 @@ START_TEST(loss_of_one_gives_up_and_reports) {
   g_autofree char *f = scenario("loss-one.yaml");
   g_autofree char *out = tmpdir();
   const char *args[] = {"run", "-q", f, "-o", out, NULL};
-  g_autofree char *o = NULL, *err = NULL;
-  ck_assert_int_eq(run_commsim(args, &o, &err), 1);
-  ck_assert_msg(strstr(err, "2 messages were undeliverable (abandoned after 6 consecutive timeouts)") != NULL, "%s",
-                err);
+  expect(args, 1, "2 messages were undeliverable (abandoned after 6 consecutive timeouts)");
   /* messages.csv: both rows, neither with an end */
   g_autofree char *m = slurp(out, "messages.csv");
   ck_assert(m != NULL);
@@ -284,9 +276,7 @@ START_TEST(loss_of_one_gives_up_and_reports) {
   g_autofree char *td = g_build_filename(test_srcdir(), "topologies", "training-dumbbell.yaml", NULL);
   g_autofree char *out2 = tmpdir();
   const char *targs[] = {"run", "-q", td, "-o", out2, "--set", "topology.bottleneck.loss=1", NULL};
-  g_autofree char *o2 = NULL, *err2 = NULL;
-  ck_assert_int_eq(run_commsim(targs, &o2, &err2), 1);
-  ck_assert_msg(strstr(err2, "undeliverable (abandoned after 15 consecutive timeouts)") != NULL, "%s", err2);
+  expect(targs, 1, "undeliverable (abandoned after 15 consecutive timeouts)");
   rm_rf(out2);
 }
 END_TEST
@@ -298,10 +288,8 @@ START_TEST(unwritable_output_folder) {
   ck_assert(g_file_set_contents(file, "x", 1, NULL));
   g_autofree char *out = g_build_filename(file, "out", NULL); /* under a regular file: even root cannot */
   const char *args[] = {"run", "-q", f, "-o", out, NULL};
-  g_autofree char *o = NULL, *err = NULL;
-  ck_assert_int_eq(run_commsim(args, &o, &err), 1);
   g_autofree char *want = g_strdup_printf("%s: error: cannot create the output folder: Not a directory", out);
-  ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+  expect(args, 1, want);
   rm_rf(base);
 }
 END_TEST

@@ -32,7 +32,18 @@
 #include "commsim/sweep.h"
 #include "sweep_mpi.h"
 
-enum { TAG_READY = 1, TAG_POINT, TAG_STOP, TAG_RESULT };
+enum { TAG_READY = 1, TAG_POINT, TAG_STOP, TAG_RESULT, TAG_ALIVE };
+
+/* A rank other than 0 says it is alive every second (its main thread
+ * only waits, whatever its points cost); rank 0 gives a rank up after
+ * COMMSIM_MPI_TIMEOUT seconds of silence (default 60).  Only with
+ * `mpirun --enable-recovery` do the others live on when a rank dies;
+ * by default mpirun ends the whole job. */
+static double silence_limit(void) {
+  const char *t = g_getenv("COMMSIM_MPI_TIMEOUT");
+  double s = t ? g_ascii_strtod(t, NULL) : 0;
+  return s > 0 ? s : 60;
+}
 enum { ST_OK, ST_FAILED, ST_INTERRUPTED };
 
 
@@ -98,6 +109,11 @@ typedef struct {
   char **errors;
   uint32_t results;
   uint64_t stops_sent, slots; /* remote threads told to stop, of all announced */
+  int size, readies;
+  uint32_t *rank_slots, *rank_stops; /* per rank */
+  gint64 *heard;                     /* per rank: when it last said anything */
+  bool *dead;                        /* per rank: given up */
+  int lost;                          /* ranks given up */
 } Coordinator;
 
 static bool stopping(const Coordinator *c) { return c->opt->interrupt && *c->opt->interrupt; }
@@ -111,7 +127,25 @@ static void give(Coordinator *c, int rank) {
   } else {
     send_u32(0, rank, TAG_STOP);
     c->stops_sent++;
+    c->rank_stops[rank]++;
   }
+}
+
+/* A rank silent for too long: its points fail (a rerun runs them), its
+ * threads count as stopped, and nothing more is sent to it. */
+static void give_up(Coordinator *c, int rank) {
+  c->dead[rank] = true;
+  c->lost++;
+  fprintf(stderr, "commsim sweep: rank %d has said nothing for %.0f s: given up\n", rank, silence_limit());
+  if (c->rank_slots[rank] == 0) c->readies++; /* it never said READY */
+  c->stops_sent += c->rank_slots[rank] - c->rank_stops[rank];
+  for (uint32_t i = 0; i < cs_sweep_size(c->sw); i++)
+    if (c->owner[i] == rank) {
+      c->owner[i] = -1;
+      c->results++;
+      c->errors[i] = g_strdup_printf("rank %d: point %s: lost with its rank (run the sweep again to fill the gap)",
+                                     rank, cs_sweep_point(c->sw, i)->name);
+    }
 }
 
 static void record(Coordinator *c, int rank, uint32_t index, uint32_t status, const guint8 *p, gsize len) {
@@ -126,10 +160,13 @@ static void record(Coordinator *c, int rank, uint32_t index, uint32_t status, co
 }
 
 static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, int size, uint32_t *failed,
-                       GError **error) {
+                       int *lost, GError **error) {
   uint32_t n = cs_sweep_size(sw);
   Coordinator c = {sw, opt, g_new(uint32_t, n + 1), 0, 0, g_new(int, n + 1), g_new0(GPtrArray *, n + 1),
-                   g_new0(char *, n + 1), 0, 0, 0};
+                   g_new0(char *, n + 1), 0, 0, 0, size, 0, g_new0(uint32_t, size), g_new0(uint32_t, size),
+                   g_new0(gint64, size), g_new0(bool, size), 0};
+  for (int r = 0; r < size; r++) c.heard[r] = g_get_monotonic_time();
+  gint64 limit = (gint64)(silence_limit() * 1e6);
   for (uint32_t i = 0; i < n; i++) {
     c.owner[i] = -1;
     if (cs_sweep_mine(opt, i)) c.todo[c.n_todo++] = i;
@@ -138,12 +175,19 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
   Local l = {sw, dir, opt, g_async_queue_new()};
   GThreadPool *pool = g_thread_pool_new(local_point, &l, (gint)jobs, TRUE, NULL);
   guint local_free = jobs;
-  int readies = 0;
   gint64 t0 = g_get_monotonic_time(), shown = 0;
   bool reported = false;
-  while (c.results < c.next || c.next < c.n_todo || readies < size - 1 || c.stops_sent < c.slots) {
+  gint64 stopped_at = 0;
+  while (c.results < c.next || c.next < c.n_todo || c.readies < size - 1 || c.stops_sent < c.slots) {
+    /* Stopped: once our threads are done, give the other ranks two seconds
+     * to stop theirs cleanly (they got the signal too), not more: one may
+     * be dead. */
+    if (stopping(&c) && reported && local_free == jobs &&
+        (c.results == c.next || g_get_monotonic_time() - stopped_at > 2000000))
+      break;
     if (stopping(&c) && !reported) { /* say what is still running, and where */
       reported = true;
+      stopped_at = g_get_monotonic_time();
       for (uint32_t i = 0; i < n; i++)
         if (c.owner[i] >= 0)
           fprintf(stderr, "commsim sweep: interrupted while rank %d ran point %s\n", c.owner[i],
@@ -163,11 +207,15 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
       MPI_Get_count(&st, MPI_BYTE, &count);
       guint8 *buf = g_malloc((gsize)count + 1);
       MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      if (st.MPI_TAG == TAG_READY) {
+      c.heard[st.MPI_SOURCE] = g_get_monotonic_time();
+      if (c.dead[st.MPI_SOURCE]) {
+        /* given up already: its points are failed; say nothing more to it */
+      } else if (st.MPI_TAG == TAG_READY) {
         uint32_t threads;
         memcpy(&threads, buf, 4);
-        readies++;
+        c.readies++;
         c.slots += threads;
+        c.rank_slots[st.MPI_SOURCE] = threads;
         for (uint32_t k = 0; k < threads; k++) give(&c, st.MPI_SOURCE);
       } else if (st.MPI_TAG == TAG_RESULT) {
         uint32_t head[2];
@@ -184,6 +232,10 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
       done_free(d);
       local_free++;
     }
+    gint64 now = g_get_monotonic_time();
+    for (int r = 1; r < size; r++) /* a rank done with every thread need not speak */
+      if (!c.dead[r] && !(c.rank_slots[r] && c.rank_stops[r] == c.rank_slots[r]) && now - c.heard[r] > limit)
+        give_up(&c, r);
     if (opt->progress && g_get_monotonic_time() - shown > 250000) {
       shown = g_get_monotonic_time();
       double el = (double)(shown - t0) * 1e-6;
@@ -205,6 +257,11 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
   g_free(c.errors);
   g_free(c.todo);
   g_free(c.owner);
+  g_free(c.rank_slots);
+  g_free(c.rank_stops);
+  g_free(c.heard);
+  g_free(c.dead);
+  *lost = c.lost;
   return ok;
 }
 
@@ -216,7 +273,13 @@ static void work(CsSweep *sw, const char *dir, const CsSweepOptions *opt) {
   GThreadPool *pool = g_thread_pool_new(local_point, &l, (gint)jobs, TRUE, NULL);
   send_u32(jobs, 0, TAG_READY);
   guint open = jobs, running = 0;
+  gint64 said = g_get_monotonic_time();
   while (open > 0 || running > 0) {
+    if (opt->interrupt && *opt->interrupt && running == 0) break; /* stopped: no more points */
+    if (g_get_monotonic_time() - said > 1000000) {
+      send_u32(0, 0, TAG_ALIVE);
+      said = g_get_monotonic_time();
+    }
     int flag = 0;
     MPI_Status st;
     MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
@@ -257,11 +320,12 @@ int cs_sweep_mpi(CsSweep *sw, const char *dir, const CsSweepOptions *opt, bool q
   if (rank == 0) {
     g_autoptr(GError) error = NULL;
     uint32_t failed = 0;
+    int lost = 0;
     if (g_mkdir_with_parents(dir, 0755) != 0) {
       fprintf(stderr, "%s: error: cannot create the output folder\n", dir);
       MPI_Abort(MPI_COMM_WORLD, CS_EXIT_RUNTIME);
     }
-    if (!coordinate(sw, dir, &o, size, &failed, &error)) {
+    if (!coordinate(sw, dir, &o, size, &failed, &lost, &error)) {
       fprintf(stderr, "%s\n", error->message);
       status = g_error_matches(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED) ? cs_cli_signal_status()
                                                                                           : CS_EXIT_RUNTIME;
@@ -275,11 +339,23 @@ int cs_sweep_mpi(CsSweep *sw, const char *dir, const CsSweepOptions *opt, bool q
       }
       status = failed ? CS_EXIT_RUNTIME : CS_EXIT_OK;
     }
+    if (lost) {
+      /* a rank given up for dead cannot take part in MPI_Finalize: end the
+       * job here, every result being written */
+      fflush(stdout);
+      fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, status ? status : CS_EXIT_RUNTIME);
+    }
   } else {
     work(sw, dir, &o);
     if (opt->interrupt && *opt->interrupt) status = cs_cli_signal_status();
   }
   fflush(stdout);
+  fflush(stderr);
+  /* Interrupted (mpirun is ending the job, or the user): every point of
+   * this rank has stopped cleanly; the other ranks may be gone, so no
+   * collective MPI_Finalize. */
+  if (opt->interrupt && *opt->interrupt) _exit(status);
   MPI_Finalize();
   return status;
 }

@@ -160,6 +160,7 @@ GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, cons
                               GError **error) {
   const CsSweepPoint *pt = sw->points->pdata[index];
   g_autofree char *pdir = g_build_filename(dir, pt->name, NULL);
+  cs_csv_remove_stale(pdir); /* what a killed run of this point left */
   GPtrArray *row = read_summary_row(pdir); /* complete already: resume */
   if (row) return row;
   if (opt->interrupt && *opt->interrupt) {
@@ -297,6 +298,10 @@ bool cs_sweep_finish(CsSweep *sw, const char *dir, const CsSweepOptions *opt, GP
                      char *const *errors, uint32_t queued, uint32_t *failed, GError **error) {
   uint32_t n = sw->points->len, bad = 0, complete = 0;
   for (uint32_t i = 0; i < n; i++) {
+    /* again at the end: a killed process may have outlived its job */
+    const CsSweepPoint *pt = sw->points->pdata[i];
+    g_autofree char *pdir = g_build_filename(dir, pt->name, NULL);
+    cs_csv_remove_stale(pdir);
     if (errors[i]) {
       fprintf(stderr, "%s\n", errors[i]);
       bad++;

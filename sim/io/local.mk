@@ -50,3 +50,12 @@ TESTS += tests/test_hardening
 tests_test_hardening_SOURCES = tests/test_hardening.c tests/testutil.h
 tests_test_hardening_CFLAGS = $(TEST_CFLAGS)
 tests_test_hardening_LDADD = $(TEST_LIBS)
+
+# MPI sweeps: only in a build configured --with-mpi.
+if MPI
+check_PROGRAMS += tests/test_mpi
+TESTS += tests/test_mpi
+endif
+tests_test_mpi_SOURCES = tests/test_mpi.c tests/testutil.h
+tests_test_mpi_CFLAGS = $(TEST_CFLAGS)
+tests_test_mpi_LDADD = $(TEST_LIBS)

@@ -33,12 +33,3 @@ fuzz fuzz-run:
 	@echo "fuzzing is not configured: ./configure CC=clang --enable-fuzzing (or run scripts/fuzz)" >&2; exit 1
 endif
 .PHONY: fuzz fuzz-run
-
-# MPI sweeps: only in a build configured --with-mpi.
-if MPI
-check_PROGRAMS += tests/test_mpi
-TESTS += tests/test_mpi
-endif
-tests_test_mpi_SOURCES = tests/test_mpi.c tests/testutil.h
-tests_test_mpi_CFLAGS = $(TEST_CFLAGS)
-tests_test_mpi_LDADD = $(TEST_LIBS)

@@ -21,7 +21,9 @@
  */
 #include "config.h"
 
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,11 +311,26 @@ static void work(CsSweep *sw, const char *dir, const CsSweepOptions *opt) {
   g_async_queue_unref(l.done);
 }
 
+/* mpirun binds each rank to one core by default (for up to 2 ranks):
+ * -j threads would then share it.  Say so, with the remedy. */
+static void warn_binding(int rank, const CsSweepOptions *opt) {
+  guint jobs = opt->jobs ? opt->jobs : g_get_num_processors();
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+  int cores = CPU_COUNT(&set);
+  if (cores < (int)jobs)
+    fprintf(stderr,
+            "commsim sweep: rank %d runs %u threads (-j) on %d core%s it is bound to: use mpirun --bind-to none, "
+            "or --map-by slot:PE=%u\n",
+            rank, jobs, cores, cores == 1 ? "" : "s", jobs);
+}
+
 int cs_sweep_mpi(CsSweep *sw, const char *dir, const CsSweepOptions *opt, bool quiet) {
   int provided, rank, size;
   MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  warn_binding(rank, opt);
   int status = CS_EXIT_OK;
   CsSweepOptions o = *opt;
   if (rank != 0) o.progress = false;

@@ -212,6 +212,9 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
       c.heard[st.MPI_SOURCE] = g_get_monotonic_time();
       if (c.dead[st.MPI_SOURCE]) {
         /* given up already: its points are failed; say nothing more to it */
+      } else if ((st.MPI_TAG == TAG_READY && count != 4) || (st.MPI_TAG == TAG_RESULT && count < 8)) {
+        fprintf(stderr, "commsim sweep: a malformed message from rank %d (tag %d, %d bytes): ignored\n",
+                st.MPI_SOURCE, st.MPI_TAG, count);
       } else if (st.MPI_TAG == TAG_READY) {
         uint32_t threads;
         memcpy(&threads, buf, 4);
@@ -222,7 +225,11 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
       } else if (st.MPI_TAG == TAG_RESULT) {
         uint32_t head[2];
         memcpy(head, buf, 8);
-        record(&c, st.MPI_SOURCE, head[0], head[1], buf + 8, (gsize)count - 8);
+        if (head[0] < n && c.owner[head[0]] == st.MPI_SOURCE)
+          record(&c, st.MPI_SOURCE, head[0], head[1], buf + 8, (gsize)count - 8);
+        else
+          fprintf(stderr, "commsim sweep: rank %d sent a result for point %u, which it was not running: ignored\n",
+                  st.MPI_SOURCE, head[0]);
         give(&c, st.MPI_SOURCE);
       }
       g_free(buf);

@@ -43,6 +43,7 @@ struct CsSim {
   CsTime last_check;
   GError *check_error;
   bool reproducible; /* wall_s written as 0 */
+  bool interrupted;  /* the hook saw the interrupt flag */
 };
 
 static void on_idle(CsNet *net, void *ctx);
@@ -184,13 +185,25 @@ void cs_sim_set_progress(CsSim *sim, CsProgressFn fn, void *ctx) {
   sim->progress_ctx = ctx;
 }
 
-void cs_sim_set_interrupt(CsSim *sim, volatile sig_atomic_t *flag) { sim->interrupt = flag; }
+static void install_hook(CsSim *sim);
+
+void cs_sim_set_interrupt(CsSim *sim, volatile sig_atomic_t *flag) {
+  sim->interrupt = flag;
+  install_hook(sim);
+}
 void cs_sim_set_reproducible(CsSim *sim, bool on) { sim->reproducible = on; }
 
-/* --check: between events, time never went back and the network's
- * expensive invariants hold. */
+/* Every CS_SIM_CHECK_EVERY events: stop if interrupted (so a signal is
+ * seen within that many events, however long a progress slice); with
+ * --check, time never went back and the network's expensive invariants
+ * hold. */
 static bool check_hook(CsEngine *e, void *ctx) {
   CsSim *sim = ctx;
+  if (sim->interrupt && *sim->interrupt) {
+    sim->interrupted = true;
+    return false;
+  }
+  if (!sim->checks) return true;
   CsTime now = cs_engine_now(e);
   sim->checks_run++;
   if (now < sim->last_check) {
@@ -204,9 +217,14 @@ static bool check_hook(CsEngine *e, void *ctx) {
   return cs_net_check_state(sim->net, &sim->check_error);
 }
 
+static void install_hook(CsSim *sim) {
+  bool want = sim->checks || sim->interrupt;
+  cs_engine_set_hook(sim->e, want ? CS_SIM_CHECK_EVERY : 0, check_hook, sim);
+}
+
 void cs_sim_set_checks(CsSim *sim, bool on) {
   sim->checks = on;
-  cs_engine_set_hook(sim->e, on ? CS_SIM_CHECK_EVERY : 0, check_hook, sim);
+  install_hook(sim);
 }
 
 uint64_t cs_sim_checks_run(const CsSim *sim) { return sim->checks_run; }
@@ -291,14 +309,18 @@ static void on_sample(CsEngine *e, void *ctx, uint64_t arg) {
   /* keep sampling while anything else is pending: the sampler alone never
    * keeps a run going */
   if (cs_engine_pending(e) == 0) return;
-  /* Nothing happens before the next event: skip the empty intervals up to
-   * the boundary at or before it, so that a long idle stretch (a late
-   * flow start, a long compute phase) costs one sample, not one per
-   * interval.  Rows keep their boundaries: the skipped ones were idle. */
-  CsTime iv = sim->s->output.sample_interval, now = cs_engine_now(e), next = cs_engine_next_time(e);
+  /* No packet anywhere and nothing happens before the next event: skip
+   * the empty intervals up to the boundary at or before it, so that a
+   * long idle stretch (a late flow start, a long compute phase) costs one
+   * sample, not one per interval.  (With packets queued or on a wire the
+   * links are busy between events: no skipping then.) */
+  CsTime iv = sim->s->output.sample_interval, now = cs_engine_now(e);
   if (iv > CS_TIME_MAX - now) return; /* the end of simulated time */
   CsTime at = now + iv;
-  if (next > at && next - next % iv > at) at = next - next % iv;
+  if (cs_net_packets_in_flight(sim->net) == 0) {
+    CsTime next = cs_engine_next_time(e);
+    if (next > at && next - next % iv > at) at = next - next % iv;
+  }
   cs_engine_schedule_at(e, at, on_sample, sim, 0);
 }
 
@@ -370,7 +392,7 @@ bool cs_sim_run(CsSim *sim, GError **error) {
   if (sim->links_csv && sim->end > sim->last_sample) sample_links(sim); /* the last, partial interval */
   sim->wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
   count_failures(sim);
-  if (interrupted) {
+  if (interrupted || sim->interrupted) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED,
                 "%s: interrupted at %.6f s of simulated time (%.1f s of wall time)", s->file,
                 (double)sim->end * 1e-12, sim->wall);
@@ -382,7 +404,7 @@ bool cs_sim_run(CsSim *sim, GError **error) {
     sim->check_error = NULL;
     return false;
   }
-  if (r == CS_RUN_OVERFLOW) {
+  if (r == CS_RUN_OVERFLOW || (r == CS_RUN_EMPTY && until == CS_TIME_MAX && cs_engine_overflowed(sim->e))) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
                 "%s: error: simulated time would pass 9223372s (2^63 ps); the run stopped at %.6f s", s->file,
                 (double)sim->end * 1e-12);
@@ -667,8 +689,7 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
  * node; compute, codec and message spans; times in microseconds. */
 static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
   g_autofree char *final = g_build_filename(dir, "timeline.json", NULL);
-  g_autofree char *base = g_strdup_printf(".timeline.json.tmp.%d", (int)getpid());
-  g_autofree char *tmp = g_build_filename(dir, base, NULL);
+  g_autofree char *tmp = cs_csv_temp_name(dir, "timeline.json");
   FILE *f = g_mkdir_with_parents(dir, 0755) == 0 ? fopen(tmp, "w") : NULL;
   if (!f) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write: %s", final, g_strerror(errno));

@@ -254,6 +254,13 @@ START_TEST(time_overflow_ends_cleanly) {
   g_autoptr(GPtrArray) files = list_files(out);
   ck_assert_uint_eq(files->len, 0); /* nothing written, nothing left */
   rm_rf(out);
+  /* an event past the end of time that the run would never reach is no error */
+  g_autofree char *g = scenario("overflow-beyond-duration.yaml");
+  g_autofree char *out2 = tmpdir();
+  const char *args3[] = {"run", "-q", g, "-o", out2, NULL};
+  g_autofree char *o3 = NULL, *err3 = NULL;
+  ck_assert_msg(run_commsim(args3, &o3, &err3) == 0, "%s", err3);
+  rm_rf(out2);
   /* a time that does not fit is a scenario error */
   const char *args2[] = {"validate", f, "--set", "workload.compute=10000000s", NULL};
   expect(args2, 2, "workload.compute");
@@ -313,22 +320,23 @@ START_TEST(disk_full) {
   g_autofree char *cmd = g_strdup_printf(
       "unshare -m sh -c \"mount -t tmpfs -o size=64k commsim-full '%s' 2>/dev/null || exit 77; "
       "'%s/sim/commsim' run -q '%s' -o '%s/out' --set 'output.traces=[summary, links, packets]'; echo \\$? > '%s/rc'; "
-      "ls -a '%s/out' > '%s/ls'; cp '%s/rc' '%s/ls' /tmp/ 2>/dev/null; cat '%s/rc' '%s/ls'\" > '%s.txt' 2>'%s.err'",
-      mnt, test_builddir(), f, mnt, mnt, mnt, mnt, mnt, mnt, mnt, mnt, mnt, mnt);
+      "ls -a '%s/out' > '%s/ls'; cat '%s/rc' '%s/ls'\" > '%s.txt' 2>'%s.err'",
+      mnt, test_builddir(), f, mnt, mnt, mnt, mnt, mnt, mnt, mnt, mnt);
   int st = system(cmd);
+  g_autofree char *txtp = g_strdup_printf("%s.txt", mnt), *errp = g_strdup_printf("%s.err", mnt);
+  g_autofree char *txt = NULL, *err = NULL;
+  bool got = g_file_get_contents(txtp, &txt, NULL, NULL) && g_file_get_contents(errp, &err, NULL, NULL);
+  g_unlink(txtp);
+  g_unlink(errp);
   if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
     fprintf(stderr, "disk_full: no tmpfs in a private mount namespace here: only /dev/full was tested\n");
   } else {
-    g_autofree char *txt = NULL, *err = NULL;
-    g_autofree char *txtp = g_strdup_printf("%s.txt", mnt), *errp = g_strdup_printf("%s.err", mnt);
-    ck_assert(g_file_get_contents(txtp, &txt, NULL, NULL) && g_file_get_contents(errp, &err, NULL, NULL));
+    ck_assert(got);
     /* exit 1, "No space left on device", and nothing half-written: the
      * streamed packets.csv never made it to its name */
     ck_assert_msg(g_str_has_prefix(txt, "1\n"), "%s / %s", txt, err);
     ck_assert_msg(strstr(err, "No space left on device") != NULL, "%s", err);
     ck_assert_msg(strstr(txt, "packets.csv") == NULL && strstr(txt, ".tmp") == NULL, "%s", txt);
-    g_unlink(txtp);
-    g_unlink(errp);
   }
   rm_rf(mnt);
 }
@@ -348,16 +356,17 @@ static bool has_file(const char *dir, const char *suffix) {
  * starting with '.', contains) `marker` appears under `dir` -- the run is
  * under way -- send `sig`; return the exit status.  Polling instead of a
  * fixed delay keeps the test right however slow the machine (valgrind). */
-static int interrupt_when(const char *const *args, const char *dir, const char *marker, int sig) {
+static int interrupt_when(const char *const *args, const char *dir, const char *marker, int sig, char **err) {
   GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
   g_ptr_array_add(argv, g_build_filename(test_builddir(), "sim", "commsim", NULL));
   for (const char *const *a = args; *a; a++) g_ptr_array_add(argv, g_strdup(*a));
   g_ptr_array_add(argv, NULL);
   GPid pid;
+  int err_fd;
   g_autoptr(GError) e = NULL;
-  ck_assert_msg(g_spawn_async(NULL, (char **)argv->pdata, NULL,
-                              G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
-                              NULL, &pid, &e),
+  ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **)argv->pdata, NULL,
+                                         G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, &pid,
+                                         NULL, NULL, &err_fd, &e),
                 "%s", e ? e->message : "");
   g_ptr_array_free(argv, TRUE);
   int st;
@@ -367,7 +376,13 @@ static int interrupt_when(const char *const *args, const char *dir, const char *
   }
   g_usleep(200000); /* well inside the run */
   kill(pid, sig);
+  GString *text = g_string_new(NULL); /* its stderr, for the failure message */
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(err_fd, buf, sizeof buf)) > 0) g_string_append_len(text, buf, n);
+  close(err_fd);
   ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  *err = g_string_free(text, FALSE);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -380,7 +395,9 @@ START_TEST(sigint_during_run) {
     const char *args[] = {"run", "-q", f, "-o", o, NULL};
     /* the run takes minutes: it is in the middle, streaming packets.csv,
      * when the signal comes */
-    ck_assert_int_eq(interrupt_when(args, out, ".packets.csv.tmp", sigs[i]), 128 + sigs[i]);
+    g_autofree char *err = NULL;
+    int rc = interrupt_when(args, out, ".packets.csv.tmp", sigs[i], &err);
+    ck_assert_msg(rc == 128 + sigs[i], "exit %d: %s", rc, err);
     /* no file at all: the streamed traces' temporary files are gone */
     g_autoptr(GPtrArray) files = list_files(o);
     ck_assert_msg(files->len == 0, "left: %s", files->len ? (char *)files->pdata[0] : "");
@@ -395,7 +412,9 @@ START_TEST(sigint_during_sweep_then_resume) {
   g_autofree char *a = g_build_filename(out, "a", NULL), *b = g_build_filename(out, "b", NULL);
   const char *args[] = {"sweep", "-q", "-j", "1", "--reproducible", f, "-o", a, NULL};
   /* 8 points of about 0.4 s: interrupted once the first is complete */
-  ck_assert_int_eq(interrupt_when(args, out, "summary.csv", SIGINT), 130);
+  g_autofree char *err = NULL;
+  int rc = interrupt_when(args, out, "summary.csv", SIGINT, &err);
+  ck_assert_msg(rc == 130, "exit %d: %s", rc, err);
   g_autofree char *partial = slurp(a, "sweep.csv");
   ck_assert(partial == NULL); /* no sweep.csv until every point is done */
   assert_no_temporaries(a);
@@ -425,8 +444,11 @@ START_TEST(stale_temporaries_removed) {
   ck_assert(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, NULL));
   int st;
   waitpid(pid, &st, 0);
-  g_autofree char *stale = g_strdup_printf("%s/.links.csv.tmp.%d", out, (int)pid);
-  g_autofree char *alive = g_strdup_printf("%s/.links.csv.tmp.%d", out, (int)getpid());
+  g_autofree char *stale = g_strdup_printf("%s/.links.csv.tmp.%s.%d", out, g_get_host_name(), (int)pid);
+  g_autofree char *alive = g_strdup_printf("%s/.links.csv.tmp.%s.%d", out, g_get_host_name(), (int)getpid());
+  /* the same pid on another host (a sweep's rank elsewhere): not ours to judge */
+  g_autofree char *remote = g_strdup_printf("%s/.links.csv.tmp.some-other-host.%d", out, (int)pid);
+  ck_assert(g_file_set_contents(remote, "another host's", -1, NULL));
   ck_assert(g_file_set_contents(stale, "half a file", -1, NULL));
   ck_assert(g_file_set_contents(alive, "still being written", -1, NULL));
   const char *args[] = {"run", "-q", f, "-o", out, NULL};
@@ -434,6 +456,7 @@ START_TEST(stale_temporaries_removed) {
   ck_assert_int_eq(run_commsim(args, &o, &err), 0);
   ck_assert(!g_file_test(stale, G_FILE_TEST_EXISTS));
   ck_assert(g_file_test(alive, G_FILE_TEST_EXISTS)); /* a live process's file is left alone */
+  ck_assert(g_file_test(remote, G_FILE_TEST_EXISTS));
   rm_rf(out);
 }
 END_TEST

@@ -31,9 +31,12 @@ bool cs_csv_close(CsCsv *c, GError **error);
 /* Give up: remove the temporary file; frees c. */
 void cs_csv_abort(CsCsv *c);
 
-/* Remove the temporary files (".NAME.tmp.PID") that processes no longer
- * alive left in DIR (a run killed by SIGKILL cannot remove its own);
- * returns how many. */
+/* The temporary name of DIR/NAME: DIR/.NAME.tmp.HOST.PID (to free). */
+char *cs_csv_temp_name(const char *dir, const char *name);
+/* Remove the temporary files that processes of this host no longer alive
+ * left in DIR (a run killed by SIGKILL cannot remove its own); files of
+ * other hosts (a sweep's ranks on a shared file system) are left alone.
+ * Returns how many. */
 unsigned cs_csv_remove_stale(const char *dir);
 
 /* "%d.%012d" seconds of a time, into buf (at least 32 bytes). */

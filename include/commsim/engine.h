@@ -57,7 +57,8 @@ typedef enum {
   CS_RUN_EMPTY,    /* no event left */
   CS_RUN_LIMIT,    /* the next event lies beyond the time limit */
   CS_RUN_STOPPED,  /* cs_engine_stop() was called */
-  CS_RUN_OVERFLOW, /* an event was scheduled past CS_TIME_MAX */
+  CS_RUN_OVERFLOW, /* every event is done but one scheduled past CS_TIME_MAX
+                      (only when running without a time limit) */
 } CsRunResult;
 
 CsEngine *cs_engine_new(void);
@@ -65,12 +66,14 @@ void cs_engine_free(CsEngine *engine);
 
 /* Schedule `fn(engine, ctx, arg)` at absolute time `when` (>= now).  At
  * CS_TIME_MAX (a saturated sum) nothing is scheduled: the engine records
- * the overflow and the current run ends with CS_RUN_OVERFLOW. */
+ * the overflow, and a run without a time limit (until = CS_TIME_MAX) that
+ * executes every other event ends with CS_RUN_OVERFLOW instead of
+ * CS_RUN_EMPTY.  A run with a limit, or one that is stopped, never gets
+ * there and reports as usual. */
 CsEventId cs_engine_schedule_at(CsEngine *engine, CsTime when, CsEventFn fn,
                                 void *ctx, uint64_t arg);
-/* Schedule after `delay` (>= 0) from now.  A delay that would overflow
- * simulated time is not scheduled: the engine records the overflow and the
- * current run ends with CS_RUN_OVERFLOW. */
+/* Schedule after `delay` (>= 0) from now; a delay past the end of
+ * simulated time is treated as at CS_TIME_MAX (above). */
 CsEventId cs_engine_schedule(CsEngine *engine, CsTime delay, CsEventFn fn,
                              void *ctx, uint64_t arg);
 /* Cancel a pending event.  Returns true if it was pending. */
@@ -93,6 +96,9 @@ typedef bool (*CsEngineHook)(CsEngine *engine, void *ctx);
 void cs_engine_set_hook(CsEngine *engine, uint64_t every, CsEngineHook fn, void *ctx);
 
 CsTime cs_engine_now(const CsEngine *engine);
+/* Whether an event was dropped at CS_TIME_MAX (a caller that runs in
+ * slices sees CS_RUN_EMPTY at the end, and asks this). */
+bool cs_engine_overflowed(const CsEngine *engine);
 /* Events executed so far (cancelled ones are not counted). */
 uint64_t cs_engine_events_executed(const CsEngine *engine);
 /* Events scheduled and neither executed nor cancelled. */

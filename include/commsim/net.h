@@ -97,10 +97,13 @@ CsNetTotals cs_net_totals(const CsNet *net);
  * per-link counters agree; a failure is a bug report. */
 bool cs_net_check_accounting(const CsNet *net, GError **error);
 /* The expensive invariants, for `--check` (between events, changing
- * nothing): every queue's byte and packet counts recomputed from its
- * contents, queues and pipes in time order, every live packet on a wire,
- * the pool's free list whole, and the accounting above. */
+ * nothing): every queue's byte count recomputed from its contents,
+ * queues and pipes in time order, every live packet on a wire, and the
+ * packet and byte accounting above (the walk over every message is left
+ * to cs_net_check_accounting at the end: it grows with the run). */
 bool cs_net_check_state(const CsNet *net, GError **error);
+/* Packets on a wire or waiting in a queue now, of every class. */
+uint64_t cs_net_packets_in_flight(const CsNet *net);
 
 /* Counters of one link direction (dir 0: link.a -> link.b).  Read through
  * cs_net_link_stats, they count what has been transmitted by now: packets

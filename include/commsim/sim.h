@@ -56,9 +56,8 @@ typedef void (*CsProgressFn)(void *ctx, CsTime now, uint64_t events, double done
 void cs_sim_set_progress(CsSim *sim, CsProgressFn fn, void *ctx);
 
 /* A flag that a signal handler sets (SIGINT, SIGTERM): the run looks at
- * it between slices of about a quarter second of wall time and stops with
- * CS_SCENARIO_ERROR_INTERRUPTED.  The slices run the same events in the
- * same order as one run, so results do not depend on it.  After an
+ * it every CS_SIM_CHECK_EVERY events (between events: results do not
+ * depend on it) and stops with CS_SCENARIO_ERROR_INTERRUPTED.  After an
  * interruption, cs_sim_free() removes the traces' temporary files. */
 void cs_sim_set_interrupt(CsSim *sim, volatile sig_atomic_t *flag);
 

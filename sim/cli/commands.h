@@ -31,7 +31,8 @@ enum { CS_EXIT_OK = 0, CS_EXIT_RUNTIME = 1, CS_EXIT_USAGE = 2 };
 /* The signal (SIGINT, SIGTERM) that asked the run to stop, or 0. */
 extern volatile sig_atomic_t cs_cli_signal;
 /* From now on the first SIGINT or SIGTERM sets cs_cli_signal (runs stop
- * cleanly at their next slice); a second one kills as usual. */
+ * cleanly within 1024 events); after it a SIGINT kills as usual, a
+ * repeated SIGTERM is ignored. */
 void cs_cli_catch_signals(void);
 /* The exit status after a signal: 128 + its number, as a shell reports. */
 int cs_cli_signal_status(void);

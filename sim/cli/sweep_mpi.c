@@ -34,7 +34,7 @@
 #include "commsim/sweep.h"
 #include "sweep_mpi.h"
 
-enum { TAG_READY = 1, TAG_POINT, TAG_STOP, TAG_RESULT, TAG_ALIVE };
+enum { TAG_READY = 1, TAG_POINT, TAG_STOP, TAG_RESULT, TAG_ALIVE, TAG_BYE };
 
 /* A rank other than 0 says it is alive every second (its main thread
  * only waits, whatever its points cost); rank 0 gives a rank up after
@@ -115,6 +115,7 @@ typedef struct {
   uint32_t *rank_slots, *rank_stops; /* per rank */
   gint64 *heard;                     /* per rank: when it last said anything */
   bool *dead;                        /* per rank: given up */
+  bool *bye;                         /* per rank: said its last word */
   int lost;                          /* ranks given up */
 } Coordinator;
 
@@ -158,6 +159,10 @@ static void record(Coordinator *c, int rank, uint32_t index, uint32_t status, co
   } else if (status == ST_FAILED) {
     g_autofree char *msg = g_strndup((const char *)p, len);
     c->errors[index] = g_strdup_printf("rank %d: %s", rank, msg);
+  } else if (!stopping(c)) { /* that rank alone got a signal: the point is missing, say so */
+    c->errors[index] = g_strdup_printf("rank %d: point %s: interrupted by a signal to that rank (run the sweep "
+                                       "again to fill the gap)",
+                                       rank, cs_sweep_point(c->sw, index)->name);
   }
 }
 
@@ -166,7 +171,7 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
   uint32_t n = cs_sweep_size(sw);
   Coordinator c = {sw, opt, g_new(uint32_t, n + 1), 0, 0, g_new(int, n + 1), g_new0(GPtrArray *, n + 1),
                    g_new0(char *, n + 1), 0, 0, 0, size, 0, g_new0(uint32_t, size), g_new0(uint32_t, size),
-                   g_new0(gint64, size), g_new0(bool, size), 0};
+                   g_new0(gint64, size), g_new0(bool, size), g_new0(bool, size), 0};
   for (int r = 0; r < size; r++) c.heard[r] = g_get_monotonic_time();
   gint64 limit = (gint64)(silence_limit() * 1e6);
   for (uint32_t i = 0; i < n; i++) {
@@ -210,11 +215,14 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
       guint8 *buf = g_malloc((gsize)count + 1);
       MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       c.heard[st.MPI_SOURCE] = g_get_monotonic_time();
-      if (c.dead[st.MPI_SOURCE]) {
+      if (st.MPI_TAG == TAG_BYE) {
+        c.bye[st.MPI_SOURCE] = true;
+      } else if (c.dead[st.MPI_SOURCE]) {
         /* given up already: its points are failed; say nothing more to it */
       } else if ((st.MPI_TAG == TAG_READY && count != 4) || (st.MPI_TAG == TAG_RESULT && count < 8)) {
-        fprintf(stderr, "commsim sweep: a malformed message from rank %d (tag %d, %d bytes): ignored\n",
-                st.MPI_SOURCE, st.MPI_TAG, count);
+        fprintf(stderr, "commsim sweep: a malformed message from rank %d (tag %d, %d bytes)\n", st.MPI_SOURCE,
+                st.MPI_TAG, count);
+        give_up(&c, st.MPI_SOURCE);
       } else if (st.MPI_TAG == TAG_READY) {
         uint32_t threads;
         memcpy(&threads, buf, 4);
@@ -230,7 +238,13 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
         else
           fprintf(stderr, "commsim sweep: rank %d sent a result for point %u, which it was not running: ignored\n",
                   st.MPI_SOURCE, head[0]);
-        give(&c, st.MPI_SOURCE);
+        if (head[1] == ST_INTERRUPTED) { /* that rank is stopping: no more points for it */
+          send_u32(0, st.MPI_SOURCE, TAG_STOP);
+          c.stops_sent++;
+          c.rank_stops[st.MPI_SOURCE]++;
+        } else {
+          give(&c, st.MPI_SOURCE);
+        }
       }
       g_free(buf);
       continue;
@@ -255,6 +269,21 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
     }
   }
   if (opt->progress) fputc('\n', stderr);
+  /* Every live rank says BYE after its last message: receiving it (MPI
+   * keeps each sender's order) leaves nothing unreceived for MPI_Finalize. */
+  for (int r = 1; r < size && !stopping(&c); r++) {
+    if (c.dead[r] || c.bye[r]) continue;
+    for (;;) {
+      MPI_Status st;
+      MPI_Probe(r, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+      int count;
+      MPI_Get_count(&st, MPI_BYTE, &count);
+      guint8 *buf = g_malloc((gsize)count + 1);
+      MPI_Recv(buf, count, MPI_BYTE, r, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      g_free(buf);
+      if (st.MPI_TAG == TAG_BYE) break;
+    }
+  }
   g_thread_pool_free(pool, FALSE, TRUE);
   g_async_queue_unref(l.done);
   bool ok = cs_sweep_finish(sw, dir, opt, c.rows, c.errors, c.n_todo, failed, error);
@@ -270,6 +299,7 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
   g_free(c.rank_stops);
   g_free(c.heard);
   g_free(c.dead);
+  g_free(c.bye);
   *lost = c.lost;
   return ok;
 }
@@ -314,6 +344,7 @@ static void work(CsSweep *sw, const char *dir, const CsSweepOptions *opt) {
     done_free(d);
     running--;
   }
+  if (!(opt->interrupt && *opt->interrupt)) send_u32(0, 0, TAG_BYE);
   g_thread_pool_free(pool, FALSE, TRUE);
   g_async_queue_unref(l.done);
 }

@@ -6,8 +6,8 @@
 
 #include "commsim/sweep.h"
 
-/* Whether this process was started by mpirun (or srun) as one of several
- * ranks: Open MPI, MPICH and PMIx set these. */
+/* Whether this process was started by mpirun (or srun) as one of two or
+ * more ranks (with one, a sweep needs no MPI). */
 bool cs_sweep_mpi_launched(void);
 
 #ifdef HAVE_MPI

@@ -185,8 +185,9 @@ CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ct
                                 uint64_t arg) {
   g_assert(fn != NULL);
   if (G_UNLIKELY(when == CS_TIME_MAX)) {
+    /* past the end of simulated time: not scheduled; the run reports it
+     * only if it would have got there (see cs_engine_run) */
     e->overflow = true;
-    e->stop = true;
     return CS_EVENT_NONE;
   }
   if (G_UNLIKELY(when < e->now))
@@ -239,9 +240,11 @@ bool cs_engine_is_pending(const CsEngine *e, CsEventId id) {
 }
 
 CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
-  e->stop = e->overflow;
+  e->stop = false;
   while (!e->stop) {
-    if (e->heap_len == 0) return CS_RUN_EMPTY;
+    /* an event was dropped at the end of time: with nothing left before
+     * it, the run has reached the end of time */
+    if (e->heap_len == 0) return e->overflow && until == CS_TIME_MAX ? CS_RUN_OVERFLOW : CS_RUN_EMPTY;
     HeapEntry top = e->heap[0];
     uint32_t top_slot = ENTRY_SLOT(top);
     Slot *sl = &e->pool[top_slot];
@@ -272,7 +275,7 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
       if (!e->hook(e, e->hook_ctx)) e->stop = true;
     }
   }
-  return e->overflow ? CS_RUN_OVERFLOW : CS_RUN_STOPPED;
+  return CS_RUN_STOPPED;
 }
 
 void cs_engine_stop(CsEngine *e) { e->stop = true; }
@@ -284,6 +287,7 @@ void cs_engine_set_hook(CsEngine *e, uint64_t every, CsEngineHook fn, void *ctx)
   e->hook_at = every && fn ? e->executed + every : UINT64_MAX;
 }
 CsTime cs_engine_now(const CsEngine *e) { return e->now; }
+bool cs_engine_overflowed(const CsEngine *e) { return e->overflow; }
 uint64_t cs_engine_events_executed(const CsEngine *e) { return e->executed; }
 size_t cs_engine_pending(const CsEngine *e) {
   return e->heap_len - (e->top_dead ? 1 : 0) - e->cancelled_pending;

@@ -33,8 +33,7 @@ CsCsv *cs_csv_open(const char *dir, const char *name, const char *const *columns
   }
   CsCsv *c = g_new0(CsCsv, 1);
   c->final = g_build_filename(dir, name, NULL);
-  g_autofree char *base = g_strdup_printf(".%s.tmp.%d", name, (int)getpid());
-  c->tmp = g_build_filename(dir, base, NULL);
+  c->tmp = cs_csv_temp_name(dir, name);
   c->f = fopen(c->tmp, "w");
   if (!c->f) {
     int e = errno;
@@ -119,15 +118,21 @@ bool cs_csv_close(CsCsv *c, GError **error) {
   return ok;
 }
 
+char *cs_csv_temp_name(const char *dir, const char *name) {
+  g_autofree char *base = g_strdup_printf(".%s.tmp.%s.%d", name, g_get_host_name(), (int)getpid());
+  return g_build_filename(dir, base, NULL);
+}
+
 unsigned cs_csv_remove_stale(const char *dir) {
   GDir *d = g_dir_open(dir, 0, NULL);
   if (!d) return 0;
   unsigned removed = 0;
   const char *n;
+  g_autofree char *mine = g_strdup_printf(".tmp.%s.", g_get_host_name());
   while ((n = g_dir_read_name(d))) {
-    const char *tmp = n[0] == '.' ? strstr(n, ".tmp.") : NULL;
+    const char *tmp = n[0] == '.' ? strstr(n, mine) : NULL;
     guint64 pid;
-    if (!tmp || !g_ascii_string_to_unsigned(tmp + 5, 10, 1, G_MAXINT, &pid, NULL)) continue;
+    if (!tmp || !g_ascii_string_to_unsigned(tmp + strlen(mine), 10, 1, G_MAXINT, &pid, NULL)) continue;
     if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to judge) */
     g_autofree char *path = g_build_filename(dir, n, NULL);
     removed += g_unlink(path) == 0;

@@ -581,7 +581,7 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
     if (t->init_cwnd == 0) FAIL_AT(w, "transport.init_cwnd must be at least 1pkt");
   }
   if (t->mtu <= t->header)
-    FAIL_AT(at(v, "mtu") ? value_of(v, "mtu") : value_of(v, "header"),
+    FAIL_AT(value_of(v, "mtu") ? at(v, "mtu") : at(v, "header"),
             "transport: mtu (%" G_GINT64_FORMAT " B) must be larger than header (%" G_GINT64_FORMAT " B), or no payload fits",
             (gint64)t->mtu, (gint64)t->header);
   if (t->mtu > 1000000) FAIL_AT(at(v, "mtu"), "transport.mtu: at most 1MB");
@@ -629,7 +629,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   if (w->iterations < 1) FAIL_AT(at(v, "iterations"), "workload.iterations must be at least 1");
   if (w->iterations > 1000000) FAIL_AT(at(v, "iterations"), "workload.iterations: at most 1M");
   if (w->warmup >= w->iterations)
-    FAIL_AT(at(v, "warmup") ? value_of(v, "warmup") : value_of(v, "iterations"),
+    FAIL_AT(value_of(v, "warmup") ? at(v, "warmup") : at(v, "iterations"),
             "workload.warmup (%" G_GINT64_FORMAT ") must be smaller than iterations (%" G_GINT64_FORMAT "): some iteration must be measured",
             (gint64)w->warmup, (gint64)w->iterations);
   if (w->compute_jitter < 0)

@@ -367,7 +367,7 @@ bool cs_sweep_merge(const char *const *dirs, const char *out, GError **error) {
   }
   if (ok) {
     qsort(rows->data, rows->len, sizeof(Row), cmp_row);
-    g_autofree char *tmp = g_strdup_printf("%s/.sweep.csv.tmp.%d", out, (int)getpid());
+    g_autofree char *tmp = cs_csv_temp_name(out, "sweep.csv");
     g_autofree char *final = g_build_filename(out, "sweep.csv", NULL);
     FILE *f = g_mkdir_with_parents(out, 0755) == 0 ? fopen(tmp, "w") : NULL;
     if (!f) {

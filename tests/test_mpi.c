@@ -7,6 +7,7 @@
 #include <check.h>
 #include <glib.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -95,9 +96,10 @@ START_TEST(three_ranks_equal_one_process) {
 }
 END_TEST
 
-/* The pid of the commsim process whose MPI rank is `rank` (from its
+/* The pid of the commsim process of this test (its command line names
+ * `dir`, a fresh temporary folder) whose MPI rank is `rank` (from its
  * environment); 0 when there is none (yet). */
-static pid_t find_rank(int rank) {
+static pid_t find_rank(const char *dir, int rank) {
   g_autoptr(GDir) d = g_dir_open("/proc", 0, NULL);
   const char *n;
   g_autofree char *want = g_strdup_printf("OMPI_COMM_WORLD_RANK=%d", rank);
@@ -109,6 +111,9 @@ static pid_t find_rank(int rank) {
     gsize cl = 0, el = 0;
     if (!g_file_get_contents(cmdp, &cmd, &cl, NULL) || !g_file_get_contents(envp, &env, &el, NULL)) continue;
     if (!g_str_has_suffix(cmd, "sim/commsim")) continue;
+    bool ours = false; /* cmdline: NUL-separated arguments */
+    for (gsize at = 0; at < cl; at += strlen(cmd + at) + 1) ours |= strcmp(cmd + at, dir) == 0;
+    if (!ours) continue;
     for (gsize at = 0; at < el; at += strlen(env + at) + 1)
       if (strcmp(env + at, want) == 0) return (pid_t)pid;
   }
@@ -128,7 +133,7 @@ static int kill_rank_one(const char *f, const char *dir, char **err) {
   g_autofree char *first = g_build_filename(dir, "workload.collective=ring,topology.workers=2", "summary.csv", NULL);
   pid_t victim = 0;
   for (int i = 0; i < 30000 && !(victim && g_file_test(first, G_FILE_TEST_EXISTS)); i++) {
-    if (!victim) victim = find_rank(1);
+    if (!victim) victim = find_rank(dir, 1);
     g_usleep(10000);
   }
   ck_assert_int_gt(victim, 0);
@@ -141,7 +146,7 @@ static int kill_rank_one(const char *f, const char *dir, char **err) {
   int st;
   ck_assert_int_eq(waitpid(pid, &st, 0), pid);
   /* mpirun may return before its last rank is gone */
-  for (int i = 0; i < 1000 && (find_rank(0) || find_rank(1) || find_rank(2)); i++) g_usleep(10000);
+  for (int i = 0; i < 1000 && (find_rank(dir, 0) || find_rank(dir, 1) || find_rank(dir, 2)); i++) g_usleep(10000);
   *err = g_string_free(text, FALSE);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

@@ -14,7 +14,20 @@
 
 /* ---- environment: the network and per-node codec streams ---- */
 
+/* A compute step's continuation, in a pool owned by the environment: a
+ * run that stops with steps pending (interrupted) loses none. */
+typedef struct {
+  CsComputeFn fn;
+  void *ctx;
+  uint64_t arg;
+  uint32_t next_free;
+} ComputeDone;
+
+#define NO_SLOT UINT32_MAX
+
 struct CsCollEnv {
+  ComputeDone *done; /* pool of pending compute steps */
+  uint32_t done_len, done_cap, done_free;
   CsEngine *engine;
   CsNet *net;
   const CsTopology *t;
@@ -27,6 +40,7 @@ struct CsCollEnv {
 CsCollEnv *cs_coll_env_new(CsEngine *engine, CsNet *net, const CsTopology *t) {
   CsCollEnv *env = g_new0(CsCollEnv, 1);
   env->engine = engine;
+  env->done_free = NO_SLOT;
   env->net = net;
   env->t = t;
   env->busy_until = g_new0(CsTime, t->n_nodes);
@@ -37,22 +51,19 @@ CsCollEnv *cs_coll_env_new(CsEngine *engine, CsNet *net, const CsTopology *t) {
 void cs_coll_env_free(CsCollEnv *env) {
   if (!env) return;
   if (env->spans) g_array_free(env->spans, TRUE);
+  g_free(env->done);
   g_free(env->busy_until);
   g_free(env->codec_time);
   g_free(env);
 }
 
-typedef struct {
-  CsComputeFn fn;
-  void *ctx;
-  uint64_t arg;
-} ComputeDone;
-
 static void on_compute(CsEngine *e, void *ctx, uint64_t arg) {
-  (void)e, (void)arg;
-  ComputeDone *d = ctx;
-  ComputeDone copy = *d;
-  g_free(d);
+  (void)e;
+  CsCollEnv *env = ctx;
+  uint32_t slot = (uint32_t)arg;
+  ComputeDone copy = env->done[slot];
+  env->done[slot].next_free = env->done_free;
+  env->done_free = slot;
   copy.fn(copy.ctx, copy.arg);
 }
 
@@ -66,9 +77,18 @@ void cs_coll_compute(CsCollEnv *env, uint32_t node, CsTime duration, CsComputeFn
     CsCodecSpan sp = {node, start, end};
     g_array_append_val(env->spans, sp);
   }
-  ComputeDone *d = g_new(ComputeDone, 1); /* one per compute step, not per packet */
-  *d = (ComputeDone){fn, ctx, arg};
-  cs_engine_schedule_at(env->engine, end, on_compute, d, 0);
+  uint32_t slot = env->done_free;
+  if (slot != NO_SLOT) {
+    env->done_free = env->done[slot].next_free;
+  } else {
+    if (env->done_len == env->done_cap) {
+      env->done_cap = env->done_cap ? 2 * env->done_cap : 64;
+      env->done = g_renew(ComputeDone, env->done, env->done_cap);
+    }
+    slot = env->done_len++;
+  }
+  env->done[slot] = (ComputeDone){fn, ctx, arg, NO_SLOT};
+  cs_engine_schedule_at(env->engine, end, on_compute, env, slot);
 }
 
 CsTime cs_coll_codec_time(const CsCollEnv *env, uint32_t node) { return env->codec_time[node]; }

@@ -89,19 +89,6 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     goto fail;
   }
   if (!check_sizes(s, error)) goto fail;
-  if (s->workload.present) {
-    /* one record per worker and iteration (iterations.csv) */
-    uint64_t bytes = (uint64_t)sim->t->n_workers * (uint64_t)s->workload.iterations * sizeof(CsIterRecord);
-    if (bytes > CS_ROUTES_MAX_BYTES) {
-      CsYamlNode at = {.origin = s->file, .line = s->workload.line, .col = s->workload.col};
-      cs_yaml_error(error, &at,
-                    "workload.iterations: the records of %u workers x %" G_GINT64_FORMAT
-                    " iterations would take %.1f GiB (%zu bytes each); commsim refuses more than %llu GiB",
-                    sim->t->n_workers, (gint64)s->workload.iterations, (double)bytes / (1 << 30),
-                    sizeof(CsIterRecord), CS_ROUTES_MAX_BYTES >> 30);
-      goto fail;
-    }
-  }
   sim->e = cs_engine_new();
   sim->net = cs_net_new(sim->e, s, sim->t, sim->r);
   cs_net_set_idle_fn(sim->net, on_idle, sim);
@@ -249,7 +236,7 @@ static double fraction_done(CsSim *sim) {
 /* The engine in slices of simulated time sized to about a quarter second
  * of wall time each, reporting between them: the same events in the same
  * order as one run. */
-static CsRunResult run_with_progress(CsSim *sim, CsTime until, bool *interrupted) {
+static CsRunResult run_with_progress(CsSim *sim, CsTime until) {
   CsTime slice = 10 * CS_US;
   for (;;) {
     gint64 t0 = g_get_monotonic_time();
@@ -257,15 +244,10 @@ static CsRunResult run_with_progress(CsSim *sim, CsTime until, bool *interrupted
     CsTime limit = until - now > slice ? now + slice : until;
     CsRunResult r = cs_engine_run(sim->e, limit);
     if (r != CS_RUN_LIMIT || limit == until) return r;
-    if (sim->interrupt && *sim->interrupt) {
-      *interrupted = true;
-      return CS_RUN_STOPPED;
-    }
     gint64 dt = g_get_monotonic_time() - t0;
     if (dt < 100000 && slice < CS_TIME_MAX / 4) slice *= 2;
     else if (dt > 400000 && slice > 1) slice /= 2;
-    if (sim->progress)
-      sim->progress(sim->progress_ctx, cs_engine_now(sim->e), cs_sim_events(sim), fraction_done(sim));
+    sim->progress(sim->progress_ctx, cs_engine_now(sim->e), cs_sim_events(sim), fraction_done(sim));
   }
 }
 
@@ -384,15 +366,14 @@ bool cs_sim_run(CsSim *sim, GError **error) {
   if (sim->wl) cs_workload_start(sim->wl, on_workload_done, sim);
   cs_net_start_background(sim->net);
   CsTime until = s->duration > 0 ? s->duration : CS_TIME_MAX;
-  bool interrupted = false;
   CsRunResult r = work_done(sim) && s->background->len == 0 ? CS_RUN_EMPTY
-                 : sim->progress || sim->interrupt         ? run_with_progress(sim, until, &interrupted)
+                 : sim->progress                           ? run_with_progress(sim, until)
                                                            : cs_engine_run(sim->e, until);
   sim->end = cs_engine_now(sim->e);
   if (sim->links_csv && sim->end > sim->last_sample) sample_links(sim); /* the last, partial interval */
   sim->wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
   count_failures(sim);
-  if (interrupted || sim->interrupted) {
+  if (sim->interrupted) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED,
                 "%s: interrupted at %.6f s of simulated time (%.1f s of wall time)", s->file,
                 (double)sim->end * 1e-12, sim->wall);

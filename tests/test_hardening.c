@@ -28,18 +28,6 @@ static char *tmpdir(void) {
   return d;
 }
 
-static void rm_rf(const char *path) {
-  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", path);
-  ck_assert_int_eq(system(cmd), 0);
-}
-
-static char *slurp(const char *dir, const char *name) {
-  g_autofree char *path = g_build_filename(dir, name, NULL);
-  char *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, NULL)) return NULL;
-  return text;
-}
-
 /* Names in DIR (recursively, relative, sorted), hidden ones included. */
 static void list_into(const char *root, const char *rel, GPtrArray *out) {
   g_autofree char *dir = rel ? g_build_filename(root, rel, NULL) : g_strdup(root);
@@ -376,13 +364,9 @@ static int interrupt_when(const char *const *args, const char *dir, const char *
   }
   g_usleep(200000); /* well inside the run */
   kill(pid, sig);
-  GString *text = g_string_new(NULL); /* its stderr, for the failure message */
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(err_fd, buf, sizeof buf)) > 0) g_string_append_len(text, buf, n);
-  close(err_fd);
+  g_autofree char *text = read_to_end(err_fd); /* its stderr, for the failure message */
   ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-  *err = g_string_free(text, FALSE);
+  *err = g_steal_pointer(&text);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

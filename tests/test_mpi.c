@@ -54,22 +54,10 @@ static int run_mpi(const char *file, const char *dir, const char *const *extra, 
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static char *slurp(const char *dir, const char *name) {
-  g_autofree char *path = g_build_filename(dir, name, NULL);
-  char *text = NULL;
-  g_file_get_contents(path, &text, NULL, NULL);
-  return text;
-}
-
 /* `diff -r`: every file of both trees, temporary ones included, the same. */
 static void assert_same_tree(const char *a, const char *b) {
   g_autofree char *cmd = g_strdup_printf("diff -r '%s' '%s' >&2", a, b);
   ck_assert_msg(system(cmd) == 0, "%s and %s differ", a, b);
-}
-
-static void rm_rf(const char *path) {
-  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", path);
-  ck_assert_int_eq(system(cmd), 0);
 }
 
 /* The single-process sweep every MPI result is compared with. */
@@ -138,16 +126,12 @@ static int kill_rank_one(const char *f, const char *dir, char **err) {
   }
   ck_assert_int_gt(victim, 0);
   ck_assert_int_eq(kill(victim, SIGKILL), 0);
-  GString *text = g_string_new(NULL);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(err_fd, buf, sizeof buf)) > 0) g_string_append_len(text, buf, n);
-  close(err_fd);
+  g_autofree char *text = read_to_end(err_fd); /* its stderr, for the failure message */
   int st;
   ck_assert_int_eq(waitpid(pid, &st, 0), pid);
   /* mpirun may return before its last rank is gone */
   for (int i = 0; i < 1000 && (find_rank(dir, 0) || find_rank(dir, 1) || find_rank(dir, 2)); i++) g_usleep(10000);
-  *err = g_string_free(text, FALSE);
+  *err = g_steal_pointer(&text);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

@@ -32,10 +32,6 @@ static char *scenario_file(void) {
   return path;
 }
 
-static void rm_rf(const char *dir) {
-  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
-  ck_assert_int_eq(system(cmd), 0);
-}
 
 /* sweep.csv without wall_s, which is the only column allowed to differ */
 static char *sweep_csv(const char *dir) {

@@ -4,7 +4,9 @@
 
 #include <check.h>
 #include <glib.h>
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 /* The source tree (for topologies/ and tests/scenarios/) and the build
  * tree (for sim/commsim), as `make check` exports them. */
@@ -30,6 +32,30 @@ static inline int run_commsim(const char *const *args, char **out, char **err) {
   ck_assert_msg(ok, "cannot run commsim: %s", e ? e->message : "?");
   g_ptr_array_free(argv, TRUE);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Remove a folder and everything in it. */
+static inline void rm_rf(const char *path) {
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", path);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* DIR/NAME's contents (to free), or NULL when it does not exist. */
+static inline char *slurp(const char *dir, const char *name) {
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL)) return NULL;
+  return text;
+}
+
+/* Everything a pipe yields until it is closed (to free); closes it. */
+static inline char *read_to_end(int fd) {
+  GString *text = g_string_new(NULL);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) g_string_append_len(text, buf, n);
+  close(fd);
+  return g_string_free(text, FALSE);
 }
 
 #endif

@@ -46,8 +46,8 @@ static double silence_limit(void) {
   double s = t ? g_ascii_strtod(t, NULL) : 0;
   return s > 0 ? s : 60;
 }
-enum { ST_OK, ST_FAILED, ST_INTERRUPTED };
 
+enum { ST_OK, ST_FAILED, ST_INTERRUPTED };
 
 typedef struct {
   uint32_t index;
@@ -121,6 +121,13 @@ typedef struct {
 
 static bool stopping(const Coordinator *c) { return c->opt->interrupt && *c->opt->interrupt; }
 
+/* One remote thread of `rank` is told there is nothing more for it. */
+static void stop_thread(Coordinator *c, int rank) {
+  send_u32(0, rank, TAG_STOP);
+  c->stops_sent++;
+  c->rank_stops[rank]++;
+}
+
 /* One remote thread of `rank` wants work: a point, or STOP. */
 static void give(Coordinator *c, int rank) {
   if (c->next < c->n_todo && !stopping(c)) {
@@ -128,9 +135,7 @@ static void give(Coordinator *c, int rank) {
     c->owner[i] = rank;
     send_u32(i, rank, TAG_POINT);
   } else {
-    send_u32(0, rank, TAG_STOP);
-    c->stops_sent++;
-    c->rank_stops[rank]++;
+    stop_thread(c, rank);
   }
 }
 
@@ -238,13 +243,10 @@ static bool coordinate(CsSweep *sw, const char *dir, const CsSweepOptions *opt, 
         else
           fprintf(stderr, "commsim sweep: rank %d sent a result for point %u, which it was not running: ignored\n",
                   st.MPI_SOURCE, head[0]);
-        if (head[1] == ST_INTERRUPTED) { /* that rank is stopping: no more points for it */
-          send_u32(0, st.MPI_SOURCE, TAG_STOP);
-          c.stops_sent++;
-          c.rank_stops[st.MPI_SOURCE]++;
-        } else {
+        if (head[1] == ST_INTERRUPTED) /* that rank is stopping: no more points for it */
+          stop_thread(&c, st.MPI_SOURCE);
+        else
           give(&c, st.MPI_SOURCE);
-        }
       }
       g_free(buf);
       continue;

@@ -160,7 +160,6 @@ GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, cons
                               GError **error) {
   const CsSweepPoint *pt = sw->points->pdata[index];
   g_autofree char *pdir = g_build_filename(dir, pt->name, NULL);
-  cs_csv_remove_stale(pdir); /* what a killed run of this point left */
   GPtrArray *row = read_summary_row(pdir); /* complete already: resume */
   if (row) return row;
   if (opt->interrupt && *opt->interrupt) {
@@ -188,10 +187,7 @@ GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, cons
     cs_scenario_free(s);
   }
   cs_yaml_doc_free(copy);
-  if (!row) {
-    if (e) g_propagate_prefixed_error(error, e, "point %s: ", pt->name);
-    else g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL, "point %s: failed", pt->name);
-  }
+  if (!row) g_propagate_prefixed_error(error, e, "point %s: ", pt->name); /* every failure above sets e */
   return row;
 }
 

@@ -428,14 +428,11 @@ static bool check_packets(const CsNet *net, GError **error) {
   for (int k = 0; k < PKT_CLASSES; k++) {
     const CsPacketCounts *c = &net->counts[k];
     alive += c->in_flight;
-    if (c->sent != c->delivered + c->dropped + c->lost + c->in_flight) {
-      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
-                  "internal error: %s packets do not add up: sent %" G_GUINT64_FORMAT " != delivered %" G_GUINT64_FORMAT
-                  " + dropped %" G_GUINT64_FORMAT " + lost %" G_GUINT64_FORMAT " + in flight %" G_GUINT64_FORMAT
-                  " (please report this as a bug)",
-                  names[k], c->sent, c->delivered, c->dropped, c->lost, c->in_flight);
-      return false;
-    }
+    if (c->sent != c->delivered + c->dropped + c->lost + c->in_flight)
+      return internal_error(error,
+                            "%s packets do not add up: sent %" G_GUINT64_FORMAT " != delivered %" G_GUINT64_FORMAT
+                            " + dropped %" G_GUINT64_FORMAT " + lost %" G_GUINT64_FORMAT " + in flight %" G_GUINT64_FORMAT,
+                            names[k], c->sent, c->delivered, c->dropped, c->lost, c->in_flight);
   }
   /* the pool: every slot is alive or on the free list */
   uint64_t free_slots = 0;
@@ -448,14 +445,12 @@ static bool check_packets(const CsNet *net, GError **error) {
   }
   uint64_t dropped = 0, lost = 0;
   for (int k = 0; k < PKT_CLASSES; k++) dropped += net->counts[k].dropped, lost += net->counts[k].lost;
-  if (free_slots + alive != net->pool_len || drops != dropped || losses != lost || packets != net->hops) {
-    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
-                "internal error: packet pool or link counters disagree (pool %u = free %" G_GUINT64_FORMAT
-                " + alive %" G_GUINT64_FORMAT "; link drops %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT
-                "; link losses %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT ") (please report this as a bug)",
-                net->pool_len, free_slots, alive, drops, dropped, losses, lost);
-    return false;
-  }
+  if (free_slots + alive != net->pool_len || drops != dropped || losses != lost || packets != net->hops)
+    return internal_error(error,
+                          "packet pool or link counters disagree (pool %u = free %" G_GUINT64_FORMAT
+                          " + alive %" G_GUINT64_FORMAT "; link drops %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT
+                          "; link losses %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT ")",
+                          net->pool_len, free_slots, alive, drops, dropped, losses, lost);
   return true;
 }
 
@@ -495,8 +490,7 @@ bool cs_net_check_state(const CsNet *net, GError **error) {
     }
     on_wires += d->pipe_len;
   }
-  uint64_t alive = 0;
-  for (int k = 0; k < PKT_CLASSES; k++) alive += net->counts[k].in_flight;
+  uint64_t alive = cs_net_packets_in_flight(net);
   if (alive != on_wires)
     return internal_error(error, "%" G_GUINT64_FORMAT " packets are in flight but %" G_GUINT64_FORMAT " are on the wires",
                           alive, on_wires);

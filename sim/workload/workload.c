@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commsim/rng.h"
+#include "commsim/routing.h"
 #include "commsim/workload.h"
 
 typedef struct {
@@ -253,6 +254,19 @@ CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsScenario *
     return NULL;
   }
   const CsWorkloadSpec *ws = &s->workload;
+  /* one record per worker and iteration (iterations.csv), refused with
+   * its size beyond the limit the route tables have */
+  uint64_t bytes = (uint64_t)t->n_workers * (uint64_t)ws->iterations * sizeof(CsIterRecord);
+  if (bytes > CS_ROUTES_MAX_BYTES) {
+    CsYamlNode at = {.origin = s->file, .line = ws->line, .col = ws->col};
+    cs_yaml_error(error, &at,
+                  "workload.iterations: the records of %u workers x %" G_GINT64_FORMAT
+                  " iterations would take %.1f GiB (%zu bytes each); commsim refuses more than %llu GiB",
+                  t->n_workers, (gint64)ws->iterations, (double)bytes / (1 << 30), sizeof(CsIterRecord),
+                  CS_ROUTES_MAX_BYTES >> 30);
+    g_free(wl);
+    return NULL;
+  }
   wl->P = t->n_workers;
   wl->iterations = (uint32_t)ws->iterations;
   wl->async = ws->collective == CS_COLL_PS && !ws->sync;

@@ -18,6 +18,21 @@ static void roundtrip(const char *what, const char *text, int64_t v, const char 
             formatted, (gint64)back);
 }
 
+/* The parsers of integer quantities, by selector (the first byte modulo
+ * 7; 3 = buffer, 5 = probability, 6 = real are handled apart). */
+typedef bool (*ParseInt)(const char *text, int64_t *value, GError **error);
+typedef const char *(*FormatInt)(int64_t value, char buf[CS_FORMAT_LEN]);
+static const struct {
+  const char *what;
+  ParseInt parse;
+  FormatInt format;
+} ints[7] = {
+    [0] = {"bandwidth", cs_parse_bandwidth, cs_format_bandwidth},
+    [1] = {"time", cs_parse_time, cs_format_time},
+    [2] = {"size", cs_parse_size, cs_format_size},
+    [4] = {"count", cs_parse_count, cs_format_count},
+};
+
 int cs_fuzz_units(const uint8_t *data, size_t size) {
   if (size < 1 || size > FUZZ_MAX_INPUT) return 0;
   char *text = g_strndup((const char *)data + 1, size - 1);
@@ -26,29 +41,14 @@ int cs_fuzz_units(const uint8_t *data, size_t size) {
   int64_t v = 0, back = 0;
   double d = 0, dback = 0;
   bool pkt = false, pkt_back = false, ok;
-  switch (data[0] % 7) {
-  case 0:
-    if (cs_parse_bandwidth(text, &v, &error)) {
-      cs_format_bandwidth(v, buf);
-      ok = cs_parse_bandwidth(buf, &back, NULL);
-      roundtrip("bandwidth", text, v, buf, back, ok);
+  unsigned kind = data[0] % 7;
+  if (ints[kind].parse) {
+    if (ints[kind].parse(text, &v, &error)) {
+      ints[kind].format(v, buf);
+      ok = ints[kind].parse(buf, &back, NULL);
+      roundtrip(ints[kind].what, text, v, buf, back, ok);
     }
-    break;
-  case 1:
-    if (cs_parse_time(text, &v, &error)) {
-      cs_format_time(v, buf);
-      ok = cs_parse_time(buf, &back, NULL);
-      roundtrip("time", text, v, buf, back, ok);
-    }
-    break;
-  case 2:
-    if (cs_parse_size(text, &v, &error)) {
-      cs_format_size(v, buf);
-      ok = cs_parse_size(buf, &back, NULL);
-      roundtrip("size", text, v, buf, back, ok);
-    }
-    break;
-  case 3:
+  } else if (kind == 3) {
     if (cs_parse_buffer(text, &v, &pkt, &error)) {
       if (pkt)
         g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT "pkt", (gint64)v);
@@ -57,25 +57,15 @@ int cs_fuzz_units(const uint8_t *data, size_t size) {
       ok = cs_parse_buffer(buf, &back, &pkt_back, NULL) && pkt_back == pkt;
       roundtrip("buffer", text, v, buf, back, ok);
     }
-    break;
-  case 4:
-    if (cs_parse_count(text, &v, &error)) {
-      cs_format_count(v, buf);
-      ok = cs_parse_count(buf, &back, NULL);
-      roundtrip("count", text, v, buf, back, ok);
-    }
-    break;
-  case 5:
+  } else if (kind == 5) {
     if (cs_parse_probability(text, &d, &error)) {
       if (!(d >= 0 && d <= 1)) FUZZ_FAIL("fuzz: probability '%s' = %g is outside [0, 1]", text, d);
       g_snprintf(buf, sizeof buf, "%.17g", d);
       if (!cs_parse_probability(buf, &dback, NULL) || dback != d)
         FUZZ_FAIL("fuzz: probability '%s' = %.17g does not read back", text, d);
     }
-    break;
-  default:
-    if (cs_parse_real(text, &d, &error) && !isfinite(d)) FUZZ_FAIL("fuzz: real '%s' is not finite", text);
-    break;
+  } else if (cs_parse_real(text, &d, &error) && !isfinite(d)) {
+    FUZZ_FAIL("fuzz: real '%s' is not finite", text);
   }
   if (error && (!error->message || !*error->message)) FUZZ_FAIL("fuzz: unit error without a message");
   g_clear_error(&error);

@@ -33,6 +33,10 @@ struct CsSim {
   char *outdir;
   CsCsv *links_csv, *packets_csv;
   CsTime last_sample;
+  GArray *queue_samples;  /* QueueSample, for timeline.json's counters */
+  uint64_t *queue_shown;  /* per link direction: the counter's last value */
+  uint32_t *queue_seen;   /* per link direction: the last sampling pass that reported it */
+  uint32_t sample_pass;
   uint64_t sampler_events; /* not counted in `events`: tracing changes no result */
   GError *trace_error; /* the first failure to open a trace */
   CsProgressFn progress;
@@ -45,6 +49,13 @@ struct CsSim {
   bool reproducible; /* wall_s written as 0 */
   bool interrupted;  /* the hook saw the interrupt flag */
 };
+
+/* A link queue's counter value from `time` on (timeline.json). */
+typedef struct {
+  CsTime time;
+  uint32_t dir; /* 2 * link + direction */
+  uint64_t bytes;
+} QueueSample;
 
 static void on_idle(CsNet *net, void *ctx);
 
@@ -110,6 +121,9 @@ void cs_sim_free(CsSim *sim) {
   g_free(sim->outdir);
   g_clear_error(&sim->trace_error);
   g_clear_error(&sim->check_error);
+  if (sim->queue_samples) g_array_free(sim->queue_samples, TRUE);
+  g_free(sim->queue_shown);
+  g_free(sim->queue_seen);
   cs_workload_free(sim->wl);
   cs_coll_env_free(sim->env);
   cs_net_free(sim->net);
@@ -260,9 +274,21 @@ void cs_sim_set_output_dir(CsSim *sim, const char *dir) {
 
 static const char *node_name(const CsSim *sim, uint32_t n) { return sim->t->nodes[n].name; }
 
+static void queue_counter(CsSim *sim, uint32_t di, uint64_t bytes) {
+  if (sim->queue_shown[di] == bytes) return;
+  sim->queue_shown[di] = bytes;
+  QueueSample q = {sim->last_sample, di, bytes};
+  g_array_append_val(sim->queue_samples, q);
+}
+
 static void link_row(void *ctx, uint32_t link, int dir, const CsLinkSample *x) {
   CsSim *sim = ctx;
+  if (sim->queue_samples) {
+    sim->queue_seen[2 * link + (uint32_t)dir] = sim->sample_pass;
+    queue_counter(sim, 2 * link + (uint32_t)dir, x->queue_max);
+  }
   CsCsv *c = sim->links_csv;
+  if (!c) return;
   const CsLink *l = &sim->t->links[link];
   cs_csv_str(c, node_name(sim, dir ? l->b : l->a));
   cs_csv_str(c, node_name(sim, dir ? l->a : l->b));
@@ -279,7 +305,11 @@ static void link_row(void *ctx, uint32_t link, int dir, const CsLinkSample *x) {
 }
 
 static void sample_links(CsSim *sim) {
+  sim->sample_pass++;
   cs_net_sample_links(sim->net, sim->last_sample, link_row, sim);
+  if (sim->queue_samples) /* directions idle over the whole interval: back to 0 */
+    for (uint32_t di = 0; di < 2 * sim->t->n_links; di++)
+      if (sim->queue_seen[di] != sim->sample_pass) queue_counter(sim, di, 0);
   sim->last_sample = cs_engine_now(sim->e);
 }
 
@@ -342,14 +372,20 @@ static void open_traces(CsSim *sim) {
     static const char *cols[] = {"src", "dst", "t_start_s", "t_end_s", "bytes", "utilization", "queue_mean_bytes",
                                  "queue_max_bytes", "drops", "losses", "marks", NULL};
     sim->links_csv = cs_csv_open(sim->outdir, "links.csv", cols, sim->trace_error ? NULL : &sim->trace_error);
-    if (sim->links_csv) cs_engine_schedule_at(sim->e, sim->s->output.sample_interval, on_sample, sim, 0);
   }
   if (tr & CS_TRACE_PACKETS) {
     static const char *cols[] = {"time_s", "event", "src", "dst", "flow", "seq", "bytes", "queue_bytes", NULL};
     sim->packets_csv = cs_csv_open(sim->outdir, "packets.csv", cols, sim->trace_error ? NULL : &sim->trace_error);
     if (sim->packets_csv) cs_net_set_packet_trace(sim->net, packet_row, sim);
   }
-  if (tr & CS_TRACE_TIMELINE) cs_coll_record_spans(sim->env, true);
+  if (tr & CS_TRACE_TIMELINE) {
+    cs_coll_record_spans(sim->env, true);
+    sim->queue_samples = g_array_new(FALSE, FALSE, sizeof(QueueSample));
+    sim->queue_shown = g_new0(uint64_t, 2 * (size_t)sim->t->n_links + 1);
+    sim->queue_seen = g_new0(uint32_t, 2 * (size_t)sim->t->n_links + 1);
+  }
+  if (sim->links_csv || sim->queue_samples)
+    cs_engine_schedule_at(sim->e, sim->s->output.sample_interval, on_sample, sim, 0);
 }
 
 bool cs_sim_run(CsSim *sim, GError **error) {
@@ -370,7 +406,8 @@ bool cs_sim_run(CsSim *sim, GError **error) {
                  : sim->progress                           ? run_with_progress(sim, until)
                                                            : cs_engine_run(sim->e, until);
   sim->end = cs_engine_now(sim->e);
-  if (sim->links_csv && sim->end > sim->last_sample) sample_links(sim); /* the last, partial interval */
+  if ((sim->links_csv || sim->queue_samples) && sim->end > sim->last_sample)
+    sample_links(sim); /* the last, partial interval */
   sim->wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
   count_failures(sim);
   if (sim->interrupted) {
@@ -483,6 +520,7 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
   m->bg_packets_sent = tot.bg.sent;
   m->bg_packets_dropped = tot.bg.dropped;
   m->bg_packets_lost = tot.bg.lost;
+  m->bg_delivered = tot.bg.delivered;
   m->bg_delay_mean_s = tot.bg.delivered ? tot.bg_delay_sum_s / (double)tot.bg.delivered : 0.0;
   m->events = cs_engine_events_executed(sim->e) - sim->sampler_events;
   m->wall_s = sim->wall;
@@ -515,7 +553,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
     uint32_t P = cs_workload_workers(sim->wl), I = cs_workload_iterations(sim->wl);
     CsTime *iters = g_new(CsTime, (size_t)P * I + 1);
     size_t k = 0;
-    double sum_iter = 0, sum_compute = 0, sum_comm = 0, sum_codec = 0, sum_wire = 0, sum_stale = 0;
+    double sum_iter = 0, sum_compute = 0, sum_comm = 0, sum_codec = 0, sum_outside = 0, sum_exposed = 0, sum_wire = 0,
+           sum_stale = 0;
     uint32_t first = (uint32_t)s->workload.warmup + 1; /* warm-up iterations are not measured */
     for (uint32_t w = 0; w < P; w++)
       for (uint32_t i = first; i <= I; i++) {
@@ -527,6 +566,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
         sum_compute += (double)(r->compute_end - r->start);
         sum_comm += r->first_send >= 0 ? (double)(r->comm_end - r->first_send) : 0.0;
         sum_codec += (double)r->codec;
+        sum_outside += (double)r->codec_outside;
+        sum_exposed += (double)cs_iter_exposed(r);
         sum_stale += r->staleness;
       }
     /* the bytes workers put on their links: every collective message they
@@ -547,7 +588,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
       m->compute_s = sum_compute / (double)k * 1e-12;
       m->comm_s = sum_comm / (double)k * 1e-12;
       m->codec_s = sum_codec / (double)k * 1e-12;
-      m->exposed_comm_s = m->iter_mean_s - m->compute_s - m->codec_s;
+      m->codec_outside_s = sum_outside / (double)k * 1e-12;
+      m->exposed_comm_s = sum_exposed / (double)k * 1e-12;
       m->wire_bytes_per_worker = sum_wire / (double)k;
       m->staleness_mean = sum_stale / (double)k;
     }
@@ -566,51 +608,71 @@ static const char *const summary_cols[] = {
     "link_util_mean", "link_util_max", "codec_nmse", "events", "wall_s", "bg_packets_sent",
     "bg_packets_dropped", "bg_packets_lost", "bg_delay_mean_s",
     /* commsim's additions, after the SPEC's columns */
-    "staleness_mean", "allreduce_nmse", NULL};
+    "staleness_mean", "allreduce_nmse", "codec_outside_compute_s", NULL};
 
 const char *const *cs_sim_summary_columns(void) { return summary_cols; }
 
-/* One summary row's fields, as strings (for summary.csv and sweep.csv). */
+/* One summary row's fields, as strings (for summary.csv and sweep.csv).
+ * A value that does not apply to the run (iteration times without a
+ * workload or without a measured iteration, staleness of synchronous
+ * training, background delay without background traffic) is empty,
+ * never 0. */
 GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   const CsSummary *m = cs_sim_summary(sim);
   const CsScenario *s = sim->s;
   GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
-  bool w = s->workload.present;
+  bool w = s->workload.present, measured = w && m->iterations_measured > 0;
+  bool bg = s->background->len > 0;
+  bool async = w && s->workload.collective == CS_COLL_PS && !s->workload.sync;
   const char *method = s->workload.compression.method;
-  g_ptr_array_add(f, g_strdup(s->name));
-  g_ptr_array_add(f, g_strdup(cs_topo_type_name(s->topology.type)));
-  g_ptr_array_add(f, g_strdup_printf("%u", m->workers));
-  g_ptr_array_add(f, g_strdup_printf("%u", m->servers));
-  g_ptr_array_add(f, g_strdup(w ? cs_collective_name(s->workload.collective) : ""));
-  g_ptr_array_add(f, g_strdup(w ? method : ""));
+#define ADD(...) g_ptr_array_add(f, g_strdup_printf(__VA_ARGS__))
+#define EMPTY() g_ptr_array_add(f, g_strdup(""))
+#define REAL_IF(ok, x) ((ok) ? ADD("%.12f", (x)) : EMPTY())
+#define UINT(x) ADD("%" G_GUINT64_FORMAT, (guint64)(x))
+#define UINT_IF(ok, x) ((ok) ? UINT(x) : EMPTY())
+  ADD("%s", s->name);
+  ADD("%s", cs_topo_type_name(s->topology.type));
+  ADD("%u", m->workers);
+  ADD("%u", m->servers);
+  ADD("%s", w ? cs_collective_name(s->workload.collective) : "");
+  ADD("%s", w ? method : "");
   bool has_bits = w && (!strcmp(method, "uniform") || !strcmp(method, "stochastic"));
-  g_ptr_array_add(f, has_bits ? g_strdup_printf("%" G_GINT64_FORMAT, (gint64)s->workload.compression.bits) : g_strdup(""));
-  g_ptr_array_add(f, g_strdup_printf("%.0f", m->wire_bytes_per_worker));
-  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, (guint64)m->iterations_measured));
-#define REAL(x) g_ptr_array_add(f, g_strdup_printf("%.12f", (x)))
-  REAL(m->iter_mean_s);
-  REAL(m->iter_p50_s);
-  REAL(m->iter_p99_s);
-  REAL(m->compute_s);
-  REAL(m->comm_s);
-  REAL(m->codec_s);
-  REAL(m->exposed_comm_s);
-  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->packets_sent));
-  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->packets_dropped));
-  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->packets_lost));
-  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->retransmissions));
-  g_ptr_array_add(f, g_strdup_printf("%.6f", m->link_util_mean));
-  g_ptr_array_add(f, g_strdup_printf("%.6f", m->link_util_max));
-  g_ptr_array_add(f, isnan(m->codec_nmse) ? g_strdup("") : g_strdup_printf("%.6e", m->codec_nmse));
-  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->events));
-  g_ptr_array_add(f, g_strdup_printf("%.3f", sim->reproducible ? 0.0 : m->wall_s));
-  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_sent));
-  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_dropped));
-  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->bg_packets_lost));
-  REAL(m->bg_delay_mean_s);
-  g_ptr_array_add(f, g_strdup_printf("%.3f", m->staleness_mean));
-  g_ptr_array_add(f, isnan(m->allreduce_nmse) ? g_strdup("") : g_strdup_printf("%.6e", m->allreduce_nmse));
-#undef REAL
+  if (has_bits) ADD("%" G_GINT64_FORMAT, (gint64)s->workload.compression.bits);
+  else EMPTY();
+  if (measured) ADD("%.0f", m->wire_bytes_per_worker);
+  else EMPTY();
+  UINT_IF(w, m->iterations_measured);
+  REAL_IF(measured, m->iter_mean_s);
+  REAL_IF(measured, m->iter_p50_s);
+  REAL_IF(measured, m->iter_p99_s);
+  REAL_IF(measured, m->compute_s);
+  REAL_IF(measured, m->comm_s);
+  REAL_IF(measured, m->codec_s);
+  REAL_IF(measured, m->exposed_comm_s);
+  UINT(m->packets_sent);
+  UINT(m->packets_dropped);
+  UINT(m->packets_lost);
+  UINT(m->retransmissions);
+  ADD("%.6f", m->link_util_mean);
+  ADD("%.6f", m->link_util_max);
+  if (isnan(m->codec_nmse)) EMPTY();
+  else ADD("%.6e", m->codec_nmse);
+  UINT(m->events);
+  ADD("%.3f", sim->reproducible ? 0.0 : m->wall_s);
+  UINT_IF(bg, m->bg_packets_sent);
+  UINT_IF(bg, m->bg_packets_dropped);
+  UINT_IF(bg, m->bg_packets_lost);
+  REAL_IF(bg && m->bg_delivered > 0, m->bg_delay_mean_s);
+  if (async && measured) ADD("%.3f", m->staleness_mean);
+  else EMPTY();
+  if (isnan(m->allreduce_nmse)) EMPTY();
+  else ADD("%.6e", m->allreduce_nmse);
+  REAL_IF(measured, m->codec_outside_s);
+#undef ADD
+#undef EMPTY
+#undef REAL_IF
+#undef UINT
+#undef UINT_IF
   return f;
 }
 
@@ -625,7 +687,8 @@ static bool write_summary(CsSim *sim, const char *dir, GError **error) {
 }
 
 static bool write_iterations(CsSim *sim, const char *dir, GError **error) {
-  static const char *cols[] = {"worker", "iteration", "start_s", "compute_end_s", "comm_end_s", "end_s", "codec_s", NULL};
+  static const char *cols[] = {"worker", "iteration", "start_s", "compute_end_s", "comm_end_s", "end_s", "codec_s",
+                               "codec_outside_compute_s", "exposed_comm_s", NULL};
   CsCsv *c = cs_csv_open(dir, "iterations.csv", cols, error);
   if (!c) return false;
   for (uint32_t w = 0; sim->wl && w < cs_workload_workers(sim->wl); w++)
@@ -639,6 +702,8 @@ static bool write_iterations(CsSim *sim, const char *dir, GError **error) {
       cs_csv_time(c, r->comm_end);
       cs_csv_time(c, r->end);
       cs_csv_time(c, r->codec);
+      cs_csv_time(c, r->codec_outside);
+      cs_csv_time(c, cs_iter_exposed(r));
       cs_csv_end_row(c);
     }
   return cs_csv_close(c, error);
@@ -666,8 +731,33 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
   return cs_csv_close(c, error);
 }
 
-/* Chrome trace-event JSON (Perfetto, chrome://tracing): one track per
- * node; compute, codec and message spans; times in microseconds. */
+/* Chrome trace-event JSON (Perfetto, chrome://tracing).  The format asks
+ * spans on one track to nest, so each node is a process with a track per
+ * kind of activity: "compute" (forward and backward passes), "codec"
+ * (serialized on the node: never overlapping) and as many "messages N"
+ * tracks as the node has messages in flight at once (a message goes to
+ * the first track free at its start).  Link queues are counter tracks of
+ * a "links" process.  Times are microseconds with three decimals: whole
+ * nanoseconds, each end rounded down before the duration is taken, so that
+ * a viewer adding ts and dur in nanoseconds gets the same integer and a
+ * span that ends when the next starts never overlaps it by a rounding. */
+#define US_FMT "%" G_GINT64_FORMAT ".%03" G_GINT64_FORMAT
+#define US_ARG(ns) (gint64)((ns) / 1000), (gint64)((ns) % 1000)
+enum { TID_COMPUTE = 1, TID_CODEC = 2, TID_MESSAGES = 3 };
+
+static void timeline_span(FILE *f, const char *name, const char *cat, uint32_t pid, uint32_t tid, CsTime start,
+                          CsTime end) {
+  CsTime a = start / 1000, b = end / 1000; /* ns */
+  fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":" US_FMT ",\"dur\":" US_FMT,
+          name, cat, pid, tid, US_ARG(a), US_ARG(b - a));
+}
+
+static void timeline_thread(FILE *f, uint32_t pid, uint32_t tid, const char *name) {
+  fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"%s\"}}", pid, tid, name);
+  fprintf(f, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"sort_index\":%u}}", pid,
+          tid, tid);
+}
+
 static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
   g_autofree char *final = g_build_filename(dir, "timeline.json", NULL);
   g_autofree char *tmp = cs_csv_temp_name(dir, "timeline.json");
@@ -676,36 +766,73 @@ static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write: %s", final, g_strerror(errno));
     return false;
   }
+  const CsTopology *t = sim->t;
   setvbuf(f, NULL, _IOFBF, 1 << 16);
-  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-  fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"commsim %s\"}}", sim->s->name);
-  for (uint32_t n = 0; n < sim->t->n_nodes; n++)
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"%s\"}}", n,
-            sim->t->nodes[n].name);
-#define US(ps) ((double)(ps) * 1e-6)
-  for (uint32_t w = 0; sim->wl && w < cs_workload_workers(sim->wl); w++)
+  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"scenario\":\"%s\"},\"traceEvents\":[\n", sim->s->name);
+  /* node n is process n + 1 (pid 0 is special to some viewers); the links are the last */
+  uint32_t links_pid = t->n_nodes + 1;
+  fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"links (queue bytes)\"}}", links_pid);
+  fprintf(f, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"sort_index\":%u}}", links_pid,
+          links_pid);
+  for (uint32_t n = 0; n < t->n_nodes; n++) {
+    fprintf(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":\"%s\"}}", n + 1, t->nodes[n].name);
+    fprintf(f, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"sort_index\":%u}}", n + 1, n + 1);
+  }
+  uint32_t W = sim->wl ? cs_workload_workers(sim->wl) : 0;
+  for (uint32_t w = 0; w < W; w++) {
+    uint32_t pid = t->workers[w] + 1;
+    timeline_thread(f, pid, TID_COMPUTE, "compute");
     for (uint32_t i = 1; i <= cs_workload_iterations(sim->wl); i++) {
       const CsIterRecord *r = cs_workload_record(sim->wl, w, i);
       if (!r) break;
-      fprintf(f, ",\n{\"name\":\"compute\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f,\"args\":{\"iteration\":%u}}",
-              sim->t->workers[w], US(r->start), US(r->compute_end - r->start), i);
+      timeline_span(f, "compute", "compute", pid, TID_COMPUTE, r->start, r->compute_end);
+      fprintf(f, ",\"args\":{\"iteration\":%u}}", i);
     }
+  }
   const GArray *spans = cs_coll_spans(sim->env);
+  bool *has_codec = g_new0(bool, t->n_nodes);
   for (guint i = 0; spans && i < spans->len; i++) {
     const CsCodecSpan *sp = &g_array_index(spans, CsCodecSpan, i);
-    fprintf(f, ",\n{\"name\":\"codec\",\"cat\":\"codec\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f}", sp->node,
-            US(sp->start), US(sp->end - sp->start));
+    if (!has_codec[sp->node]) timeline_thread(f, sp->node + 1, TID_CODEC, "codec");
+    has_codec[sp->node] = true;
+    timeline_span(f, "codec", "codec", sp->node + 1, TID_CODEC, sp->start, sp->end);
+    fputc('}', f);
   }
+  g_free(has_codec);
+  /* messages start in the order they are numbered: first fit on tracks */
+  GArray **lanes = g_new0(GArray *, t->n_nodes); /* per node: CsTime end of each track's last span */
   for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) {
     const CsMessageStats *st = cs_net_message(sim->net, m);
-    if (!st->delivered) continue;
-    uint32_t a = sim->t->hosts[st->src], b = sim->t->hosts[st->dst];
-    fprintf(f, ",\n{\"name\":\"%s->%s\",\"cat\":\"message\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f,"
-               "\"args\":{\"payload_bytes\":%" G_GUINT64_FORMAT ",\"iteration\":%u,\"step\":%u,\"retransmissions\":%u}}",
-            sim->t->nodes[a].name, sim->t->nodes[b].name, a, US(st->start), US(st->end - st->start), st->payload,
-            st->iteration, st->step, st->retransmissions);
+    uint32_t a = t->hosts[st->src], b = t->hosts[st->dst];
+    CsTime end = st->delivered || st->failed ? st->end : sim->end;
+    if (!lanes[a]) lanes[a] = g_array_new(FALSE, FALSE, sizeof(CsTime));
+    guint lane = 0;
+    while (lane < lanes[a]->len && g_array_index(lanes[a], CsTime, lane) > st->start) lane++;
+    if (lane == lanes[a]->len) {
+      g_array_append_val(lanes[a], end);
+      g_autofree char *name = g_strdup_printf("messages %u", lane + 1);
+      timeline_thread(f, a + 1, TID_MESSAGES + lane, name);
+    }
+    g_array_index(lanes[a], CsTime, lane) = end;
+    g_autofree char *name = g_strdup_printf("%s->%s", t->nodes[a].name, t->nodes[b].name);
+    timeline_span(f, name, "message", a + 1, TID_MESSAGES + lane, st->start, end);
+    fprintf(f,
+            ",\"args\":{\"message\":%u,\"payload_bytes\":%" G_GUINT64_FORMAT ",\"iteration\":%u,\"step\":%u,"
+            "\"retransmissions\":%u,\"delivered\":%s}}",
+            m, st->payload, st->iteration, st->step, st->retransmissions, st->delivered ? "true" : "false");
   }
-#undef US
+  for (uint32_t n = 0; n < t->n_nodes; n++)
+    if (lanes[n]) g_array_free(lanes[n], TRUE);
+  g_free(lanes);
+  /* queue counters: the most bytes waiting in each sampling interval, from
+   * its start; a direction's counter returns to 0 when its queue empties */
+  for (guint i = 0; sim->queue_samples && i < sim->queue_samples->len; i++) {
+    const QueueSample *q = &g_array_index(sim->queue_samples, QueueSample, i);
+    const CsLink *l = &t->links[q->dir / 2];
+    uint32_t from = q->dir % 2 ? l->b : l->a, to = q->dir % 2 ? l->a : l->b;
+    fprintf(f, ",\n{\"name\":\"%s->%s\",\"ph\":\"C\",\"pid\":%u,\"ts\":" US_FMT ",\"args\":{\"queue_bytes\":%" G_GUINT64_FORMAT "}}",
+            t->nodes[from].name, t->nodes[to].name, links_pid, US_ARG(q->time / 1000), q->bytes);
+  }
   fprintf(f, "\n]}\n");
   bool ok = fflush(f) == 0 && !ferror(f);
   ok = fclose(f) == 0 && ok && g_rename(tmp, final) == 0;
@@ -715,6 +842,8 @@ static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
   }
   return ok;
 }
+#undef US_FMT
+#undef US_ARG
 
 bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error) {
   unsigned tr = sim->s->output.traces;

@@ -171,6 +171,50 @@ START_TEST(test_bucket_overlap) {
 }
 END_TEST
 
+/* 4b. Exposed communication, by hand (SPEC 6: the iteration minus the
+ * union of compute and codec work).  The overlap case above with an
+ * encode cost of 1 ns per element: each 1M-element bucket takes 1 ms to
+ * encode.  Bucket 0: ready at 7.5 ms, encoded 7.5 -> 8.5 ms (inside
+ * compute), sent until 8.5 + T = 11.8297136 ms.  Bucket 1: ready at 10 ms,
+ * waits for bucket 0, encoded 11.8297136 -> 12.8297136 ms (outside
+ * compute), sent until 16.1594272 ms.  Codec 2 ms, of which 1 ms outside
+ * compute; exposed = 16.1594272 - 10 - 1 = 5.1594272 ms (iteration -
+ * compute - codec would count the first encode twice: 4.1594272 ms). */
+START_TEST(test_exposed_comm) {
+  Run r = run("nodes: [{name: w0, role: worker}, {name: ps0, role: server}]\n"
+              "links: [{a: w0, b: ps0}]\n"
+              "transport: {protocol: fixed, window: 100000pkt}\n"
+              "workload:\n  params: 2M\n  iterations: 1\n  compute: 10ms\n  backward_fraction: 0.5\n"
+              "  buckets: 4MB\n  collective: ps\n  pull: false\n"
+              "  compression: {cost: {encode: 1ns, decode: 0, reduce: 0}}\n",
+              NULL);
+  const CsIterRecord *x = rec(&r, 0, 1);
+  ck_assert_int_eq(x->end, 16159427200LL);
+  ck_assert_int_eq(x->codec, 2 * CS_MS);
+  ck_assert_int_eq(x->codec_outside, 1 * CS_MS);
+  ck_assert_int_eq(cs_iter_exposed(x), 5159427200LL);
+  const CsSummary *m = cs_sim_summary(r.sim);
+  ck_assert_double_eq_tol(m->exposed_comm_s, 5.1594272e-3, 1e-12);
+  done(&r);
+  /* A ring whose codec work overlaps the backward pass (the old formula
+   * gave -0.011 s here): never negative, and the parts add up. */
+  Run g = run("topology: {type: ring, workers: 4}\ndefaults: {bandwidth: 25Gbps, latency: 500ns}\n"
+              "workload: {params: 2M, iterations: 3, compute: 5ms, buckets: 1MB, collective: ring,\n"
+              "  compression: {method: uniform, bits: 8, cost: {encode: 2ns, decode: 2ns, reduce: 1ns}}}\n",
+              NULL);
+  const CsSummary *s = cs_sim_summary(g.sim);
+  ck_assert_double_gt(s->codec_s, s->codec_outside_s); /* some codec work overlapped compute */
+  ck_assert_double_ge(s->exposed_comm_s, 0);
+  ck_assert_double_eq_tol(s->compute_s + s->codec_outside_s + s->exposed_comm_s, s->iter_mean_s, 1e-12);
+  for (uint32_t w = 0; w < 4; w++)
+    for (uint32_t i = 1; i <= 3; i++) {
+      const CsIterRecord *y = rec(&g, w, i);
+      ck_assert_int_ge(y->end - y->compute_end - y->codec_outside, 0);
+    }
+  done(&g);
+}
+END_TEST
+
 /* 5. Compression shrinks the payload by the SPEC formula exactly, and the
  * codec time lands where the algorithm puts it.  Ring, P = 8, n = 409600:
  * chunks of 51200 elements; none: 51200 * 32 bits = 204800 B; uniform 8
@@ -323,6 +367,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_closed_forms);
   tcase_add_test(tc, test_incast);
   tcase_add_test(tc, test_bucket_overlap);
+  tcase_add_test(tc, test_exposed_comm);
   tcase_add_test(tc, test_codec_sizes_and_costs);
   tcase_add_test(tc, test_all_pairs_complete);
   tcase_add_test(tc, test_async_ps);

@@ -98,6 +98,8 @@ static const char *value(const char *p) {
     }
   }
   if (*p == '"') return string(p);
+  for (const char *const *lit = (const char *const[]){"true", "false", "null", NULL}; *lit; lit++)
+    if (g_str_has_prefix(p, *lit)) return p + strlen(*lit);
   char *end;
   g_ascii_strtod(p, &end);
   return end > p ? end : NULL;
@@ -172,6 +174,53 @@ START_TEST(test_timeline_json) {
   ck_assert_ptr_nonnull(strstr(text, "\"cat\":\"codec\""));
   ck_assert_ptr_nonnull(strstr(text, "\"cat\":\"message\""));
   ck_assert_ptr_nonnull(strstr(text, "\"name\":\"thread_name\""));
+  ck_assert_ptr_nonnull(strstr(text, "\"args\":{\"name\":\"messages 1\"}"));
+  ck_assert_ptr_nonnull(strstr(text, "\"ph\":\"C\"")); /* queue counters */
+  /* The trace-event format requires the spans of one track (pid, tid) to
+   * nest: two spans of a track either do not overlap or one holds the
+   * other.  (The old single track per node broke this.)  Times are whole
+   * nanoseconds, so the check is exact. */
+  GHashTable *tracks = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  guint spans = 0;
+  for (guint i = 0; lines[i]; i++) {
+    const char *x = strstr(lines[i], "\"ph\":\"X\",\"pid\":");
+    if (!x) continue;
+    unsigned pid, tid;
+    long long ts_us, ts_ns, dur_us, dur_ns;
+    ck_assert_int_eq(sscanf(x, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%lld.%lld,\"dur\":%lld.%lld", &pid, &tid,
+                            &ts_us, &ts_ns, &dur_us, &dur_ns),
+                     6);
+    gint64 *key = g_new(gint64, 1);
+    *key = ((gint64)pid << 32) | tid;
+    GArray *a = g_hash_table_lookup(tracks, key);
+    if (!a) {
+      a = g_array_new(FALSE, FALSE, sizeof(gint64) * 2);
+      g_hash_table_insert(tracks, key, a);
+    } else {
+      g_free(key);
+    }
+    gint64 span[2] = {ts_us * 1000 + ts_ns, ts_us * 1000 + ts_ns + dur_us * 1000 + dur_ns};
+    g_array_append_val(a, span);
+    spans++;
+  }
+  ck_assert_uint_gt(spans, 100);
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, tracks);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    GArray *a = v;
+    for (guint i = 0; i < a->len; i++)
+      for (guint j = i + 1; j < a->len; j++) {
+        const gint64 *p = &g_array_index(a, gint64, 2 * i), *q = &g_array_index(a, gint64, 2 * j);
+        bool apart = p[1] <= q[0] || q[1] <= p[0];
+        bool nested = (p[0] <= q[0] && q[1] <= p[1]) || (q[0] <= p[0] && p[1] <= q[1]);
+        ck_assert_msg(apart || nested, "track pid %u tid %u: spans [%lld, %lld] and [%lld, %lld] ns overlap",
+                      (unsigned)(*(gint64 *)k >> 32), (unsigned)(*(gint64 *)k & 0xffffffff), (long long)p[0],
+                      (long long)p[1], (long long)q[0], (long long)q[1]);
+      }
+  }
+  g_hash_table_destroy(tracks);
   /* a folder that does not exist yet is made (timeline.json alone once failed there) */
   g_autofree char *sub = g_build_filename(r.dir, "new", "deeper", NULL);
   GError *e = NULL;

@@ -44,6 +44,12 @@ void cs_coll_compute(CsCollEnv *env, uint32_t node, CsTime duration, CsComputeFn
                      uint64_t arg);
 /* Codec time spent on `node` so far. */
 CsTime cs_coll_codec_time(const CsCollEnv *env, uint32_t node);
+/* Codec work on `node` that lies after its mark (set by the workload to
+ * the end of the worker's compute, so that what this counts is the codec
+ * work that does not overlap compute): the sum, over every piece of work
+ * queued so far, of its part after the mark in force when it was queued. */
+void cs_coll_set_mark(CsCollEnv *env, uint32_t node, CsTime mark);
+CsTime cs_coll_codec_time_after_mark(const CsCollEnv *env, uint32_t node);
 /* Keep every codec span (for timeline.json). */
 typedef struct {
   uint32_t node;

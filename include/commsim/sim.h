@@ -29,13 +29,15 @@ typedef struct {
   double wire_bytes_per_worker; /* per iteration */
   uint64_t iterations_measured;  /* worker-iterations the means are over */
   double iter_mean_s, iter_p50_s, iter_p99_s, compute_s, comm_s, codec_s, exposed_comm_s;
+  double codec_outside_s; /* the part of codec_s that does not overlap compute:
+                           * compute_s + codec_outside_s + exposed_comm_s = iter_mean_s */
   uint64_t packets_sent, packets_dropped, packets_lost, retransmissions; /* data + ACK */
   double link_util_mean, link_util_max;
   double codec_nmse;     /* NAN without a workload */
   double allreduce_nmse; /* the error left in the collective's result (compounded at reduction hops) */
   uint64_t events;
   double wall_s;
-  uint64_t bg_packets_sent, bg_packets_dropped, bg_packets_lost;
+  uint64_t bg_packets_sent, bg_packets_dropped, bg_packets_lost, bg_delivered;
   double bg_delay_mean_s;
   double staleness_mean; /* async ps */
 } CsSummary;

@@ -37,8 +37,19 @@ typedef struct {
   CsTime comm_end;    /* last result byte received */
   CsTime end;         /* updated parameters ready */
   CsTime codec;       /* encode, decode and reduction work on this worker */
+  CsTime codec_outside; /* the part of `codec` after compute_end (not overlapping compute) */
   double staleness;   /* async ps only */
 } CsIterRecord;
+
+/* The part of an iteration in which the worker neither computes nor runs
+ * codec work, only waits on the network (SPEC 6: the union of its busy
+ * intervals taken out).  Compute is one interval from `start`, codec work
+ * is serialized on the worker and lies within the iteration, so the
+ * union is compute plus the codec work after compute_end. */
+static inline CsTime cs_iter_exposed(const CsIterRecord *r) {
+  CsTime e = r->end - r->compute_end - r->codec_outside;
+  return e > 0 ? e : 0;
+}
 
 /* The codec parameters and costs of a scenario's compression section. */
 bool cs_workload_codec(const CsScenario *s, CsCodecParams *params, CsCodecCost *cost, GError **error);

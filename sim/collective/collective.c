@@ -33,6 +33,7 @@ struct CsCollEnv {
   const CsTopology *t;
   CsTime *busy_until; /* per node */
   CsTime *codec_time; /* per node */
+  CsTime *mark, *after_mark; /* per node: cs_coll_set_mark */
   uint32_t iteration;
   GArray *spans; /* CsCodecSpan, when recording */
 };
@@ -45,6 +46,8 @@ CsCollEnv *cs_coll_env_new(CsEngine *engine, CsNet *net, const CsTopology *t) {
   env->t = t;
   env->busy_until = g_new0(CsTime, t->n_nodes);
   env->codec_time = g_new0(CsTime, t->n_nodes);
+  env->mark = g_new0(CsTime, t->n_nodes);
+  env->after_mark = g_new0(CsTime, t->n_nodes);
   return env;
 }
 
@@ -54,6 +57,8 @@ void cs_coll_env_free(CsCollEnv *env) {
   g_free(env->done);
   g_free(env->busy_until);
   g_free(env->codec_time);
+  g_free(env->mark);
+  g_free(env->after_mark);
   g_free(env);
 }
 
@@ -73,6 +78,7 @@ void cs_coll_compute(CsCollEnv *env, uint32_t node, CsTime duration, CsComputeFn
   CsTime end = duration > CS_TIME_MAX - start ? CS_TIME_MAX : start + duration;
   env->busy_until[node] = end;
   env->codec_time[node] += duration;
+  if (end > env->mark[node]) env->after_mark[node] += end - MAX(start, env->mark[node]);
   if (env->spans && duration > 0) {
     CsCodecSpan sp = {node, start, end};
     g_array_append_val(env->spans, sp);
@@ -92,6 +98,8 @@ void cs_coll_compute(CsCollEnv *env, uint32_t node, CsTime duration, CsComputeFn
 }
 
 CsTime cs_coll_codec_time(const CsCollEnv *env, uint32_t node) { return env->codec_time[node]; }
+void cs_coll_set_mark(CsCollEnv *env, uint32_t node, CsTime mark) { env->mark[node] = mark; }
+CsTime cs_coll_codec_time_after_mark(const CsCollEnv *env, uint32_t node) { return env->after_mark[node]; }
 
 void cs_coll_record_spans(CsCollEnv *env, bool on) {
   if (on && !env->spans) env->spans = g_array_new(FALSE, FALSE, sizeof(CsCodecSpan));

@@ -15,7 +15,7 @@ typedef struct {
   uint32_t done;        /* buckets whose result is back */
   bool busy;            /* a bucket is being encoded or reduced */
   bool finished;
-  CsTime codec_at_start;
+  CsTime codec_at_start, outside_at_start;
   CsRng rng;
 } Worker;
 
@@ -117,6 +117,7 @@ static void finish_iteration(CsWorkload *wl, uint32_t w) {
   CsIterRecord *r = rec_of(wl, w, wk->iter);
   r->end = cs_engine_now(wl->engine);
   r->codec = cs_coll_codec_time(wl->env, wl->t->workers[w]) - wk->codec_at_start;
+  r->codec_outside = cs_coll_codec_time_after_mark(wl->env, wl->t->workers[w]) - wk->outside_at_start;
   if (wk->iter == wl->iterations) {
     wk->finished = true;
     if (++wl->workers_finished == wl->P && wl->done_fn) wl->done_fn(wl->done_ctx);
@@ -231,6 +232,9 @@ static void start_iteration(CsWorkload *wl, uint32_t w) {
     t = cs_time_add(t, last);
   }
   r->compute_end = t;
+  uint32_t node = wl->t->workers[w];
+  cs_coll_set_mark(wl->env, node, t);
+  wk->outside_at_start = cs_coll_codec_time_after_mark(wl->env, node);
   if (ws->buckets == 0 || wl->async) { /* one bucket, after compute */
     cs_engine_schedule_at(wl->engine, t, on_bucket_ready, wl, w);
     return;

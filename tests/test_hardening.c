@@ -226,9 +226,9 @@ START_TEST(hundred_thousand_hosts_refused_with_estimate) {
   const char *validate[] = {"validate", f, NULL}, *run[] = {"run", "-q", f, NULL};
   expect(validate, 2, "100000 hosts x 100001 nodes would take 18.6 GiB");
   expect(run, 2, "100000 hosts x 100001 nodes would take 18.6 GiB");
-  /* the per-iteration records: 20,000 x 1,000,000 x 56 B = 1.12e12 B = 1043.1 GiB */
+  /* the per-iteration records: 20,000 x 1,000,000 x 64 B = 1.28e12 B = 1192.1 GiB */
   const char *args[] = {"run", "-q", f, "--set", "topology.workers=20000", "--set", "workload.iterations=1000000", NULL};
-  expect(args, 2, "20000 workers x 1000000 iterations would take 1043.1 GiB");
+  expect(args, 2, "20000 workers x 1000000 iterations would take 1192.1 GiB");
 }
 END_TEST
 

@@ -12,6 +12,7 @@
 #include "commsim/codec.h"
 #include "commsim/collective.h"
 #include "commsim/csv.h"
+#include "commsim/plot.h"
 #include "commsim/rng.h"
 #include "commsim/sim.h"
 #include "commsim/workload.h"
@@ -74,7 +75,9 @@ static bool check_sizes(const CsScenario *s, GError **error) {
   if (!s->workload.present) return true;
   CsYamlNode at = {.origin = s->file, .line = s->workload.line, .col = s->workload.col};
   const CsWorkloadSpec *w = &s->workload;
-  uint64_t dbytes = !strcmp(w->dtype, "fp32") ? 4 : 2;
+  CsDtype dt = CS_DTYPE_FP32;
+  cs_dtype_parse(w->dtype, &dt, NULL); /* a name the reader checked */
+  uint64_t dbytes = (uint64_t)cs_dtype_bits(dt) / 8;
   uint64_t per_bucket = w->buckets > 0 ? MAX((uint64_t)w->buckets / dbytes, 1) : (uint64_t)w->params;
   if (per_bucket > (uint64_t)w->params) per_bucket = (uint64_t)w->params;
   if (((uint64_t)w->params + per_bucket - 1) / per_bucket > 1000000) {
@@ -845,6 +848,46 @@ static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
 #undef US_FMT
 #undef US_ARG
 
+/* The files a run writes, by trace. */
+static const struct {
+  unsigned trace;
+  const char *name;
+} run_files[] = {
+    {CS_TRACE_SUMMARY, "summary.csv"},   {CS_TRACE_ITERATIONS, "iterations.csv"}, {CS_TRACE_MESSAGES, "messages.csv"},
+    {CS_TRACE_LINKS, "links.csv"},       {CS_TRACE_PACKETS, "packets.csv"},       {CS_TRACE_TIMELINE, "timeline.json"},
+};
+
+bool cs_sim_check_output_dir(const char *dir, GError **error) {
+  if (g_file_test(dir, G_FILE_TEST_EXISTS) && !g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "%s: error: the output folder is a file", dir);
+    return false;
+  }
+  g_autofree char *sweep = g_build_filename(dir, "sweep.csv", NULL);
+  if (g_file_test(sweep, G_FILE_TEST_EXISTS)) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                "%s: error: this folder holds a sweep's results (sweep.csv); write the run elsewhere with -o DIR", dir);
+    return false;
+  }
+  return true;
+}
+
+/* What an earlier run left that this one did not rewrite. */
+static void remove_stale_outputs(CsSim *sim, const char *dir, bool wrote_iterations) {
+  unsigned tr = sim->s->output.traces;
+  for (size_t i = 0; i < G_N_ELEMENTS(run_files); i++) {
+    bool wrote = (tr & run_files[i].trace) && (run_files[i].trace != CS_TRACE_ITERATIONS || wrote_iterations);
+    if (wrote) continue;
+    g_autofree char *path = g_build_filename(dir, run_files[i].name, NULL);
+    g_unlink(path);
+  }
+  for (const char *const *stem = cs_plot_run_stems; *stem; stem++)
+    for (const char *const *ext = cs_plot_formats; *ext; ext++) {
+      g_autofree char *name = g_strdup_printf("%s.%s", *stem, *ext);
+      g_autofree char *path = g_build_filename(dir, name, NULL);
+      g_unlink(path);
+    }
+}
+
 bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error) {
   unsigned tr = sim->s->output.traces;
   if (sim->links_csv) {
@@ -863,5 +906,6 @@ bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error) {
   if ((tr & CS_TRACE_MESSAGES) && !write_messages(sim, dir, error)) return false;
   /* last: a sweep takes a folder with a summary.csv as a complete point */
   if ((tr & CS_TRACE_SUMMARY) && !write_summary(sim, dir, error)) return false;
+  remove_stale_outputs(sim, dir, sim->wl != NULL);
   return true;
 }

@@ -110,10 +110,66 @@ START_TEST(test_run_errors) {
   ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", "/proc/commsim/x", NULL}, &out, &err), 1);
   ck_assert_ptr_nonnull(strstr(err, "/proc/commsim/x: error: cannot create the output folder:"));
   g_free(out), g_free(err);
+  /* --seed is --set seed=: one parser, one range (0 to 2^64-1) */
   ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "--seed", "-5", NULL}, &out, &err), 2);
+  ck_assert_str_eq(err, "--set seed=-5: error: seed: '-5' is not a whole number from 0 to 2^64-1\n");
   g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "--seed", "-1", NULL}, &out, &err), 2);
+  g_free(out), g_free(err);
+  g_autofree char *d1 = g_dir_make_tmp("commsim-run-XXXXXX", NULL), *d2 = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", d1, "--seed", "18446744073709551615", NULL},
+                               &out, &err), 0);
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", d2, "--set", "seed=18446744073709551615", NULL},
+                               &out, &err), 0);
+  g_free(out), g_free(err);
+  g_autofree char *m1 = slurp(d1, "messages.csv"), *m2 = slurp(d2, "messages.csv");
+  ck_assert_str_eq(m1, m2);
+  /* an empty output folder name is bad usage */
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", "", NULL}, &out, &err), 2);
+  ck_assert_str_eq(err, "commsim run: -o: the output folder's name is empty\n");
+  g_free(out), g_free(err);
+  rm_rf(d1);
+  rm_rf(d2);
   ck_assert_int_eq(run_commsim((const char *const[]){"run", NULL}, &out, &err), 2);
   g_free(out), g_free(err);
+  g_unlink(f);
+}
+END_TEST
+
+/* A folder holds one run's files: what an earlier run wrote and this one
+ * does not (a trace no longer asked for, plots) is removed; a sweep's
+ * folder is refused.  A file with a sweep: says that run simulates its
+ * base point only. */
+START_TEST(test_run_output_folder) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1KB}]\n"
+                                  "output: {traces: [summary, messages, links, timeline]}\n"
+                                  "sweep: {defaults.bandwidth: [1Gbps, 10Gbps]}\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", dir, NULL}, &out, &err), 0);
+  ck_assert_ptr_nonnull(strstr(err, "note: the scenario has a sweep: of 2 points; run simulates its base point only"));
+  g_free(out), g_free(err);
+  g_autofree char *png = g_build_filename(dir, "queues.png", NULL);
+  ck_assert(g_file_set_contents(png, "an old plot", -1, NULL));
+  g_autofree char *tl = g_build_filename(dir, "timeline.json", NULL);
+  ck_assert(g_file_test(tl, G_FILE_TEST_EXISTS));
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", dir, "--set", "output.traces=[summary]", NULL},
+                               &out, &err), 0);
+  g_free(out), g_free(err);
+  ck_assert(!g_file_test(tl, G_FILE_TEST_EXISTS));
+  ck_assert(!g_file_test(png, G_FILE_TEST_EXISTS));
+  g_autofree char *msg = g_build_filename(dir, "messages.csv", NULL);
+  ck_assert(!g_file_test(msg, G_FILE_TEST_EXISTS));
+  g_autofree char *sum = slurp(dir, "summary.csv");
+  ck_assert_ptr_nonnull(sum);
+  /* a sweep's folder */
+  g_autofree char *sweep = g_build_filename(dir, "sweep.csv", NULL);
+  ck_assert(g_file_set_contents(sweep, "x\r\n", -1, NULL));
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", dir, NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "error: this folder holds a sweep's results (sweep.csv)"));
+  g_free(out), g_free(err);
+  rm_rf(dir);
   g_unlink(f);
 }
 END_TEST
@@ -126,6 +182,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_example);
   tcase_add_test(tc, test_run_dead_link_exits_1);
   tcase_add_test(tc, test_run_errors);
+  tcase_add_test(tc, test_run_output_folder);
   suite_add_tcase(s, tc);
   return s;
 }

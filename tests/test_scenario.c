@@ -7,6 +7,7 @@
 
 #include <check.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -100,6 +101,33 @@ START_TEST(test_usage_errors) {
   g_free(out), g_free(err);
   ck_assert_int_eq(run_commsim((const char *const[]){"nosuch", NULL}, &out, &err), 2);
   g_free(out), g_free(err);
+  /* not a file: refused at once (validate /dev/zero once read for ever) */
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", "/dev/zero", NULL}, &out, &err), 2);
+  ck_assert_str_eq(err, "/dev/zero: error: is a character device, not a scenario file\n");
+  g_free(out), g_free(err);
+  /* more than 64 MiB: refused by its size, unread */
+  g_autofree char *big = NULL;
+  int fd = g_file_open_tmp("commsim-big-XXXXXX.yaml", &big, NULL);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, (off_t)65 << 20), 0);
+  close(fd);
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", big, NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "error: 68157440 bytes: larger than 64 MiB, which no scenario needs"));
+  g_free(out), g_free(err);
+  g_unlink(big);
+}
+END_TEST
+
+/* Values the docs allow: a ratio as a percentage, fp64 gradients. */
+START_TEST(test_documented_values) {
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(
+      "topology: {type: star, workers: 4}\nworkload: {params: 1M, dtype: fp64, collective: allgather,\n"
+      "  compression: {method: topk, ratio: 1%}}\n",
+      "v.yaml", NULL, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  ck_assert_double_eq(s->workload.compression.ratio, 0.01);
+  ck_assert_str_eq(s->workload.dtype, "fp64");
 }
 END_TEST
 
@@ -277,6 +305,7 @@ static Suite *scenario_suite(void) {
   tcase_add_test(tc, test_examples_validate);
   tcase_add_test(tc, test_usage_errors);
   tcase_add_test(tc, test_defaults);
+  tcase_add_test(tc, test_documented_values);
   tcase_add_test(tc, test_link_overrides);
   tcase_add_test(tc, test_set_overrides);
   tcase_add_test(tc, test_yaml_features);

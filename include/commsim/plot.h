@@ -12,6 +12,12 @@
 
 #include <glib.h>
 
+/* The names (without extension) of the plots of a run folder, and the
+ * extensions each is drawn in; NULL-terminated.  A new run into a folder
+ * removes these: they would show the previous run. */
+extern const char *const cs_plot_run_stems[];
+extern const char *const cs_plot_formats[];
+
 /* Draw what the folder's files allow; returns the PNG names written (to
  * free), or NULL with an error (gnuplot missing: the message says how to
  * install it). */

@@ -211,6 +211,10 @@ CsScenario *cs_scenario_from_yaml(CsYamlDoc *doc, const char *path, GError **err
 void cs_scenario_free(CsScenario *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsScenario, cs_scenario_free)
 
+/* A tree's uplink: host bandwidth * hosts_per_leaf / oversubscription, to
+ * the bit/s; -1 when that is below 1 bit/s or beyond int64. */
+int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double oversubscription);
+
 const char *cs_role_name(CsRole role);
 const char *cs_topo_type_name(CsTopoType type);
 const char *cs_collective_name(CsCollective c);

@@ -105,9 +105,16 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim);
  * real kernel, on a normal gradient of the run's seed (up to 1M elements). */
 double cs_sim_codec_nmse(const CsScenario *s, GError **error);
 
+/* Whether `dir` may take a run's files: not a sweep's folder (sweep.csv),
+ * not a file.  False with an error naming it. */
+bool cs_sim_check_output_dir(const char *dir, GError **error);
+
 /* Write the output files the scenario asks for (iterations.csv with a
  * workload, messages.csv, timeline.json, and summary.csv last) into `dir`,
- * and put the streamed traces (links.csv, packets.csv) in place. */
+ * and put the streamed traces (links.csv, packets.csv) in place.  Then the
+ * files of an earlier run that this one did not write (a trace no longer
+ * asked for, plots of the earlier results) are removed, so that the folder
+ * holds one run's files. */
 bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error);
 
 #endif

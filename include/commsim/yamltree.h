@@ -21,7 +21,8 @@ typedef struct CsYamlNode CsYamlNode;
 struct CsYamlNode {
   CsYamlKind kind;
   const char *origin; /* file name, or the "--set K=V" text; owned by the doc */
-  int line, col;      /* 1-based; 0 when the node came from --set */
+  int line, col;      /* 1-based; 0 when the node came from --set; an alias's copy: the alias */
+  int anchor_line, anchor_col; /* a copy made for an alias: where the original is; else 0 */
   char *text;         /* SCALAR: the value */
   bool plain;         /* SCALAR: unquoted (so an empty plain scalar is "no value") */
   GPtrArray *keys;    /* MAP: key scalars (CsYamlNode *), in file order */
@@ -38,6 +39,9 @@ typedef enum {
   CS_SCENARIO_ERROR_INTERNAL,    /* a broken invariant: a bug */
   CS_SCENARIO_ERROR_INTERRUPTED, /* stopped by a signal (SIGINT, SIGTERM) */
 } CsScenarioError;
+
+/* The largest scenario file read: anything longer is not a scenario. */
+#define CS_YAML_MAX_FILE_BYTES (64 << 20)
 
 /* The most nodes that aliases may add to a document. */
 #define CS_YAML_MAX_ALIAS_NODES 100000
@@ -67,7 +71,9 @@ bool cs_yaml_map_remove(CsYamlNode *map, const char *key);
 CsYamlNode *cs_yaml_lookup(CsYamlNode *root, const char *path);
 
 /* Set `error` to "ORIGIN:LINE:COL: error: MESSAGE" (or "ORIGIN: error:
- * MESSAGE" without a line) for a problem at `node`. */
+ * MESSAGE" without a line) for a problem at `node`; a node that an alias
+ * brought is located at the alias, and the message says where its anchor
+ * is. */
 void cs_yaml_error(GError **error, const CsYamlNode *node, const char *fmt, ...)
     G_GNUC_PRINTF(3, 4);
 /* What kind of node it is, for messages: "a map", "a list", "a value". */

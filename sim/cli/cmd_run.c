@@ -154,13 +154,12 @@ static void show_progress(void *ctx, CsTime now, uint64_t events, double done) {
 
 int cs_cmd_run(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
-  g_autofree char *outdir = NULL;
-  gint64 seed = -1;
+  g_autofree char *outdir = NULL, *seed = NULL;
   gboolean quiet = FALSE, check = FALSE, reproducible = FALSE;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "Write the CSV files to DIR (default: output.dir)", "DIR"},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scalar by its dotted key", "KEY=VALUE"},
-      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Override the scenario's seed", "N"},
+      {"seed", 0, 0, G_OPTION_ARG_STRING, &seed, "Override the scenario's seed (as --set seed=N)", "N"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary, only errors", NULL},
       {"check", 0, 0, G_OPTION_ARG_NONE, &check,
        "Check the expensive invariants (queues recomputed, packets on wires) every 1024 events", NULL},
@@ -184,16 +183,14 @@ int cs_cmd_run(int argc, char **argv) {
     fprintf(stderr, "commsim run: expected one scenario file (see 'commsim run --help')\n");
     return CS_EXIT_USAGE;
   }
+  if (outdir && !*outdir) {
+    fprintf(stderr, "commsim run: -o: the output folder's name is empty\n");
+    return CS_EXIT_USAGE;
+  }
   GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
   for (char **s = sets; s && *s; s++) g_ptr_array_add(all, g_strdup(*s));
-  if (seed != -1) {
-    if (seed < 0) {
-      fprintf(stderr, "commsim run: --seed must be 0 or more\n");
-      g_ptr_array_free(all, TRUE);
-      return CS_EXIT_USAGE;
-    }
-    g_ptr_array_add(all, g_strdup_printf("seed=%" G_GINT64_FORMAT, seed));
-  }
+  /* one parser and one range for the seed: the scenario's */
+  if (seed) g_ptr_array_add(all, g_strdup_printf("seed=%s", seed));
   g_ptr_array_add(all, NULL);
   g_autoptr(CsScenario) s = cs_scenario_load(argv[1], (const char *const *)all->pdata, &error);
   g_ptr_array_free(all, TRUE);
@@ -207,6 +204,16 @@ int cs_cmd_run(int argc, char **argv) {
     return CS_EXIT_USAGE;
   }
   const char *dir = outdir ? outdir : s->output.dir;
+  if (s->sweep->len && !quiet) {
+    uint64_t points = 1;
+    for (guint i = 0; i < s->sweep->len; i++) points *= g_array_index(s->sweep, CsSweepAxis, i).values->len;
+    fprintf(stderr, "%s: note: the scenario has a sweep: of %" G_GUINT64_FORMAT " %s; run simulates its base point only (commsim sweep runs every point)\n",
+            s->file, points, points == 1 ? "point" : "points");
+  }
+  if (!cs_sim_check_output_dir(dir, &error)) {
+    fprintf(stderr, "%s\n", error->message);
+    return CS_EXIT_USAGE;
+  }
   cs_sim_set_output_dir(sim, dir);
   /* progress on a terminal only: never in files, never with -q */
   Progress progress = {g_get_monotonic_time(), 0, false};

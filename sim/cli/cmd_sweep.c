@@ -41,6 +41,10 @@ int cs_cmd_sweep(int argc, char **argv) {
     fprintf(stderr, "commsim sweep: %s\n", error->message);
     return CS_EXIT_USAGE;
   }
+  if (outdir && !*outdir) {
+    fprintf(stderr, "commsim sweep: -o: the output folder's name is empty\n");
+    return CS_EXIT_USAGE;
+  }
   if (merge) {
     if (argc < 2) {
       fprintf(stderr, "commsim sweep --merge: expected the shards' folders\n");

@@ -17,6 +17,9 @@
 #include "commsim/units.h"
 #include "commsim/yamltree.h"
 
+const char *const cs_plot_run_stems[] = {"iteration", "utilization", "queues", "messages_cdf", NULL};
+const char *const cs_plot_formats[] = {"png", "pdf", NULL};
+
 typedef struct {
   GPtrArray *header; /* char * */
   GPtrArray *rows;   /* GPtrArray of char * */

@@ -28,7 +28,7 @@ static const char *const protocol_names[] = {"fixed", "reno", "dctcp", NULL};
 static const char *const collective_names[] = {"ps", "ring", "tree", "halving-doubling",
                                                "allgather", NULL};
 static const char *const pattern_names[] = {"cbr", "poisson", "onoff", NULL};
-static const char *const dtype_names[] = {"fp32", "fp16", "bf16", NULL};
+static const char *const dtype_names[] = {"fp32", "fp16", "bf16", "fp64", NULL};
 static const char *const method_names[] = {"none",   "fp16", "bf16", "uniform", "stochastic",
                                            "topk",   "randk", "sign", "terngrad", NULL};
 static const char *const trace_names[] = {"summary", "iterations", "messages",
@@ -36,6 +36,12 @@ static const char *const trace_names[] = {"summary", "iterations", "messages",
 static const char *const loss_model_names[] = {"bernoulli", "gilbert-elliott", NULL};
 
 const char *cs_role_name(CsRole r) { return role_names[r]; }
+
+int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double oversubscription) {
+  double up = (double)host_bps * (double)hosts_per_leaf / oversubscription;
+  if (!(up >= 0.5) || up >= 9.2e18) return -1; /* below 1 bit/s once rounded, or past int64 */
+  return (int64_t)(up + 0.5);
+}
 const char *cs_topo_type_name(CsTopoType t) { return topo_names[t]; }
 const char *cs_collective_name(CsCollective c) { return collective_names[c]; }
 const char *cs_protocol_name(CsProtocol p) { return protocol_names[p]; }
@@ -469,8 +475,16 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
       FAIL_AT(at(v, "hosts_per_leaf"), "topology.hosts_per_leaf must be at least 1");
     if (t->leaves > 1000000 || t->hosts_per_leaf > 1000000 / t->leaves) /* before multiplying */
       FAIL_AT(at(v, "hosts_per_leaf"), "topology: more than 1,000,000 hosts is beyond what commsim simulates");
-    if (!(t->oversubscription > 0))
-      FAIL_AT(at(v, "oversubscription"), "topology.oversubscription must be larger than 0");
+    if (!(t->oversubscription > 0) || !isfinite(t->oversubscription))
+      FAIL_AT(at(v, "oversubscription"), "topology.oversubscription must be a number larger than 0");
+    if (cs_tree_uplink_bps(s->defaults.bandwidth, t->hosts_per_leaf, t->oversubscription) < 0) {
+      double up = (double)s->defaults.bandwidth * (double)t->hosts_per_leaf / t->oversubscription;
+      FAIL_AT(at(v, "oversubscription"),
+              "topology.oversubscription: %g gives leaf uplinks of %.4g bit/s (%" G_GINT64_FORMAT
+              " bit/s x %" G_GINT64_FORMAT " hosts / %g): a bandwidth must lie from 1 bit/s to %.4g bit/s",
+              t->oversubscription, up, (gint64)s->defaults.bandwidth, (gint64)t->hosts_per_leaf,
+              t->oversubscription, (double)INT64_MAX);
+    }
   }
   if (t->workers > 1000000 || t->servers > 1000000) /* before adding them */
     FAIL_AT(t->workers > 1000000 ? at(v, "workers") : at(v, "servers"),
@@ -658,6 +672,12 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
       CsYamlNode *n = sv->items->pdata[i];
       const char *t = scalar_text(n, "workload.servers[]", error);
       if (!t) return false;
+      for (guint j = 0; j < w->servers->len; j++) {
+        const CsNameRef *prev = &g_array_index(w->servers, CsNameRef, j);
+        if (!strcmp(prev->name, t))
+          FAIL_AT(n, "workload.servers: '%s' is listed twice (first at line %d): each server holds one shard", t,
+                  prev->line);
+      }
       CsNameRef r = {g_strdup(t), n->line, n->col};
       g_array_append_val(w->servers, r);
     }
@@ -671,7 +691,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
       return false;
     int method = 0;
     if (!get_enum(cv, C, "method", "compression method", method_names, &method, error) ||
-        !get_count(cv, C, "bits", &c->bits, error) || !get_real(cv, C, "ratio", &c->ratio, error) ||
+        !get_count(cv, C, "bits", &c->bits, error) || !get_prob(cv, C, "ratio", &c->ratio, error) ||
         !get_count(cv, C, "index_bits", &c->index_bits, error) ||
         !get_count(cv, C, "bucket", &c->bucket, error) ||
         !get_bool(cv, C, "error_feedback", &c->error_feedback, error) ||

@@ -1,9 +1,12 @@
 /* yamltree.c - libyaml events to a tree of located nodes. */
 #include "config.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "commsim/yamltree.h"
@@ -55,12 +58,25 @@ static CsYamlNode *node_copy(const CsYamlNode *n, GStringChunk *origins) {
                            n->line, n->col);
   c->text = g_strdup(n->text);
   c->plain = n->plain;
+  c->anchor_line = n->anchor_line;
+  c->anchor_col = n->anchor_col;
   if (n->keys)
     for (guint i = 0; i < n->keys->len; i++) g_ptr_array_add(c->keys, node_copy(n->keys->pdata[i], origins));
   if (n->items)
     for (guint i = 0; i < n->items->len; i++)
       g_ptr_array_add(c->items, node_copy(n->items->pdata[i], origins));
   return c;
+}
+
+/* A copy an alias brought: it is where the alias is, from where the anchor is. */
+static void relocate(CsYamlNode *n, int line, int col) {
+  if (n->anchor_line == 0) n->anchor_line = n->line, n->anchor_col = n->col;
+  n->line = line;
+  n->col = col;
+  if (n->keys)
+    for (guint i = 0; i < n->keys->len; i++) relocate(n->keys->pdata[i], line, col);
+  if (n->items)
+    for (guint i = 0; i < n->items->len; i++) relocate(n->items->pdata[i], line, col);
 }
 
 const char *cs_yaml_kind_name(CsYamlKind kind) {
@@ -76,7 +92,11 @@ void cs_yaml_error(GError **error, const CsYamlNode *node, const char *fmt, ...)
   va_start(ap, fmt);
   g_autofree char *msg = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  if (node && node->line > 0)
+  if (node && node->line > 0 && node->anchor_line > 0)
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                "%s:%d:%d: error: %s (the value comes through this alias from line %d, column %d)", node->origin,
+                node->line, node->col, msg, node->anchor_line, node->anchor_col);
+  else if (node && node->line > 0)
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "%s:%d:%d: error: %s",
                 node->origin, node->line, node->col, msg);
   else if (node)
@@ -253,6 +273,13 @@ CsYamlDoc *cs_yaml_load_string(const char *text, gsize len, const char *name, GE
       }
       break;
     case YAML_SCALAR_EVENT: {
+      if (memchr(ev.data.scalar.value, '\0', ev.data.scalar.length)) {
+        /* a "\0" escape: C strings would end there and the rest vanish */
+        CsYamlNode where = {.origin = origin, .line = line, .col = col};
+        cs_yaml_error(error, &where, "a NUL character (\\0) in a value is refused");
+        ok = false;
+        break;
+      }
       CsYamlNode *n = node_new(CS_YAML_SCALAR, origin, line, col);
       n->text = g_strndup((const char *)ev.data.scalar.value, ev.data.scalar.length);
       n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
@@ -304,7 +331,9 @@ CsYamlDoc *cs_yaml_load_string(const char *text, gsize len, const char *name, GE
         break;
       }
       b.alias_nodes += add;
-      ok = attach(&b, node_copy(target, NULL), error);
+      CsYamlNode *copy = node_copy(target, NULL);
+      relocate(copy, line, col);
+      ok = attach(&b, copy, error);
       break;
     }
     default: break;
@@ -338,22 +367,60 @@ CsYamlDoc *cs_yaml_load_string(const char *text, gsize len, const char *name, GE
   return doc;
 }
 
+/* A scenario is a small text file: refuse what is not a file (a
+ * directory, a device such as /dev/zero, a socket) and anything beyond
+ * CS_YAML_MAX_FILE_BYTES, reading at most that much (a pipe is fine). */
 CsYamlDoc *cs_yaml_load_file(const char *path, GError **error) {
-  g_autofree char *text = NULL;
-  gsize len = 0;
-  GError *io = NULL;
-  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+  GStatBuf st;
+  if (g_stat(path, &st) != 0) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot read: %s", path, g_strerror(errno));
+    return NULL;
+  }
+  const char *not = S_ISDIR(st.st_mode)    ? "is a directory"
+                    : S_ISCHR(st.st_mode)  ? "is a character device"
+                    : S_ISBLK(st.st_mode)  ? "is a block device"
+                    : S_ISSOCK(st.st_mode) ? "is a socket"
+                                           : NULL;
+  if (not) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: %s, not a scenario file", path, not);
+    return NULL;
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > CS_YAML_MAX_FILE_BYTES) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO,
-                "%s: error: is a directory, not a scenario file", path);
+                "%s: error: %lld bytes: larger than %d MiB, which no scenario needs (is it the right file?)", path,
+                (long long)st.st_size, CS_YAML_MAX_FILE_BYTES >> 20);
     return NULL;
   }
-  if (!g_file_get_contents(path, &text, &len, &io)) {
-    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot read: %s", path,
-                io->message);
-    g_error_free(io);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot read: %s", path, g_strerror(errno));
     return NULL;
   }
-  return cs_yaml_load_string(text, len, path, error);
+  GString *text = g_string_new(NULL);
+  char buf[65536];
+  size_t n;
+  bool too_big = false;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    g_string_append_len(text, buf, (gssize)n);
+    if (text->len > CS_YAML_MAX_FILE_BYTES) {
+      too_big = true;
+      break;
+    }
+  }
+  bool failed = ferror(f);
+  int err = errno;
+  fclose(f);
+  CsYamlDoc *doc = NULL;
+  if (failed)
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot read: %s", path, g_strerror(err));
+  else if (too_big)
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO,
+                "%s: error: more than %d MiB: larger than any scenario needs (is it the right file?)", path,
+                CS_YAML_MAX_FILE_BYTES >> 20);
+  else
+    doc = cs_yaml_load_string(text->str, text->len, path, error);
+  g_string_free(text, TRUE);
+  return doc;
 }
 
 void cs_yaml_doc_free(CsYamlDoc *doc) {

@@ -131,9 +131,7 @@ static int64_t generate(Builder *b, const CsScenario *s) {
     uint32_t h0 = add_hosts(b, H, t->workers, t->servers);
     uint32_t root = add_switch(b, &sw);
     CsLinkSpec up = *d;
-    /* uplink = host bandwidth * hosts_per_leaf / oversubscription, to the bit/s */
-    double upbw = (double)bw * (double)n / t->oversubscription;
-    up.bandwidth = upbw < 1 ? 1 : (int64_t)(upbw + 0.5);
+    up.bandwidth = cs_tree_uplink_bps(bw, n, t->oversubscription); /* in range: checked at load */
     for (int64_t l = 0; l < L; l++) {
       uint32_t leaf = add_switch(b, &sw);
       add_link(b, leaf, root, &up);
@@ -376,19 +374,35 @@ CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
     cs_topology_free(t);
     return NULL;
   }
-  for (uint32_t h = 0; h < t->n_hosts; h++) {
-    const CsNode *n = &t->nodes[t->hosts[h]];
-    if (n->n_ports == 0 && t->n_hosts > 1) {
-      const CsNodeSpec *decl = NULL;
-      for (guint i = 0; i < s->topology.nodes->len; i++)
-        if (strcmp(g_array_index(s->topology.nodes, CsNodeSpec, i).name, n->name) == 0)
-          decl = &g_array_index(s->topology.nodes, CsNodeSpec, i);
-      CsYamlNode at = {.origin = s->file, .line = decl ? decl->line : 0, .col = decl ? decl->col : 0};
-      cs_yaml_error(error, &at, "host '%s' has no link", n->name);
-      cs_topology_free(t);
-      return NULL;
-    }
+  /* every host reaches every other: a breadth-first walk from the first */
+  uint8_t *seen = g_new0(uint8_t, t->n_nodes);
+  uint32_t *queue = g_new(uint32_t, t->n_nodes), head = 0, tail = 0;
+  seen[t->hosts[0]] = 1;
+  queue[tail++] = t->hosts[0];
+  while (head < tail) {
+    const CsNode *n = &t->nodes[queue[head++]];
+    for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++)
+      if (!seen[t->ports[p].peer]) seen[t->ports[p].peer] = 1, queue[tail++] = t->ports[p].peer;
   }
+  g_free(queue);
+  for (uint32_t h = 1; h < t->n_hosts; h++) {
+    const CsNode *n = &t->nodes[t->hosts[h]];
+    if (seen[t->hosts[h]]) continue;
+    const CsNodeSpec *decl = NULL;
+    for (guint i = 0; i < s->topology.nodes->len; i++)
+      if (strcmp(g_array_index(s->topology.nodes, CsNodeSpec, i).name, n->name) == 0)
+        decl = &g_array_index(s->topology.nodes, CsNodeSpec, i);
+    CsYamlNode at = {.origin = s->file, .line = decl ? decl->line : 0, .col = decl ? decl->col : 0};
+    if (n->n_ports == 0)
+      cs_yaml_error(error, &at, "host '%s' has no link", n->name);
+    else
+      cs_yaml_error(error, &at, "no path between %s and %s: the network is in pieces (no chain of links joins them)",
+                    t->nodes[t->hosts[0]].name, n->name);
+    g_free(seen);
+    cs_topology_free(t);
+    return NULL;
+  }
+  g_free(seen);
   if (!check_scenario_names(t, s, error)) {
     cs_topology_free(t);
     return NULL;

@@ -3,6 +3,8 @@
  * incast, bucket overlap, codec sizes and costs, determinism. */
 #include "config.h"
 
+#include "testutil.h"
+
 #include <check.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -11,6 +13,8 @@
 #include <string.h>
 
 #include "commsim/model.h"
+#include "commsim/routing.h"
+#include "commsim/topology.h"
 #include "commsim/sim.h"
 
 typedef struct {
@@ -143,6 +147,94 @@ START_TEST(test_incast) {
   ck_assert_double_gt(m.comm_s, 2 * 8 * 4e6 * 8 / 1e10); /* at least P n / B each way */
   cs_model_clear(&m);
   done(&big);
+}
+END_TEST
+
+/* 3b. The model on the real routes (ASTRA-sim's analytical backend's
+ * rule: a step is as long as its busiest link direction needs). */
+static CsModel model_of(const char *yaml, const char *const *sets) {
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(yaml, "model.yaml", sets, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  g_autoptr(CsTopology) t = cs_topology_build(s, &e);
+  ck_assert_msg(t != NULL, "%s", e ? e->message : "");
+  g_autoptr(CsRoutes) r = cs_routes_build(t, s->routing, &e);
+  CsModel m;
+  ck_assert_msg(cs_model_estimate(s, t, r, &m, &e), "%s", e ? e->message : "");
+  return m;
+}
+
+START_TEST(test_model_routes) {
+  /* A ring on a k = 4 fat-tree (2 hosts per edge switch, 4 per pod):
+   * r -> r+1 stays on its edge switch for even r (8 pairs, 2 hops), stays
+   * in its pod for r = 1, 5, 9, 13 (4 hops), crosses pods for r = 3, 7,
+   * 11, 15 (6 hops): 56 / 16 = 3.5 hops, not the 2 of one neighbour pair. */
+  CsModel m = model_of("topology: {type: fat-tree, k: 4}\nworkload: {params: 1M, buckets: 0, collective: ring}\n", NULL);
+  ck_assert_double_eq_tol(m.hops_mean, 3.5, 1e-12);
+  cs_model_clear(&m);
+
+  /* ps on a 2-leaf tree, 4 hosts per leaf: w0..w3 on leaf sw1, w4..w6 and
+   * ps0 on leaf sw2.  1M fp32 = 4,000,000 B in 2774 packets = 4,160,892 B
+   * on the wire.  Pushes: sw2->ps0 carries 7 of them at 10 Gbps (23.3 ms);
+   * leaf sw1's uplink carries 4, at 10 Gbps * 4 / oversubscription: with
+   * 8:1 (5 Gbps) 16,643,568 B take 26.6297088 ms and bound the step; with
+   * 1:1 (40 Gbps) the server's link does. */
+  const char *tree = "topology: {type: tree, leaves: 2, hosts_per_leaf: 4, servers: 1}\n"
+                     "workload: {params: 1M, buckets: 0, collective: ps, compute: 0,\n"
+                     "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}}\n";
+  CsModel a = model_of(tree, NULL), b = model_of(tree, (const char *const[]){"topology.oversubscription=8", NULL});
+  const CsModelStep *pa = &g_array_index(a.steps, CsModelStep, 0), *pb = &g_array_index(b.steps, CsModelStep, 0);
+  ck_assert_str_eq(pa->label, "push to ps0 (every worker)");
+  ck_assert_double_eq_tol(pa->bound_s, 7 * 4160892 * 8 / 1e10, 1e-12);
+  ck_assert_double_eq_tol(pb->bound_s, 4 * 4160892 * 8 / 5e9, 1e-12);
+  ck_assert_double_eq_tol(pb->bound_bytes, 4 * 4160892, 1e-6);
+  g_autoptr(CsScenario) s8 = cs_scenario_load_string(tree, "t.yaml", (const char *const[]){"topology.oversubscription=8", NULL}, NULL);
+  g_autoptr(CsTopology) t8 = cs_topology_build(s8, NULL);
+  const CsLink *l = &t8->links[pb->link];
+  ck_assert_str_eq(t8->nodes[pb->dir ? l->b : l->a].name, "sw1");
+  ck_assert_str_eq(t8->nodes[pb->dir ? l->a : l->b].name, "sw0");
+  ck_assert_double_gt(b.iter_overlap_s, a.iter_overlap_s * 1.1); /* the oversubscription shows */
+  /* and the simulation's last worker agrees within 1 % on an idle network
+   * (a window and a buffer that never limit, no spurious timeout) */
+  const char *idle[] = {"topology.oversubscription=8", "transport.protocol=fixed", "transport.window=100000pkt",
+                        "defaults.buffer=1GB", "transport.min_rto=10s", "transport.initial_rto=10s",
+                        "workload.iterations=1", NULL};
+  Run r = run(tree, idle);
+  double sim = (double)last_end(&r) * 1e-12;
+  CsModel c = model_of(tree, idle);
+  ck_assert_msg(fabs(c.iter_last_s - sim) <= 0.01 * sim, "model %.6f s, simulation %.6f s", c.iter_last_s, sim);
+  done(&r);
+  cs_model_clear(&a);
+  cs_model_clear(&b);
+  cs_model_clear(&c);
+}
+END_TEST
+
+/* 3c. ps as the shipped examples run it (reno, incast, buckets): the
+ * model leaves out drops and retransmissions, so it may be faster than
+ * the simulation but never slower (it was: 1.43 s against 1.13 s for
+ * star.yaml, by serializing push and pull and charging the servers' sums
+ * to the workers' codec time). */
+START_TEST(test_model_ps_not_slower) {
+  const char *files[] = {"star.yaml", "resnet50-ps.yaml"};
+  for (int i = 0; i < 2; i++) {
+    g_autofree char *path = g_build_filename(test_srcdir(), "topologies", files[i], NULL);
+    g_autofree char *text = NULL;
+    ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+    const char *sets[] = {"workload.iterations=3", "workload.warmup=1", NULL};
+    Run r = run(text, sets);
+    const CsSummary *sum = cs_sim_summary(r.sim);
+    CsModel m = model_of(text, sets);
+    ck_assert_msg(m.iter_overlap_s <= sum->iter_mean_s, "%s: model %.6f s, simulation %.6f s", files[i], m.iter_overlap_s,
+                  sum->iter_mean_s);
+    ck_assert_double_gt(m.iter_overlap_s, 0.75 * sum->iter_mean_s);
+    /* method none: no codec work on the workers, in both; the servers' sums are reported apart */
+    ck_assert_double_eq(sum->codec_s, 0);
+    ck_assert_double_eq(m.codec_s, 0);
+    ck_assert_double_gt(m.server_s, 0);
+    cs_model_clear(&m);
+    done(&r);
+  }
 }
 END_TEST
 
@@ -287,10 +379,10 @@ START_TEST(test_async_ps) {
 END_TEST
 
 /* 6. Same scenario and seed: byte-identical CSV files (wall_s aside). */
-static char *slurp(const char *dir, const char *name) {
+static char *slurp_and_remove(const char *dir, const char *name) {
+  char *text = slurp(dir, name);
+  ck_assert_ptr_nonnull(text);
   g_autofree char *p = g_build_filename(dir, name, NULL);
-  char *text = NULL;
-  ck_assert(g_file_get_contents(p, &text, NULL, NULL));
   g_unlink(p);
   return text;
 }
@@ -319,9 +411,9 @@ START_TEST(test_deterministic_outputs) {
     Run r = run(y, NULL);
     GError *e = NULL;
     ck_assert(cs_sim_write_outputs(r.sim, dir, &e));
-    files[k][0] = slurp(dir, "summary.csv");
-    files[k][1] = slurp(dir, "iterations.csv");
-    files[k][2] = slurp(dir, "messages.csv");
+    files[k][0] = slurp_and_remove(dir, "summary.csv");
+    files[k][1] = slurp_and_remove(dir, "iterations.csv");
+    files[k][2] = slurp_and_remove(dir, "messages.csv");
     drop_wall(files[k][0]);
     g_rmdir(dir);
     done(&r);
@@ -366,6 +458,8 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_lecture);
   tcase_add_test(tc, test_closed_forms);
   tcase_add_test(tc, test_incast);
+  tcase_add_test(tc, test_model_routes);
+  tcase_add_test(tc, test_model_ps_not_slower);
   tcase_add_test(tc, test_bucket_overlap);
   tcase_add_test(tc, test_exposed_comm);
   tcase_add_test(tc, test_codec_sizes_and_costs);

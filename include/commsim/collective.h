@@ -74,6 +74,26 @@ typedef struct {
   bool pull;       /* ps: send the sum back */
 } CsCollSpec;
 
+/* What an operation does, without running it: each participant's steps
+ * (workers 0..P-1 by rank, then the ps servers).  A step sends one
+ * message (or none), waits for one (or none), then computes. */
+typedef struct {
+  int32_t send_to;     /* participant, or -1 */
+  int32_t recv_from;   /* participant, or -1; the k-th message from a sender fills the k-th step that waits for it */
+  uint64_t send_bytes;
+  CsTime compute;      /* after the message arrived */
+  bool wait_delivered; /* the step ends when its own message has arrived (tree rounds) */
+  bool rendezvous;     /* its message may leave only once this step is reached (tree) */
+} CsCollStep;
+
+typedef struct {
+  uint32_t n_parts;
+  GArray **steps; /* per participant: CsCollStep */
+} CsCollPlan;
+
+CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec);
+void cs_coll_plan_free(CsCollPlan *plan);
+
 typedef struct CsCollOp CsCollOp;
 /* Worker `rank` has its result (decoded and ready to apply). */
 typedef void (*CsCollDoneFn)(void *ctx, uint32_t rank);

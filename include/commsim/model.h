@@ -1,17 +1,30 @@
-/* model.h - the closed-form (alpha-beta) cost of a scenario's collective,
- * the formula `commsim model` prints beside the simulation's numbers.
+/* model.h - the closed-form estimate of a scenario's training iteration,
+ * what `commsim model` prints beside the simulation's numbers.
  *
- * Hockney's model per message, alpha + beta * bytes, with the collective
- * formulas of Thakur, Rabenseifner and Gropp (2005), made exact for an idle
- * network of store-and-forward links by its packetization terms: a message
- * of m payload bytes in N packets crosses h hops in
- *   T(m) = sum(L) + 8 * (m + N * header [+ N * ack]) / B + (h - 1) * 8 * S_last / B
- * where B is the path's bandwidth, S_last the last packet on the wire, and
- * the ACK term counts the acknowledgements that share the sender's link
- * when every worker sends and receives at once (ring, halving-doubling,
- * allgather).  Codec costs are added per step as the simulation charges
- * them.  What this leaves out is what the simulation adds: congestion,
- * loss, windows, queues and stragglers.
+ * A collective is a sequence of steps; in each step some messages travel
+ * at once (a ring's P neighbours, the pushes to one server, a level of the
+ * binomial tree).  A step takes the time its busiest link direction needs
+ * for what crosses it, data and the ACKs of the messages going the other
+ * way, plus the latency terms of its slowest path:
+ *
+ *   step = max over link directions d of 8 load(d) / B(d)
+ *        + max over messages of (sum of the path's latencies
+ *                                + one last packet's store-and-forward at each other hop)
+ *
+ * on the routes the simulation uses (ECMP: the bytes spread evenly over
+ * the equal-cost next hops, ideal ECMP), with messages cut into packets of
+ * `mtu` with their headers.  On an idle network this is Hockney's
+ * alpha-beta with the collective formulas of Thakur, Rabenseifner and
+ * Gropp (2005), made exact by the packetization terms; where the
+ * collective's own messages share a link (incast at a server, neighbours
+ * across an oversubscribed uplink) the busiest link says how much, as
+ * ASTRA-sim's analytical backend does.  Each worker handles its buckets
+ * one after another as they become ready in the backward pass; a ps
+ * worker pushes its shards one after another, servers pull to workers in
+ * rank order, and the next bucket's pushes overlap the last pulls.  Codec
+ * work is added where the simulation charges it.  What this leaves out is
+ * what the simulation adds: windows, queues, drops, loss, retransmissions,
+ * background traffic and stragglers.
  */
 #ifndef COMMSIM_MODEL_H
 #define COMMSIM_MODEL_H
@@ -23,25 +36,39 @@
 #include "commsim/scenario.h"
 #include "commsim/topology.h"
 
+/* One kind of step of the collective, for the largest bucket. */
 typedef struct {
-  char *formula;      /* the collective's formula, in words and symbols */
+  char *label;         /* "reduce-scatter / all-gather step", "push to ps0", ... */
+  uint32_t count;      /* how many such steps one collective operation has */
+  uint32_t messages;   /* messages in flight at once in the step */
+  double seconds;      /* one step */
+  double bound_s;      /* its busiest link direction's bytes over its bandwidth */
+  double latency_s;    /* its slowest path's latency and store-and-forward terms */
+  uint32_t link;       /* the busiest link direction */
+  int dir;
+  double bound_bytes;  /* bytes crossing it in the step (data and ACKs) */
+} CsModelStep;
+
+typedef struct {
+  char *formula;      /* the collective's step structure, in words and symbols */
   char *terms;        /* the values of its terms */
-  double alpha_s;     /* per-message latency term: sum(L) + (h-1) S/B */
-  double beta_s_per_byte;
-  uint32_t hops;
-  double comm_s;      /* one all-reduce of the whole gradient, network terms */
-  double codec_s;     /* its codec compute on the critical path */
+  GArray *steps;      /* CsModelStep */
+  uint32_t buckets;
+  double hops_mean;   /* mean hops of the collective's messages */
+  double comm_s;      /* network time of every bucket's collective, back to back, for the last worker */
+  double comm_mean_s; /* the same per worker, first byte sent to last byte received, mean over workers */
+  double codec_s;     /* each worker's codec work (encode, reductions, decode) */
+  double server_s;    /* ps: the servers' summing left on the critical path (most overlaps the pushes) */
   double wire_bytes;  /* payload bytes a worker sends per iteration */
   double compute_s;   /* accumulation * compute */
-  double iter_serial_s;  /* compute + codec + comm: no overlap */
-  double iter_overlap_s; /* communication hidden behind the backward pass where it can be */
+  double iter_serial_s;  /* compute + codec + communication: no overlap */
+  double iter_overlap_s; /* buckets communicated during the backward pass: mean over workers */
+  double iter_last_s;    /* the same for the last worker to finish */
+  uint8_t *dirs_used;    /* per link direction (2 * link + dir): 1 if the collective's traffic crosses it */
+  uint32_t n_dirs_used;
 } CsModel;
 
 bool cs_model_estimate(const CsScenario *s, const CsTopology *t, const CsRoutes *r, CsModel *m, GError **error);
 void cs_model_clear(CsModel *m);
-
-/* T(m) above for one message on the path from node a to host b. */
-double cs_model_message_s(const CsScenario *s, const CsTopology *t, const CsRoutes *r, uint32_t a, uint32_t b_host,
-                          uint64_t payload, bool acks_share_link);
 
 #endif

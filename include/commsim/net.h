@@ -53,6 +53,13 @@ uint32_t cs_net_failed(const CsNet *net);
 /* The most packets one message may have; a larger message is refused at
  * set-up (a scenario error), never at run time. */
 #define CS_NET_MAX_PACKETS ((uint64_t)1 << 30)
+/* A host egress queue with no `buffer` of its own is unbounded for the
+ * transport, whose flows pause at transport.host_queue; open-loop
+ * background packets are dropped there beyond this many waiting (Linux's
+ * default txqueuelen), so a source faster than its link cannot grow it
+ * without bound. */
+#define CS_NET_HOST_BG_PACKETS 1000
+
 /* Called each time the number of unfinished messages falls to zero. */
 typedef void (*CsIdleFn)(CsNet *net, void *ctx);
 void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx);

@@ -42,4 +42,11 @@ const char *cs_format_time(CsTime ps, char buf[CS_FORMAT_LEN]);
 const char *cs_format_size(int64_t bytes, char buf[CS_FORMAT_LEN]);
 const char *cs_format_count(int64_t count, char buf[CS_FORMAT_LEN]);
 
+/* For people, not for parsing back: four significant digits and a
+ * decimal unit with a space ("186.4 MB", "1.5 KB", "512 B"; "9.3 Gbps",
+ * "1.25 ms"). */
+const char *cs_format_human_bytes(double bytes, char buf[CS_FORMAT_LEN]);
+const char *cs_format_human_bps(double bps, char buf[CS_FORMAT_LEN]);
+const char *cs_format_human_seconds(double s, char buf[CS_FORMAT_LEN]);
+
 #endif

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <glib.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "commands.h"
@@ -10,6 +11,7 @@
 #include "commsim/routing.h"
 #include "commsim/scenario.h"
 #include "commsim/topology.h"
+#include "commsim/units.h"
 
 int cs_cmd_model(int argc, char **argv) {
   CsCliWorld w;
@@ -25,16 +27,38 @@ int cs_cmd_model(int argc, char **argv) {
     cs_cli_world_clear(&w);
     return CS_EXIT_USAGE;
   }
-  printf("scenario     %s: %s, %u workers, %u servers, method %s\n", s->name, cs_collective_name(s->workload.collective),
-         t->n_workers, t->n_servers, s->workload.compression.method);
+  char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
+  const CsWorkloadSpec *wl = &s->workload;
+  printf("scenario     %s: %s, %u worker%s", s->name, cs_collective_name(wl->collective), t->n_workers,
+         t->n_workers == 1 ? "" : "s");
+  if (wl->collective == CS_COLL_PS) printf(", %u server%s", t->n_servers, t->n_servers == 1 ? "" : "s");
+  printf(", method %s, %u bucket%s\n", wl->compression.method, m.buckets, m.buckets == 1 ? "" : "s");
   printf("formula      %s\n", m.formula);
-  printf("per message  T(m) = sum(L) + beta * (m + N header [+ N ack when both ways are busy]) + (h-1) beta S_last\n");
   printf("terms        %s\n", m.terms);
-  printf("estimate     communication %.6f s, codec %.6f s, compute %.6f s\n", m.comm_s, m.codec_s, m.compute_s);
-  printf("             iteration %.6f s with no overlap, %.6f s with communication hidden behind the backward pass\n",
-         m.iter_serial_s, m.iter_overlap_s);
-  printf("             payload bytes a worker sends per iteration: %.0f\n", m.wire_bytes);
-  printf("(an idle network: congestion, loss, windows, queues and stragglers are what `commsim run` adds)\n");
+  printf("step = the busiest link direction's bytes (data and ACKs) over its bandwidth + the slowest path's latency\n"
+         "       and store-and-forward terms; on the real routes, for the largest bucket:\n");
+  printf("  %-40s %5s %12s %12s %12s  %-16s %10s\n", "step", "count", "each_s", "busiest_s", "latency_s",
+         "bound by", "its bytes");
+  for (guint i = 0; i < m.steps->len; i++) {
+    const CsModelStep *st = &g_array_index(m.steps, CsModelStep, i);
+    const CsLink *l = &t->links[st->link];
+    g_autofree char *link = g_strdup_printf("%s->%s", t->nodes[st->dir ? l->b : l->a].name,
+                                            t->nodes[st->dir ? l->a : l->b].name);
+    printf("  %-40s %5u %12.9f %12.9f %12.9f  %-16s %10s\n", st->label, st->count, st->seconds, st->bound_s,
+           st->latency_s, link, cs_format_human_bytes(st->bound_bytes, b1));
+  }
+  printf("estimate     communication %.6f s (the network alone, buckets back to back: last worker", m.comm_s);
+  if (fabs(m.comm_mean_s - m.comm_s) > 1e-12) printf("; %.6f s mean over workers", m.comm_mean_s);
+  printf(")\n");
+  printf("             codec %.6f s per worker", m.codec_s);
+  if (wl->collective == CS_COLL_PS) printf(", summing on the servers %.6f s on the critical path", m.server_s);
+  printf(", compute %.6f s\n", m.compute_s);
+  printf("             iteration %.6f s with no overlap, %.6f s with buckets communicated during the backward pass\n"
+         "             (mean over workers; the last worker %.6f s)\n",
+         m.iter_serial_s, m.iter_overlap_s, m.iter_last_s);
+  printf("             payload a worker sends per iteration: %s\n", cs_format_human_bytes(m.wire_bytes, b2));
+  printf("(the collective alone on the real routes: windows, queues, drops, loss, background traffic and stragglers "
+         "are what `commsim run` adds)\n");
   cs_model_clear(&m);
   cs_cli_world_clear(&w);
   return CS_EXIT_OK;

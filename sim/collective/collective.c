@@ -116,14 +116,7 @@ uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n) {
 
 /* ---- steps ---- */
 
-typedef struct {
-  int32_t send_to; /* participant, or -1 */
-  int32_t recv_from;
-  uint64_t send_bytes;
-  CsTime compute;      /* after the message arrived */
-  bool wait_delivered; /* the step ends when its own message has arrived (tree rounds) */
-  bool rendezvous;     /* its message may leave only once this step is reached (tree) */
-} Step;
+typedef CsCollStep Step;
 
 typedef struct {
   GArray *steps; /* Step */
@@ -161,6 +154,7 @@ static void pair_free(gpointer p) {
 struct CsCollOp {
   CsCollEnv *env;
   CsCollSpec spec;
+  CsCollPlan *plan;
   uint32_t *nodes; /* per participant */
   Part *parts;
   uint32_t n_parts;
@@ -172,24 +166,24 @@ struct CsCollOp {
   uint32_t iteration;
 };
 
-static void add_step(CsCollOp *op, uint32_t p, int32_t send_to, uint64_t bytes, int32_t recv_from, CsTime compute) {
+static void add_step(CsCollPlan *op, uint32_t p, int32_t send_to, uint64_t bytes, int32_t recv_from, CsTime compute) {
   Step s = {send_to, recv_from, bytes, compute, false, false};
-  g_array_append_val(op->parts[p].steps, s);
+  g_array_append_val(op->steps[p], s);
 }
 
 /* A receive posted only when reached, as MPI's rendezvous for large
  * messages: the binomial tree's rounds stay rounds even when a leaf is
  * ready early. */
-static void add_round_recv(CsCollOp *op, uint32_t p, int32_t recv_from, CsTime compute) {
+static void add_round_recv(CsCollPlan *op, uint32_t p, int32_t recv_from, CsTime compute) {
   Step s = {-1, recv_from, 0, compute, false, true};
-  g_array_append_val(op->parts[p].steps, s);
+  g_array_append_val(op->steps[p], s);
 }
 
 /* A send that ends its step only once delivered: the binomial tree sends
  * to one child per round, not to all at once. */
-static void add_round_send(CsCollOp *op, uint32_t p, int32_t send_to, uint64_t bytes) {
+static void add_round_send(CsCollPlan *op, uint32_t p, int32_t send_to, uint64_t bytes) {
   Step s = {send_to, -1, bytes, 0, true, false};
-  g_array_append_val(op->parts[p].steps, s);
+  g_array_append_val(op->steps[p], s);
 }
 
 static CsTime cost(double ps_per_element, uint64_t n) { return n ? cs_codec_cost_time(ps_per_element, n) : 0; }
@@ -197,8 +191,7 @@ static CsTime cost(double ps_per_element, uint64_t n) { return n ? cs_codec_cost
 static uint64_t piece(uint64_t n, uint32_t parts, uint32_t i) { return n / parts + (i < n % parts); }
 
 /* Ring all-reduce: reduce-scatter then all-gather, P-1 steps each. */
-static void build_ring(CsCollOp *op) {
-  const CsCollSpec *s = &op->spec;
+static void build_ring(CsCollPlan *op, const CsCollSpec *s) {
   uint32_t P = s->n_workers;
   const CsCodecCost *c = &s->cost;
   for (uint32_t r = 0; r < P; r++) {
@@ -218,8 +211,7 @@ static void build_ring(CsCollOp *op) {
 
 /* Rabenseifner: reduce-scatter by recursive halving, all-gather by
  * recursive doubling (P a power of two). */
-static void build_halving_doubling(CsCollOp *op) {
-  const CsCollSpec *s = &op->spec;
+static void build_halving_doubling(CsCollPlan *op, const CsCollSpec *s) {
   uint32_t P = s->n_workers;
   const CsCodecCost *c = &s->cost;
   uint32_t L = 0;
@@ -248,8 +240,7 @@ static void build_halving_doubling(CsCollOp *op) {
 }
 
 /* Binomial tree to rank 0 and back, the message in `chunks` pieces. */
-static void build_tree(CsCollOp *op) {
-  const CsCollSpec *s = &op->spec;
+static void build_tree(CsCollPlan *op, const CsCollSpec *s) {
   uint32_t P = s->n_workers, C = s->chunks ? s->chunks : 1;
   const CsCodecCost *c = &s->cost;
   for (uint32_t r = 0; r < P; r++) {
@@ -280,8 +271,7 @@ static void build_tree(CsCollOp *op) {
 
 /* Every worker's whole payload to every other, in ring order; then each
  * decodes and sums the P payloads. */
-static void build_allgather(CsCollOp *op) {
-  const CsCollSpec *s = &op->spec;
+static void build_allgather(CsCollPlan *op, const CsCollSpec *s) {
   uint32_t P = s->n_workers;
   uint64_t bytes = cs_coll_payload_bytes(&s->codec, s->elements);
   for (uint32_t r = 0; r < P; r++) {
@@ -293,8 +283,7 @@ static void build_allgather(CsCollOp *op) {
 /* Parameter server: each worker pushes shard j to server j; a server
  * decodes and sums the pushes as they come, then (pull) encodes the sum
  * and sends it to every worker, who decodes it. */
-static void build_ps(CsCollOp *op) {
-  const CsCollSpec *s = &op->spec;
+static void build_ps(CsCollPlan *op, const CsCollSpec *s) {
   uint32_t P = s->n_workers, S = s->n_servers;
   const CsCodecCost *c = &s->cost;
   for (uint32_t r = 0; r < P; r++) {
@@ -310,6 +299,29 @@ static void build_ps(CsCollOp *op) {
       for (uint32_t r = 0; r < P; r++) add_step(op, P + j, (int32_t)r, cs_coll_payload_bytes(&s->codec, n), -1, 0);
     }
   }
+}
+
+CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec) {
+  CsCollPlan *plan = g_new0(CsCollPlan, 1);
+  uint32_t P = spec->n_workers, S = spec->kind == CS_COLL_PS ? spec->n_servers : 0;
+  plan->n_parts = P + S;
+  plan->steps = g_new(GArray *, plan->n_parts);
+  for (uint32_t p = 0; p < plan->n_parts; p++) plan->steps[p] = g_array_new(FALSE, FALSE, sizeof(Step));
+  switch (spec->kind) {
+  case CS_COLL_RING: build_ring(plan, spec); break;
+  case CS_COLL_HALVING_DOUBLING: build_halving_doubling(plan, spec); break;
+  case CS_COLL_TREE: build_tree(plan, spec); break;
+  case CS_COLL_ALLGATHER: build_allgather(plan, spec); break;
+  case CS_COLL_PS: build_ps(plan, spec); break;
+  }
+  return plan;
+}
+
+void cs_coll_plan_free(CsCollPlan *plan) {
+  if (!plan) return;
+  for (uint32_t p = 0; p < plan->n_parts; p++) g_array_free(plan->steps[p], TRUE);
+  g_free(plan->steps);
+  g_free(plan);
 }
 
 /* ---- the step machine ---- */
@@ -452,8 +464,9 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
   memcpy(op->nodes, spec->workers, sizeof(uint32_t) * P);
   if (S) memcpy(op->nodes + P, spec->servers, sizeof(uint32_t) * S);
   op->parts = g_new0(Part, op->n_parts);
+  op->plan = cs_coll_plan_new(spec);
   for (uint32_t p = 0; p < op->n_parts; p++) {
-    op->parts[p].steps = g_array_new(FALSE, FALSE, sizeof(Step));
+    op->parts[p].steps = op->plan->steps[p];
     op->parts[p].contributed = p >= P; /* servers hold nothing of their own */
     op->parts[p].first_send = -1;
     op->parts[p].last_recv = -1;
@@ -462,13 +475,6 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
   op->msgs = g_ptr_array_new_with_free_func(g_free);
   op->workers_left = P;
   op->servers_left = S;
-  switch (spec->kind) {
-  case CS_COLL_RING: build_ring(op); break;
-  case CS_COLL_HALVING_DOUBLING: build_halving_doubling(op); break;
-  case CS_COLL_TREE: build_tree(op); break;
-  case CS_COLL_ALLGATHER: build_allgather(op); break;
-  case CS_COLL_PS: build_ps(op); break;
-  }
   for (uint32_t p = 0; p < op->n_parts; p++) {
     op->parts[p].arrived = g_new0(uint8_t, op->parts[p].steps->len + 1);
     op->parts[p].delivered = g_new0(uint8_t, op->parts[p].steps->len + 1);
@@ -489,8 +495,8 @@ bool cs_coll_finished(const CsCollOp *op) { return op->workers_left == 0 && op->
 
 void cs_coll_free(CsCollOp *op) {
   if (!op) return;
+  cs_coll_plan_free(op->plan);
   for (uint32_t p = 0; p < op->n_parts; p++) {
-    g_array_free(op->parts[p].steps, TRUE);
     g_free(op->parts[p].arrived);
     g_free(op->parts[p].delivered);
     g_free(op->parts[p].held);

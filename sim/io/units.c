@@ -366,3 +366,32 @@ const char *cs_format_count(int64_t count, char buf[CS_FORMAT_LEN]) {
   format_decimal(count, with_unit, buf);
   return buf;
 }
+
+/* value / 1000^k with the largest k that leaves at least 1, to 4 significant digits */
+static const char *human(double v, const char *const *units, int n, double step, char buf[CS_FORMAT_LEN]) {
+  int k = 0;
+  double a = fabs(v);
+  while (k + 1 < n && a >= step) a /= step, v /= step, k++;
+  if (k == 0 && a == floor(a)) snprintf(buf, CS_FORMAT_LEN, "%.0f %s", v, units[k]);
+  else snprintf(buf, CS_FORMAT_LEN, "%.4g %s", v, units[k]);
+  return buf;
+}
+
+const char *cs_format_human_bytes(double bytes, char buf[CS_FORMAT_LEN]) {
+  static const char *const u[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  return human(bytes, u, 6, 1000, buf);
+}
+
+const char *cs_format_human_bps(double bps, char buf[CS_FORMAT_LEN]) {
+  static const char *const u[] = {"bps", "Kbps", "Mbps", "Gbps", "Tbps"};
+  return human(bps, u, 5, 1000, buf);
+}
+
+const char *cs_format_human_seconds(double s, char buf[CS_FORMAT_LEN]) {
+  static const char *const u[] = {"s", "ms", "us", "ns", "ps"};
+  int k = 0;
+  double a = fabs(s);
+  while (k + 1 < 5 && a > 0 && a < 1) a *= 1000, s *= 1000, k++;
+  snprintf(buf, CS_FORMAT_LEN, "%.4g %s", s, u[k]);
+  return buf;
+}

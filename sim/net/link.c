@@ -183,6 +183,9 @@ static void forward(CsNet *net, uint32_t p, uint32_t port) {
   if (start > now) { /* it would wait: does it fit, and what do RED and ECN say? */
     bool drop = false;
     if (d->bounded) drop = d->cap_pkt ? d->q_len + 1 > (uint64_t)d->cap : d->q_bytes + pk->bytes > (uint64_t)d->cap;
+    /* a host's own queue holds what its transport lets in (host_queue);
+     * open-loop background packets find it full at txqueuelen */
+    else if (pk->kind == PKT_BG) drop = d->q_len >= CS_NET_HOST_BG_PACKETS;
     if (!drop && d->queue == CS_QUEUE_RED) drop = red_drop(d, now, pk->bytes);
     if (drop) {
       d->st.drops++;

@@ -12,6 +12,8 @@
 #include "commsim/codec.h"
 #include "commsim/collective.h"
 #include "commsim/csv.h"
+#include "commsim/model.h"
+#include "commsim/units.h"
 #include "commsim/plot.h"
 #include "commsim/rng.h"
 #include "commsim/sim.h"
@@ -34,11 +36,12 @@ struct CsSim {
   char *outdir;
   CsCsv *links_csv, *packets_csv;
   CsTime last_sample;
+  CsTime sample_interval; /* output.sample_interval, or raised (plan_sampling) */
+  char *note;             /* what plan_sampling changed, for the user */
   GArray *queue_samples;  /* QueueSample, for timeline.json's counters */
   uint64_t *queue_shown;  /* per link direction: the counter's last value */
   uint32_t *queue_seen;   /* per link direction: the last sampling pass that reported it */
   uint32_t sample_pass;
-  uint64_t sampler_events; /* not counted in `events`: tracing changes no result */
   GError *trace_error; /* the first failure to open a trace */
   CsProgressFn progress;
   void *progress_ctx;
@@ -92,6 +95,95 @@ static bool check_sizes(const CsScenario *s, GError **error) {
   return true;
 }
 
+/* How long the run will last and which link directions it will use,
+ * roughly and before running: the model's iterations for the workload
+ * (on an idle network, so on the short side), each flow alone at its
+ * path's slowest link, and the background sources' paths. */
+static double estimate_run(CsSim *sim, uint8_t *used) {
+  const CsScenario *s = sim->s;
+  const CsTopology *t = sim->t;
+  double end = 0;
+  if (s->workload.present) {
+    CsModel m;
+    if (cs_model_estimate(s, t, sim->r, &m, NULL)) {
+      end = m.iter_overlap_s * (double)s->workload.iterations;
+      for (uint32_t d = 0; d < 2 * t->n_links; d++) used[d] |= m.dirs_used[d];
+      cs_model_clear(&m);
+    }
+  }
+  uint32_t *ports = g_new(uint32_t, t->n_nodes + 1);
+  for (int k = 0; k < 2; k++) {
+    guint n = k == 0 ? s->flows->len : s->background->len;
+    for (guint i = 0; i < n; i++) {
+      const char *src = k == 0 ? g_array_index(s->flows, CsFlowSpec, i).src : g_array_index(s->background, CsBackgroundSpec, i).src;
+      const char *dst = k == 0 ? g_array_index(s->flows, CsFlowSpec, i).dst : g_array_index(s->background, CsBackgroundSpec, i).dst;
+      uint32_t a = (uint32_t)cs_topology_find(t, src), b = (uint32_t)cs_topology_find(t, dst);
+      double lat = 0, bmin = INFINITY;
+      for (int dir = 0; dir < 2; dir++) { /* data one way, ACKs the other */
+        int h = cs_routes_path(sim->r, dir ? b : a, (uint32_t)t->nodes[dir ? a : b].host, 0, ports, (int)t->n_nodes);
+        for (int j = 0; j < h; j++) {
+          const CsPort *pt = &t->ports[ports[j]];
+          used[2 * pt->link + pt->dir] = 1;
+          if (dir == 0) {
+            lat += (double)t->links[pt->link].spec.latency * 1e-12;
+            bmin = fmin(bmin, (double)t->links[pt->link].spec.bandwidth);
+          }
+        }
+      }
+      if (k == 0) {
+        const CsFlowSpec *f = &g_array_index(s->flows, CsFlowSpec, i);
+        end = fmax(end, (double)f->start * 1e-12 + lat + (double)f->size * 8.0 * s->transport.mtu /
+                                                          (double)(s->transport.mtu - s->transport.header) / bmin);
+      }
+    }
+  }
+  g_free(ports);
+  if (s->duration > 0 && (end == 0 || end > (double)s->duration * 1e-12)) end = (double)s->duration * 1e-12;
+  return end;
+}
+
+/* links.csv (and timeline.json's queue counters) sample every link
+ * direction every sample_interval.  An interval that would take more than
+ * CS_SIM_MAX_SAMPLES samples or write more than CS_SIM_MAX_LINK_ROWS rows
+ * (by estimate_run) is raised, with a note, to the smallest of 1, 2, 5 x
+ * 10^k ps that does not; cs_sim_set_force keeps it. */
+static void plan_sampling(CsSim *sim) {
+  const CsScenario *s = sim->s;
+  sim->sample_interval = s->output.sample_interval;
+  if (!(s->output.traces & (CS_TRACE_LINKS | CS_TRACE_TIMELINE))) return;
+  uint8_t *used = g_new0(uint8_t, 2 * (size_t)sim->t->n_links + 1);
+  double end = estimate_run(sim, used);
+  uint32_t dirs = 0;
+  for (uint32_t d = 0; d < 2 * sim->t->n_links; d++) dirs += used[d];
+  g_free(used);
+  double iv = (double)s->output.sample_interval * 1e-12;
+  double samples = end / iv, rows = samples * dirs;
+  if (samples <= CS_SIM_MAX_SAMPLES && rows <= CS_SIM_MAX_LINK_ROWS) return;
+  double want = fmax(end / CS_SIM_MAX_SAMPLES, end * dirs / CS_SIM_MAX_LINK_ROWS);
+  CsTime raised = 0;
+  for (CsTime decade = 1; !raised && decade <= CS_TIME_MAX / 10; decade *= 10)
+    for (int m = 1; m <= 5 && !raised; m += m == 1 ? 1 : 3) /* 1, 2, 5 */
+      if ((double)(m * decade) * 1e-12 >= want) raised = m * decade;
+  if (!raised) raised = CS_TIME_MAX / 10;
+  sim->sample_interval = raised;
+  char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
+  sim->note = g_strdup_printf("%s: warning: output.sample_interval %s would take about %.3g samples and %.3g rows of "
+                              "links.csv (about %s of simulated time over %u link directions): raised to %s; "
+                              "--force keeps %s",
+                              s->file, cs_format_time(s->output.sample_interval, b1), samples, rows,
+                              cs_format_human_seconds(end, b3), dirs, cs_format_time(raised, b2),
+                              cs_format_time(s->output.sample_interval, b1));
+}
+
+void cs_sim_set_force(CsSim *sim, bool force) {
+  if (!force) return;
+  sim->sample_interval = sim->s->output.sample_interval;
+  g_clear_pointer(&sim->note, g_free);
+}
+
+const char *cs_sim_note(const CsSim *sim) { return sim->note; }
+CsTime cs_sim_sample_interval(const CsSim *sim) { return sim->sample_interval; }
+
 CsSim *cs_sim_new(const CsScenario *s, GError **error) {
   CsSim *sim = g_new0(CsSim, 1);
   sim->s = s;
@@ -111,6 +203,7 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     sim->wl = cs_workload_new(sim->env, sim->e, s, sim->t, error);
     if (!sim->wl) goto fail;
   }
+  plan_sampling(sim);
   return sim;
 fail:
   cs_sim_free(sim);
@@ -122,6 +215,7 @@ void cs_sim_free(CsSim *sim) {
   if (sim->links_csv) cs_csv_abort(sim->links_csv);
   if (sim->packets_csv) cs_csv_abort(sim->packets_csv);
   g_free(sim->outdir);
+  g_free(sim->note);
   g_clear_error(&sim->trace_error);
   g_clear_error(&sim->check_error);
   if (sim->queue_samples) g_array_free(sim->queue_samples, TRUE);
@@ -316,27 +410,26 @@ static void sample_links(CsSim *sim) {
   sim->last_sample = cs_engine_now(sim->e);
 }
 
+/* The sampler is the engine's daemon: it never keeps a run going, so a
+ * run ends at its last event, traced or not. */
 static void on_sample(CsEngine *e, void *ctx, uint64_t arg) {
   (void)arg;
   CsSim *sim = ctx;
-  sim->sampler_events++;
   sample_links(sim);
-  /* keep sampling while anything else is pending: the sampler alone never
-   * keeps a run going */
-  if (cs_engine_pending(e) == 0) return;
   /* No packet anywhere and nothing happens before the next event: skip
    * the empty intervals up to the boundary at or before it, so that a
    * long idle stretch (a late flow start, a long compute phase) costs one
    * sample, not one per interval.  (With packets queued or on a wire the
    * links are busy between events: no skipping then.) */
-  CsTime iv = sim->s->output.sample_interval, now = cs_engine_now(e);
+  CsTime iv = sim->sample_interval, now = cs_engine_now(e);
   if (iv > CS_TIME_MAX - now) return; /* the end of simulated time */
   CsTime at = now + iv;
   if (cs_net_packets_in_flight(sim->net) == 0) {
     CsTime next = cs_engine_next_time(e);
+    if (next == CS_TIME_MAX) return;
     if (next > at && next - next % iv > at) at = next - next % iv;
   }
-  cs_engine_schedule_at(e, at, on_sample, sim, 0);
+  cs_engine_set_daemon(e, at, on_sample, sim);
 }
 
 static const char *const event_names[] = {"enqueue", "transmit", "drop", "loss", "deliver", "ack"};
@@ -388,7 +481,7 @@ static void open_traces(CsSim *sim) {
     sim->queue_seen = g_new0(uint32_t, 2 * (size_t)sim->t->n_links + 1);
   }
   if (sim->links_csv || sim->queue_samples)
-    cs_engine_schedule_at(sim->e, sim->s->output.sample_interval, on_sample, sim, 0);
+    cs_engine_set_daemon(sim->e, sim->sample_interval, on_sample, sim);
 }
 
 bool cs_sim_run(CsSim *sim, GError **error) {
@@ -437,7 +530,7 @@ bool cs_sim_run(CsSim *sim, GError **error) {
 }
 
 CsEngine *cs_sim_engine(CsSim *sim) { return sim->e; }
-uint64_t cs_sim_events(const CsSim *sim) { return cs_engine_events_executed(sim->e) - sim->sampler_events; }
+uint64_t cs_sim_events(const CsSim *sim) { return cs_engine_events_executed(sim->e); }
 CsNet *cs_sim_net(CsSim *sim) { return sim->net; }
 const CsTopology *cs_sim_topology(const CsSim *sim) { return sim->t; }
 CsWorkload *cs_sim_workload(CsSim *sim) { return sim->wl; }
@@ -525,7 +618,7 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
   m->bg_packets_lost = tot.bg.lost;
   m->bg_delivered = tot.bg.delivered;
   m->bg_delay_mean_s = tot.bg.delivered ? tot.bg_delay_sum_s / (double)tot.bg.delivered : 0.0;
-  m->events = cs_engine_events_executed(sim->e) - sim->sampler_events;
+  m->events = cs_engine_events_executed(sim->e); /* the sampler is not counted: tracing changes no result */
   m->wall_s = sim->wall;
   double util_sum = 0;
   uint32_t dirs = 0;

@@ -301,6 +301,37 @@ static uint64_t run_hash(uint64_t seed) {
   return h;
 }
 
+/* The daemon (a sampler): runs every 10 ps while other events remain,
+ * before the events of its own time, is not counted, and never keeps a
+ * run going: the clock ends at the last other event (35), not at the
+ * daemon's next time (40). */
+static void daemon_tick(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  Log *log = ctx;
+  record(e, log, 999);
+  cs_engine_set_daemon(e, cs_engine_now(e) + 10, daemon_tick, log);
+}
+
+START_TEST(test_daemon) {
+  CsEngine *e = cs_engine_new();
+  Log log = {.n = 0};
+  cs_engine_schedule_at(e, 20, record, &log, 1);
+  cs_engine_schedule_at(e, 35, record, &log, 2);
+  cs_engine_set_daemon(e, 10, daemon_tick, &log);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  CsTime want_t[] = {10, 20, 20, 30, 35};
+  uint64_t want_a[] = {999, 999, 1, 999, 2};
+  ck_assert_int_eq(log.n, 5);
+  for (int i = 0; i < 5; i++) {
+    ck_assert_int_eq(log.time[i], want_t[i]);
+    ck_assert_uint_eq(log.arg[i], want_a[i]);
+  }
+  ck_assert_int_eq(cs_engine_now(e), 35);
+  ck_assert_uint_eq(cs_engine_events_executed(e), 2);
+  cs_engine_free(e);
+}
+END_TEST
+
 START_TEST(test_deterministic) {
   ck_assert_uint_eq(run_hash(7), run_hash(7));
   ck_assert_uint_ne(run_hash(7), run_hash(8));
@@ -319,6 +350,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, test_stop);
   tcase_add_test(tc, test_overflow);
   tcase_add_loop_test(tc, test_randomized_against_sorted_reference, 0, 4);
+  tcase_add_test(tc, test_daemon);
   tcase_add_test(tc, test_deterministic);
   suite_add_tcase(s, tc);
   return s;

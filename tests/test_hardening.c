@@ -276,6 +276,71 @@ START_TEST(loss_of_one_gives_up_and_reports) {
 }
 END_TEST
 
+/* A sampling interval that would sample for a quarter of an hour (1ps on
+ * a 1 MB flow) or write 505 MB (100 KB over 1 Kbps) is raised, with a
+ * warning; --force keeps it.  The raised intervals: the flow lasts about
+ * 834 us over 4 link directions (data and ACKs, 2 hops each way), so at
+ * most 2M rows = 500,000 samples need 1.67 ns: 2ns; the 1 Kbps flow lasts
+ * about 832 s: 832 s * 4 / 2M = 1.66 ms: 2ms. */
+START_TEST(sample_interval_bounded) {
+  const char *y1 = "topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1MB}]\n"
+                   "output: {sample_interval: 1ps}\n";
+  const char *y2 = "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 1Kbps}\n"
+                   "flows: [{src: w0, dst: w1, size: 100KB}]\n";
+  const char *ys[] = {y1, y2};
+  const CsTime want[] = {2 * CS_NS, 2 * CS_MS};
+  for (int i = 0; i < 2; i++) {
+    GError *e = NULL;
+    g_autoptr(CsScenario) s = cs_scenario_load_string(ys[i], "si.yaml", NULL, &e);
+    g_autoptr(CsSim) sim = cs_sim_new(s, &e);
+    ck_assert_int_eq(cs_sim_sample_interval(sim), want[i]);
+    ck_assert_ptr_nonnull(strstr(cs_sim_note(sim), "warning: output.sample_interval"));
+    ck_assert_ptr_nonnull(strstr(cs_sim_note(sim), "--force keeps"));
+    g_autofree char *dir = tmpdir();
+    cs_sim_set_output_dir(sim, dir);
+    ck_assert_msg(cs_sim_run(sim, &e), "%s", e ? e->message : "");
+    ck_assert(cs_sim_write_outputs(sim, dir, &e));
+    g_autofree char *links = slurp(dir, "links.csv");
+    guint rows = 0;
+    for (const char *p = links; (p = strchr(p, '\n')); p++) rows++;
+    ck_assert_uint_le(rows, 2000001);
+    ck_assert_uint_gt(rows, 1000);
+    rm_rf(dir);
+    cs_sim_set_force(sim, true);
+    ck_assert_int_eq(cs_sim_sample_interval(sim), s->output.sample_interval);
+    ck_assert_ptr_null(cs_sim_note(sim));
+  }
+  /* the shipped examples keep theirs */
+  g_autofree char *ex = g_build_filename(test_srcdir(), "topologies", "fat-tree.yaml", NULL);
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load(ex, NULL, &e);
+  g_autoptr(CsSim) sim = cs_sim_new(s, &e);
+  ck_assert_ptr_null(cs_sim_note(sim));
+}
+END_TEST
+
+/* Background traffic faster than its host's link: the host queue drops
+ * the excess at 1,000 packets waiting (it once grew until GLib aborted).
+ * cbr at 20 Gbps into a 10 Gbps link for 50 ms: 83,334 packets of 1500 B
+ * (50 ms * 20e9 / 12000 bits, +1 at t = 0), of which the link carries
+ * about half. */
+START_TEST(background_faster_than_link) {
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(
+      "topology: {type: star, workers: 2}\nduration: 50ms\n"
+      "background: [{src: w0, dst: w1, pattern: cbr, rate: 20Gbps}]\noutput: {traces: [summary]}\n",
+      "bg.yaml", NULL, &e);
+  g_autoptr(CsSim) sim = cs_sim_new(s, &e);
+  ck_assert(cs_sim_run(sim, &e));
+  const CsSummary *m = cs_sim_summary(sim);
+  ck_assert_uint_eq(m->bg_packets_sent, 83334);
+  ck_assert_uint_gt(m->bg_packets_dropped, 40000);
+  CsNetTotals tot = cs_net_totals(cs_sim_net(sim));
+  ck_assert_uint_le(tot.pool_packets, 1100); /* memory bounded by the queue, not by the run's length */
+  ck_assert_uint_eq(tot.bg.sent, tot.bg.delivered + tot.bg.dropped + tot.bg.lost + tot.bg.in_flight);
+}
+END_TEST
+
 START_TEST(unwritable_output_folder) {
   g_autofree char *f = scenario("determinism.yaml");
   g_autofree char *base = tmpdir();
@@ -515,6 +580,8 @@ int main(void) {
   tcase_add_test(lim, time_overflow_ends_cleanly);
   tcase_add_test(lim, loss_of_one_gives_up_and_reports);
   tcase_add_test(lim, unwritable_output_folder);
+  tcase_add_test(lim, sample_interval_bounded);
+  tcase_add_test(lim, background_faster_than_link);
   tcase_add_test(lim, disk_full);
   suite_add_tcase(s, lim);
   TCase *sig = tcase_create("signals");

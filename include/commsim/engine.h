@@ -76,6 +76,14 @@ CsEventId cs_engine_schedule_at(CsEngine *engine, CsTime when, CsEventFn fn,
  * simulated time is treated as at CS_TIME_MAX (above). */
 CsEventId cs_engine_schedule(CsEngine *engine, CsTime delay, CsEventFn fn,
                              void *ctx, uint64_t arg);
+/* One timer that does not keep the run going (a sampler): fn(engine, ctx,
+ * 0) runs at `when` only if some other event lies at or after it, before
+ * the other events of that time; a run whose other events are all done
+ * ends without it, its clock at the last of them.  It is not counted in
+ * cs_engine_events_executed.  Setting it again replaces it; CS_TIME_MAX
+ * (or a NULL fn) clears it. */
+void cs_engine_set_daemon(CsEngine *engine, CsTime when, CsEventFn fn, void *ctx);
+
 /* Cancel a pending event.  Returns true if it was pending. */
 bool cs_engine_cancel(CsEngine *engine, CsEventId id);
 /* Whether `id` is scheduled and neither executed nor cancelled. */

@@ -47,6 +47,18 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error);
 void cs_sim_free(CsSim *sim);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSim, cs_sim_free)
 
+/* links.csv's sampling: a run whose output.sample_interval would take
+ * more than CS_SIM_MAX_SAMPLES samples or write more than
+ * CS_SIM_MAX_LINK_ROWS rows (estimated from the model and the flows
+ * before it runs) samples at a raised interval instead, and cs_sim_note
+ * says so (NULL otherwise); cs_sim_set_force(sim, true) keeps the
+ * scenario's interval. */
+#define CS_SIM_MAX_SAMPLES 10000000.0
+#define CS_SIM_MAX_LINK_ROWS 2000000.0
+const char *cs_sim_note(const CsSim *sim);
+void cs_sim_set_force(CsSim *sim, bool force);
+CsTime cs_sim_sample_interval(const CsSim *sim);
+
 /* Where the output files go.  Set before cs_sim_run to stream the traces
  * that are written during the run (links.csv, packets.csv); without it they
  * are not written. */

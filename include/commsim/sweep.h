@@ -43,6 +43,8 @@ typedef struct {
   bool progress;              /* points done / total and an ETA on stderr */
   bool checks;                /* cs_sim_set_checks on every point */
   bool reproducible;          /* cs_sim_set_reproducible on every point */
+  bool force;                 /* cs_sim_set_force on every point */
+  bool quiet;                 /* no warnings from the points */
   volatile sig_atomic_t *interrupt; /* when it becomes non-zero: stop (may be NULL) */
 } CsSweepOptions;
 

@@ -155,7 +155,7 @@ static void show_progress(void *ctx, CsTime now, uint64_t events, double done) {
 int cs_cmd_run(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   g_autofree char *outdir = NULL, *seed = NULL;
-  gboolean quiet = FALSE, check = FALSE, reproducible = FALSE;
+  gboolean quiet = FALSE, check = FALSE, reproducible = FALSE, force = FALSE;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "Write the CSV files to DIR (default: output.dir)", "DIR"},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scalar by its dotted key", "KEY=VALUE"},
@@ -165,6 +165,8 @@ int cs_cmd_run(int argc, char **argv) {
        "Check the expensive invariants (queues recomputed, packets on wires) every 1024 events", NULL},
       {"reproducible", 0, 0, G_OPTION_ARG_NONE, &reproducible,
        "Write wall_s as 0: runs of one scenario give byte-identical files", NULL},
+      {"force", 0, 0, G_OPTION_ARG_NONE, &force,
+       "Keep output.sample_interval even where links.csv would grow past 2M rows (it is raised otherwise)", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.yaml");
@@ -215,6 +217,8 @@ int cs_cmd_run(int argc, char **argv) {
     return CS_EXIT_USAGE;
   }
   cs_sim_set_output_dir(sim, dir);
+  cs_sim_set_force(sim, force);
+  if (cs_sim_note(sim) && !quiet) fprintf(stderr, "%s\n", cs_sim_note(sim));
   /* progress on a terminal only: never in files, never with -q */
   Progress progress = {g_get_monotonic_time(), 0, false};
   if (!quiet && isatty(STDERR_FILENO)) cs_sim_set_progress(sim, show_progress, &progress);

@@ -15,7 +15,7 @@ int cs_cmd_sweep(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   g_autofree char *outdir = NULL, *shard = NULL;
   gint jobs = 0;
-  gboolean merge = FALSE, quiet = FALSE, check = FALSE, reproducible = FALSE;
+  gboolean merge = FALSE, quiet = FALSE, check = FALSE, reproducible = FALSE, force = FALSE;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "Write the points and sweep.csv to DIR (default: output.dir)", "DIR"},
       {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Run N points at once (default: the number of cores)", "N"},
@@ -25,6 +25,7 @@ int cs_cmd_sweep(int argc, char **argv) {
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress and no summary", NULL},
       {"check", 0, 0, G_OPTION_ARG_NONE, &check, "Check the expensive invariants in every point (see run --help)", NULL},
       {"reproducible", 0, 0, G_OPTION_ARG_NONE, &reproducible, "Write wall_s as 0 (byte-identical results)", NULL},
+      {"force", 0, 0, G_OPTION_ARG_NONE, &force, "Keep output.sample_interval in every point (see run --help)", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.yaml | --merge DIR...");
@@ -88,6 +89,8 @@ int cs_cmd_sweep(int argc, char **argv) {
   uint32_t failed = 0;
   opt.checks = check;
   opt.reproducible = reproducible;
+  opt.force = force;
+  opt.quiet = quiet;
   opt.interrupt = &cs_cli_signal;
   cs_cli_catch_signals();
   if (cs_sweep_mpi_launched()) {

@@ -56,6 +56,10 @@ struct CsEngine {
   bool top_dead;
   bool stop;
   bool overflow;
+  /* cs_engine_set_daemon */
+  CsTime daemon_at;
+  CsEventFn daemon_fn;
+  void *daemon_ctx;
   /* cs_engine_set_hook: called when `executed` reaches hook_at */
   uint64_t hook_at, hook_every;
   CsEngineHook hook;
@@ -88,6 +92,7 @@ CsEngine *cs_engine_new(void) {
   e->pool = g_new(Slot, e->pool_cap);
   e->free_head = SLOT_END;
   e->hook_at = UINT64_MAX;
+  e->daemon_at = CS_TIME_MAX;
   return e;
 }
 
@@ -259,6 +264,12 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
       if (until > e->now) e->now = until;
       return CS_RUN_LIMIT;
     }
+    if (G_UNLIKELY(e->daemon_at <= top.time)) { /* the daemon goes first at its time */
+      e->now = e->daemon_at;
+      e->daemon_at = CS_TIME_MAX;
+      e->daemon_fn(e, e->daemon_ctx, 0);
+      continue;
+    }
     void *ctx = sl->ctx;
     uint64_t arg = sl->arg;
     slot_release(e, top_slot);
@@ -279,6 +290,13 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
 }
 
 void cs_engine_stop(CsEngine *e) { e->stop = true; }
+
+void cs_engine_set_daemon(CsEngine *e, CsTime when, CsEventFn fn, void *ctx) {
+  g_assert(when >= e->now);
+  e->daemon_at = fn ? when : CS_TIME_MAX;
+  e->daemon_fn = fn;
+  e->daemon_ctx = ctx;
+}
 
 void cs_engine_set_hook(CsEngine *e, uint64_t every, CsEngineHook fn, void *ctx) {
   e->hook = fn;

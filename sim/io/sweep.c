@@ -180,6 +180,8 @@ GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, cons
       cs_sim_set_output_dir(sim, pdir);
       cs_sim_set_checks(sim, opt->checks);
       cs_sim_set_reproducible(sim, opt->reproducible);
+      cs_sim_set_force(sim, opt->force);
+      if (cs_sim_note(sim) && !opt->quiet) fprintf(stderr, "point %s: %s\n", pt->name, cs_sim_note(sim));
       if (opt->interrupt) cs_sim_set_interrupt(sim, opt->interrupt);
     }
     if (sim && cs_sim_run(sim, &e) && cs_sim_write_outputs(sim, pdir, &e)) row = cs_sim_summary_fields(sim);

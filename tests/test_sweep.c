@@ -66,7 +66,7 @@ START_TEST(test_expansion) {
   ck_assert_str_eq(p5->values[0], "25Gbps");
   ck_assert_str_eq(p5->values[1], "uniform");
   ck_assert_str_eq(p5->values[2], "ring");
-  ck_assert_str_eq(p5->name, "defaults.bandwidth=25Gbps,workload.compression.method=uniform,workload.collective=ring");
+  ck_assert_str_eq(p5->name, "005-bandwidth=25Gbps,method=uniform,collective=ring");
   /* an override applies to every point; a sweep value overrides it */
   const char *sets[] = {"defaults.bandwidth=1Gbps", NULL};
   g_autoptr(CsSweep) sw2 = cs_sweep_new(f, sets, &e);
@@ -166,6 +166,208 @@ START_TEST(test_slurm_array_script) {
 }
 END_TEST
 
+static char *write_file(const char *text) {
+  char *path = NULL;
+  int fd = g_file_open_tmp("commsim-sweep-XXXXXX.yaml", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
+/* Point folders are the point's index and a bounded slug: two values that
+ * sanitize alike (r1:h2, r1_h2) get folders and rows of their own (they
+ * once shared one, the second row copying the first); nine long axes
+ * (past the file-name limit once, when every point failed) run; the full
+ * values are in point.yaml; a value repeated in an axis is refused. */
+START_TEST(test_point_folders) {
+  g_autofree char *f = write_file("nodes: [{name: r0, role: worker}, {name: 'r1:h2', role: worker},\n"
+                                  "        {name: r1_h2, role: worker}, {name: sw, role: switch}]\n"
+                                  "links: [{a: r0, b: sw}, {a: 'r1:h2', b: sw, bandwidth: 10Gbps},\n"
+                                  "        {a: r1_h2, b: sw, bandwidth: 1Gbps}]\n"
+                                  "flows: [{src: r0, dst: r1_h2, size: 1MB}]\n"
+                                  "sweep: {flows.0.dst: ['r1:h2', r1_h2]}\n");
+  g_autofree char *d = g_dir_make_tmp("commsim-swn-XXXXXX", NULL);
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, "-q", "-j", "2", NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  g_autofree char *a = g_build_filename(d, "000-dst=r1_h2", "summary.csv", NULL);
+  g_autofree char *b = g_build_filename(d, "001-dst=r1_h2", "summary.csv", NULL);
+  ck_assert(g_file_test(a, G_FILE_TEST_EXISTS) && g_file_test(b, G_FILE_TEST_EXISTS));
+  g_autofree char *csv = sweep_csv(d);
+  g_auto(GStrv) rows = g_strsplit(csv, "\n", -1);
+  ck_assert(g_str_has_prefix(rows[1], "r1:h2,"));
+  ck_assert(g_str_has_prefix(rows[2], "r1_h2,"));
+  ck_assert_str_ne(rows[1] + 6, rows[2] + 6); /* 10 Gbps and 1 Gbps: different runs */
+  g_autofree char *pdir = g_build_filename(d, "000-dst=r1_h2", NULL);
+  g_autofree char *point = slurp(pdir, "point.yaml");
+  ck_assert_ptr_nonnull(strstr(point, "point: 0\n"));
+  ck_assert_ptr_nonnull(strstr(point, "  flows.0.dst: \"r1:h2\"\n"));
+  rm_rf(d);
+
+  /* nine axes of long keys: one point, its folder name short */
+  g_autofree char *g = write_file("topology: {type: star, workers: 2}\n"
+                                  "workload: {params: 10K, iterations: 1, compute: 1ms, collective: ps, pull: true}\n"
+                                  "topology.servers: 1\n"
+                                  "sweep:\n"
+                                  "  workload.compression.method: [uniform]\n  workload.compression.bits: [8]\n"
+                                  "  workload.compression.bucket: [512]\n  workload.compression.index_bits: [32]\n"
+                                  "  workload.compression.ratio: [0.01]\n  workload.compression.error_feedback: [false]\n"
+                                  "  workload.compression.speedup: [1]\n  workload.backward_fraction: [0.5]\n"
+                                  "  workload.compute_jitter: [0]\n");
+  /* (the scenario above has a stray top-level key: refused with its location) */
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", g, "-o", d, "-q", NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, ":3:1: error: unknown key 'topology.servers'"));
+  g_free(out), g_free(err);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(g, &text, NULL, NULL));
+  GString *fixed = g_string_new(text);
+  g_string_replace(fixed, "topology.servers: 1\n", "", 1);
+  g_string_replace(fixed, "workers: 2}", "workers: 2, servers: 1}", 1);
+  ck_assert(g_file_set_contents(g, fixed->str, -1, NULL));
+  g_string_free(fixed, TRUE);
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", g, "-o", d, "-q", NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  GDir *dir = g_dir_open(d, 0, NULL);
+  const char *name;
+  int folders = 0;
+  while ((name = g_dir_read_name(dir))) {
+    g_autofree char *full = g_build_filename(d, name, NULL);
+    if (!g_file_test(full, G_FILE_TEST_IS_DIR)) continue;
+    folders++;
+    ck_assert_uint_le(strlen(name), 4 + 60);
+    ck_assert(g_str_has_prefix(name, "000-method=uniform,bits=8,bucket=512,"));
+  }
+  g_dir_close(dir);
+  ck_assert_int_eq(folders, 1);
+  rm_rf(d);
+
+  /* a value twice in an axis */
+  g_autofree char *r = write_file("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1MB}]\n"
+                                  "sweep: {defaults.bandwidth: [1Gbps, 10Gbps, 1Gbps]}\n");
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", r, "-o", d, "-q", NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, ":3:45: error: sweep.defaults.bandwidth[2] repeats value 0 of the axis"));
+  g_free(out), g_free(err);
+  g_unlink(f);
+  g_unlink(g);
+  g_unlink(r);
+}
+END_TEST
+
+/* sweep.csv for pandas: each swept value with a unit also as a number in
+ * base units, in a column named with the unit. */
+START_TEST(test_sweep_csv_numbers) {
+  g_autofree char *f = write_file("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
+                                  "sweep:\n  defaults.bandwidth: [1Gbps, 2.5Gbps]\n  defaults.latency: [100us]\n"
+                                  "  defaults.buffer: [64pkt, 1MB]\n  defaults.loss: [1%]\n");
+  g_autofree char *d = g_dir_make_tmp("commsim-swc-XXXXXX", NULL);
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, "-q", NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  g_autofree char *text = slurp(d, "sweep.csv");
+  g_auto(GStrv) lines = g_strsplit(text, "\r\n", -1);
+  ck_assert(g_str_has_prefix(lines[0], "defaults.bandwidth,defaults.bandwidth_bps,defaults.latency,defaults.latency_s,"
+                                       "defaults.buffer,defaults.buffer_pkt,defaults.buffer_bytes,defaults.loss,"
+                                       "defaults.loss_fraction,scenario,"));
+  ck_assert(g_str_has_prefix(lines[1], "1Gbps,1000000000,100us,0.0001,64pkt,64,,1%,0.01,"));
+  ck_assert(g_str_has_prefix(lines[4], "2.5Gbps,2500000000,100us,0.0001,1MB,,1000000,1%,0.01,"));
+  /* what does not apply is empty, never 0: no workload, no background */
+  g_autoptr(GPtrArray) h = cs_csv_split_line(lines[0]);
+  g_autoptr(GPtrArray) r = cs_csv_split_line(lines[1]);
+  for (guint i = 0; i < h->len; i++) {
+    const char *c = h->pdata[i];
+    if (!strcmp(c, "iter_mean_s") || !strcmp(c, "wire_bytes_per_worker") || !strcmp(c, "bg_packets_sent") ||
+        !strcmp(c, "staleness_mean") || !strcmp(c, "iterations"))
+      ck_assert_msg(!strcmp(r->pdata[i], ""), "%s is '%s', not empty", c, (char *)r->pdata[i]);
+  }
+  rm_rf(d);
+  g_unlink(f);
+}
+END_TEST
+
+/* --merge refuses shards of two sweeps and shards that disagree on a
+ * point (exit 2, naming them), and reports missing points (exit 1 unless
+ * --allow-partial); once it took all three silently. */
+START_TEST(test_merge_refusals) {
+  g_autofree char *f = write_file("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
+                                  "sweep: {defaults.bandwidth: [1Gbps, 2Gbps, 5Gbps, 10Gbps]}\n");
+  g_autofree char *base = g_dir_make_tmp("commsim-mg-XXXXXX", NULL);
+  g_autofree char *s0 = g_build_filename(base, "s0", NULL), *s1 = g_build_filename(base, "s1", NULL),
+                  *o = g_build_filename(base, "other", NULL), *m = g_build_filename(base, "m", NULL);
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-q", "-o", s0, "--shard", "0/2", NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-q", "-o", s1, "--shard", "1/2", NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-q", "-o", o, "--shard", "1/2", "--set",
+                                                     "defaults.latency=5us", NULL},
+                               &out, &err), 0);
+  g_free(out), g_free(err);
+  /* another sweep's shard */
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", "--merge", s0, o, "-o", m, NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "a shard of another sweep than"));
+  ck_assert_ptr_nonnull(strstr(err, o));
+  g_free(out), g_free(err);
+  /* a shard missing: the points are named, exit 1; --allow-partial: 0 */
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", "--merge", s0, "-o", m, NULL}, &out, &err), 1);
+  ck_assert_ptr_nonnull(strstr(err, "error: 2 of 4 points are in no shard: 1, 3"));
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", "--merge", s0, "-o", m, "--allow-partial", NULL}, &out, &err), 0);
+  ck_assert_ptr_nonnull(strstr(err, "note: 2 of 4 points are in no shard: 1, 3"));
+  g_free(out), g_free(err);
+  /* two shards holding different results for one point */
+  g_autofree char *csv = slurp(s1, "sweep.csv");
+  GString *bad = g_string_new(csv);
+  g_string_replace(bad, ",star,2,0,", ",star,3,0,", 1);
+  g_autofree char *s1csv = g_build_filename(s1, "sweep.csv", NULL);
+  ck_assert(g_file_set_contents(s1csv, bad->str, -1, NULL));
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", "--merge", s0, s1, s1, "-o", m, NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  g_autofree char *s1b = g_build_filename(base, "s1b", NULL);
+  g_autofree char *cp = g_strdup_printf("cp -r '%s' '%s' && printf '%%s' '%s' > '%s/sweep.csv'", s1, s1b, csv, s1b);
+  ck_assert_int_eq(system(cp), 0);
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", "--merge", s0, s1, s1b, "-o", m, NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "error: point 1 differs between"));
+  g_free(out), g_free(err);
+  g_string_free(bad, TRUE);
+  /* not a sweep's folder */
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", "--merge", base, "-o", m, NULL}, &out, &err), 2);
+  ck_assert_ptr_nonnull(strstr(err, "not a sweep's folder"));
+  g_free(out), g_free(err);
+  rm_rf(base);
+  g_unlink(f);
+}
+END_TEST
+
+/* Resume takes a folder's results only if they are of the same point of
+ * the same scenario (point.yaml's fingerprint): after an edit of the
+ * scenario, a rerun runs every point again. */
+START_TEST(test_resume_checks_fingerprint) {
+  g_autofree char *f = write_file("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
+                                  "sweep: {defaults.bandwidth: [1Gbps, 10Gbps]}\n");
+  g_autofree char *d = g_dir_make_tmp("commsim-swf-XXXXXX", NULL);
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, "-q", NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  g_autofree char *before = sweep_csv(d);
+  ck_assert(g_file_set_contents(f, "topology: {type: star, workers: 2}\ndefaults: {latency: 1ms}\n"
+                                   "flows: [{src: w0, dst: w1, size: 100KB}]\n"
+                                   "sweep: {defaults.bandwidth: [1Gbps, 10Gbps]}\n", -1, NULL));
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, "-q", NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  g_autofree char *after = sweep_csv(d);
+  ck_assert_str_ne(before, after);
+  g_autofree char *fresh = g_dir_make_tmp("commsim-swf-XXXXXX", NULL);
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", fresh, "-q", NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  g_autofree char *clean = sweep_csv(fresh);
+  ck_assert_str_eq(after, clean);
+  rm_rf(d);
+  rm_rf(fresh);
+  g_unlink(f);
+}
+END_TEST
+
 static Suite *sweep_suite(void) {
   Suite *s = suite_create("sweep");
   TCase *tc = tcase_create("core");
@@ -173,6 +375,10 @@ static Suite *sweep_suite(void) {
   tcase_add_test(tc, test_expansion);
   tcase_add_test(tc, test_jobs_resume_shards);
   tcase_add_test(tc, test_slurm_array_script);
+  tcase_add_test(tc, test_point_folders);
+  tcase_add_test(tc, test_sweep_csv_numbers);
+  tcase_add_test(tc, test_merge_refusals);
+  tcase_add_test(tc, test_resume_checks_fingerprint);
   suite_add_tcase(s, tc);
   return s;
 }

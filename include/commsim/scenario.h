@@ -221,6 +221,25 @@ const char *cs_collective_name(CsCollective c);
 const char *cs_protocol_name(CsProtocol p);
 const char *cs_queue_name(CsQueueKind q);
 
+/* What a scalar key holds, for tools that show swept values as numbers. */
+typedef enum {
+  CS_KEY_OTHER,       /* a name, a flag, or a plain number */
+  CS_KEY_BANDWIDTH,   /* bit/s */
+  CS_KEY_TIME,        /* picoseconds in, seconds out */
+  CS_KEY_SIZE,        /* bytes */
+  CS_KEY_BUFFER,      /* bytes, or packets ("64pkt") */
+  CS_KEY_COUNT,       /* "25.6M" */
+  CS_KEY_PROBABILITY, /* "1%" */
+} CsKeyKind;
+/* The kind of a dotted key as --set takes it (list items by number:
+ * "links.0.bandwidth"). */
+CsKeyKind cs_scenario_key_kind(const char *dotted);
+/* A value of that kind in base units, as text for a CSV cell
+ * ("10Gbps" -> "10000000000", "100us" -> "0.0001", "1%" -> "0.01"),
+ * with *unit the column suffix ("bps", "s", "bytes", "pkt", "count",
+ * "fraction"); NULL for CS_KEY_OTHER or a value that does not parse. */
+char *cs_scenario_value_number(CsKeyKind kind, const char *value, const char **unit);
+
 /* Every key the loader accepts, as dotted paths with `[]` for list items
  * ("links[].bandwidth"); NULL-terminated.  The reference documentation
  * is checked against it. */

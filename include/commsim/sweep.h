@@ -4,9 +4,11 @@
  * axis changing fastest; an axis may zip several keys.  Each point is the
  * scenario with its values applied as --set would apply them and the
  * same seed (common random numbers), simulated alone in a thread of a
- * pool, writing its files in a folder named from its values.  A point
- * whose folder holds a summary.csv (written last, atomically) is complete
- * and is not run again, so an interrupted sweep resumes.  sweep.csv has
+ * pool, writing its files in a folder named by its index and a short slug
+ * of its values (the full values in the folder's point.yaml, with the
+ * fingerprint of the point's scenario).  A point whose folder holds a
+ * summary.csv (written last, atomically) and the same fingerprint is
+ * complete and is not run again, so an interrupted sweep resumes.  sweep.csv has
  * one row per point, in grid order whatever the number of threads.
  */
 #ifndef COMMSIM_SWEEP_H
@@ -21,7 +23,7 @@ typedef struct CsSweep CsSweep;
 
 typedef struct {
   uint32_t index;   /* in grid order */
-  char *name;       /* its folder: key=value,key=value */
+  char *name;       /* its folder: 007-bandwidth=10Gbps,method=topk (bounded) */
   char **keys;      /* the swept keys (NULL-terminated) */
   char **values;    /* their values at this point */
 } CsSweepPoint;
@@ -70,12 +72,18 @@ GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, cons
                               GError **error);
 bool cs_sweep_finish(CsSweep *sw, const char *dir, const CsSweepOptions *opt, GPtrArray *const *rows,
                      char *const *errors, uint32_t queued, uint32_t *failed, GError **error);
-bool cs_sweep_write_csv(CsSweep *sw, const char *dir, GPtrArray *const *rows, GError **error);
+bool cs_sweep_write_csv(CsSweep *sw, const char *dir, GPtrArray *const *rows, const CsSweepOptions *opt,
+                        GError **error);
 void cs_sweep_format_eta(double s, char *buf, size_t n);
 
 /* Join the sweep.csv files of shards' folders into OUT/sweep.csv, rows in
- * grid order. */
-bool cs_sweep_merge(const char *const *dirs, const char *out, GError **error);
+ * grid order, and write OUT/sweep-info.yaml.  Refused (false,
+ * CS_SCENARIO_ERROR_INVALID) when a folder is not a sweep's, when shards
+ * come from different sweeps (their sweep-info.yaml fingerprints differ)
+ * or when two shards hold different results for one point (wall_s
+ * aside).  Points that no shard holds are left out and counted in
+ * *missing, listed in *missing_text (to free; may be NULL). */
+bool cs_sweep_merge(const char *const *dirs, const char *out, uint32_t *missing, char **missing_text, GError **error);
 
 /* The fields of one CSV line (RFC 4180 quoting), without its line end. */
 GPtrArray *cs_csv_split_line(const char *line);

@@ -56,6 +56,11 @@ CsYamlNode *cs_yaml_root(CsYamlDoc *doc);
 /* A deep copy of the whole document (for sweep points). */
 CsYamlDoc *cs_yaml_doc_copy(const CsYamlDoc *doc);
 
+/* A SHA-256 (hex, to free) of the document's content: keys, values and
+ * structure, in order, but neither comments nor layout nor locations; two
+ * documents that read the same have the same fingerprint. */
+char *cs_yaml_fingerprint(const CsYamlDoc *doc);
+
 /* Apply "a.b.c=value": intermediate maps are created as needed, numeric
  * parts index sequences.  The value replaces whatever was there. */
 bool cs_yaml_set(CsYamlDoc *doc, const char *assignment, GError **error);

@@ -9,18 +9,95 @@
 
 #include "commands.h"
 #include "commsim/sweep.h"
+#include "commsim/units.h"
+#include "commsim/yamltree.h"
 #include "sweep_mpi.h"
+
+/* The sweep's results, compactly: a row per point (at most 40) with its
+ * swept values and the headline numbers. */
+static void print_results(const char *dir) {
+  g_autofree char *path = g_build_filename(dir, "sweep.csv", NULL);
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL)) return;
+  g_auto(GStrv) lines = g_strsplit(text, "\r\n", -1);
+  if (!lines[0] || !lines[1] || !*lines[1]) return;
+  g_autoptr(GPtrArray) h = cs_csv_split_line(lines[0]);
+  int first = -1, point = -1, it = -1, ex = -1, wire = -1, drops = -1, retx = -1, util = -1;
+  for (guint c = 0; c < h->len; c++) {
+    const char *n = h->pdata[c];
+    if (!strcmp(n, "scenario") && first < 0) first = (int)c;
+    if (!strcmp(n, "point")) point = (int)c;
+    if (!strcmp(n, "iter_mean_s")) it = (int)c;
+    if (!strcmp(n, "exposed_comm_s")) ex = (int)c;
+    if (!strcmp(n, "wire_bytes_per_worker")) wire = (int)c;
+    if (!strcmp(n, "packets_dropped")) drops = (int)c;
+    if (!strcmp(n, "retransmissions")) retx = (int)c;
+    if (!strcmp(n, "link_util_max")) util = (int)c;
+  }
+  if (first < 0 || point < 0) return;
+  /* the swept keys: the text columns before "scenario" (not their _unit twins) */
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(int));
+  for (int c = 0; c < first; c++) {
+    const char *n = h->pdata[c];
+    bool twin = false;
+    for (int k = 0; k < c && !twin; k++) twin = g_str_has_prefix(n, h->pdata[k]) && n[strlen(h->pdata[k])] == '_';
+    if (!twin) g_array_append_val(keys, c);
+  }
+  guint rows = 0;
+  while (lines[rows + 1] && *lines[rows + 1]) rows++;
+  GPtrArray **cells = g_new0(GPtrArray *, rows);
+  for (guint r = 0; r < rows; r++) cells[r] = cs_csv_split_line(lines[r + 1]);
+  /* widths of the swept values' columns */
+  int *w = g_new0(int, keys->len + 1);
+  for (guint k = 0; k < keys->len; k++) {
+    const char *name = h->pdata[g_array_index(keys, int, k)], *leaf = strrchr(name, '.');
+    w[k] = (int)strlen(leaf ? leaf + 1 : name);
+    for (guint r = 0; r < rows; r++) w[k] = MAX(w[k], (int)strlen(cells[r]->pdata[g_array_index(keys, int, k)]));
+  }
+  bool training = false;
+  for (guint r = 0; r < rows && it >= 0; r++) training |= *(char *)cells[r]->pdata[it] != '\0';
+  printf("\n%5s", "point");
+  for (guint k = 0; k < keys->len; k++) {
+    const char *name = h->pdata[g_array_index(keys, int, k)], *leaf = strrchr(name, '.');
+    printf("  %-*s", w[k], leaf ? leaf + 1 : name);
+  }
+  if (training) printf("  %12s %12s %12s", "iteration", "exposed", "wire/worker");
+  else printf("  %12s", "max util");
+  printf(" %12s %12s\n", "drops", "retransmit");
+  char b[CS_FORMAT_LEN];
+  guint shown = MIN(rows, 40u);
+  for (guint r = 0; r < shown; r++) {
+    GPtrArray *f = cells[r];
+    printf("%5s", (char *)f->pdata[point]);
+    for (guint k = 0; k < keys->len; k++) printf("  %-*s", w[k], (char *)f->pdata[g_array_index(keys, int, k)]);
+    if (training) {
+      const char *iv = f->pdata[it], *ev = f->pdata[ex], *wv = f->pdata[wire];
+      printf("  %12s", *iv ? cs_format_human_seconds(g_ascii_strtod(iv, NULL), b) : "-");
+      printf(" %12s", *ev ? cs_format_human_seconds(g_ascii_strtod(ev, NULL), b) : "-");
+      printf(" %12s", *wv ? cs_format_human_bytes(g_ascii_strtod(wv, NULL), b) : "-");
+    } else {
+      printf("  %11.1f%%", 100 * g_ascii_strtod(f->pdata[util], NULL));
+    }
+    printf(" %12s %12s\n", (char *)f->pdata[drops], (char *)f->pdata[retx]);
+  }
+  if (rows > shown) printf("(%u more rows in %s)\n", rows - shown, path);
+  for (guint r = 0; r < rows; r++) g_ptr_array_free(cells[r], TRUE);
+  g_free(cells);
+  g_free(w);
+  g_array_free(keys, TRUE);
+}
 
 int cs_cmd_sweep(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   g_autofree char *outdir = NULL, *shard = NULL;
   gint jobs = 0;
-  gboolean merge = FALSE, quiet = FALSE, check = FALSE, reproducible = FALSE, force = FALSE;
+  gboolean merge = FALSE, quiet = FALSE, check = FALSE, reproducible = FALSE, force = FALSE, partial = FALSE;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "Write the points and sweep.csv to DIR (default: output.dir)", "DIR"},
       {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Run N points at once (default: the number of cores)", "N"},
       {"shard", 0, 0, G_OPTION_ARG_STRING, &shard, "Run only the points whose index is K modulo N", "K/N"},
       {"merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join the sweep.csv of the shard folders given as arguments", NULL},
+      {"allow-partial", 0, 0, G_OPTION_ARG_NONE, &partial, "With --merge: points in no shard are not an error", NULL},
       {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scalar by its dotted key", "KEY=VALUE"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress and no summary", NULL},
       {"check", 0, 0, G_OPTION_ARG_NONE, &check, "Check the expensive invariants in every point (see run --help)", NULL},
@@ -52,12 +129,15 @@ int cs_cmd_sweep(int argc, char **argv) {
       return CS_EXIT_USAGE;
     }
     const char *out = outdir ? outdir : ".";
-    if (!cs_sweep_merge((const char *const *)argv + 1, out, &error)) {
-      fprintf(stderr, "%s\n", error->message);
-      return CS_EXIT_RUNTIME;
+    uint32_t missing = 0;
+    g_autofree char *gaps = NULL;
+    if (!cs_sweep_merge((const char *const *)argv + 1, out, &missing, &gaps, &error)) {
+      fprintf(stderr, "commsim sweep --merge: %s\n", error->message);
+      return g_error_matches(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID) ? CS_EXIT_USAGE : CS_EXIT_RUNTIME;
     }
-    if (!quiet) printf("merged %d folders into %s/sweep.csv\n", argc - 1, out);
-    return CS_EXIT_OK;
+    if (missing) fprintf(stderr, "commsim sweep --merge: %s: %s\n", partial ? "note" : "error", gaps);
+    if (!quiet) printf("merged %d folder%s into %s/sweep.csv\n", argc - 1, argc == 2 ? "" : "s", out);
+    return missing && !partial ? CS_EXIT_RUNTIME : CS_EXIT_OK;
   }
   if (argc != 2) {
     fprintf(stderr, "commsim sweep: expected one scenario file (see 'commsim sweep --help')\n");
@@ -113,7 +193,9 @@ int cs_cmd_sweep(int argc, char **argv) {
   }
   if (!quiet) {
     uint32_t n = cs_sweep_size(sw), mine = opt.shard_n ? (n + opt.shard_n - 1 - opt.shard_k) / opt.shard_n : n;
-    printf("%u of %u points%s in %s/sweep.csv", mine - failed, n, opt.shard_n ? " (this shard's)" : "", dir);
+    print_results(dir);
+    printf("\n%u of %u point%s%s in %s/sweep.csv", mine - failed, n, n == 1 ? "" : "s",
+           opt.shard_n ? " (this shard's)" : "", dir);
     printf(failed ? "; %u failed (see above)\n" : "\n", failed);
   }
   return failed ? CS_EXIT_RUNTIME : CS_EXIT_OK;

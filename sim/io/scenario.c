@@ -112,6 +112,120 @@ const char *const *cs_scenario_known_keys(void) {
   return (const char *const *)all->pdata;
 }
 
+/* ---- the kind of each scalar key ---- */
+
+static const struct {
+  const char *key; /* as in cs_scenario_known_keys, "[]" for list items */
+  CsKeyKind kind;
+} key_kinds[] = {
+    {"duration", CS_KEY_TIME},
+    {"seed", CS_KEY_COUNT},
+    {"defaults.bandwidth", CS_KEY_BANDWIDTH},
+    {"defaults.latency", CS_KEY_TIME},
+    {"defaults.buffer", CS_KEY_BUFFER},
+    {"defaults.ecn_threshold", CS_KEY_BUFFER},
+    {"defaults.loss", CS_KEY_PROBABILITY},
+    {"defaults.loss.rate", CS_KEY_PROBABILITY},
+    {"defaults.loss.p", CS_KEY_PROBABILITY},
+    {"defaults.loss.r", CS_KEY_PROBABILITY},
+    {"defaults.loss.loss_good", CS_KEY_PROBABILITY},
+    {"defaults.loss.loss_bad", CS_KEY_PROBABILITY},
+    {"defaults.red.min", CS_KEY_SIZE},
+    {"defaults.red.max", CS_KEY_SIZE},
+    {"defaults.red.max_p", CS_KEY_PROBABILITY},
+    {"defaults.red.weight", CS_KEY_PROBABILITY},
+    {"links[].bandwidth", CS_KEY_BANDWIDTH},
+    {"links[].latency", CS_KEY_TIME},
+    {"links[].buffer", CS_KEY_BUFFER},
+    {"links[].ecn_threshold", CS_KEY_BUFFER},
+    {"links[].loss", CS_KEY_PROBABILITY},
+    {"topology.workers", CS_KEY_COUNT},
+    {"topology.servers", CS_KEY_COUNT},
+    {"topology.k", CS_KEY_COUNT},
+    {"topology.x", CS_KEY_COUNT},
+    {"topology.y", CS_KEY_COUNT},
+    {"topology.leaves", CS_KEY_COUNT},
+    {"topology.hosts_per_leaf", CS_KEY_COUNT},
+    {"topology.bottleneck.bandwidth", CS_KEY_BANDWIDTH},
+    {"topology.bottleneck.latency", CS_KEY_TIME},
+    {"topology.bottleneck.buffer", CS_KEY_BUFFER},
+    {"topology.bottleneck.ecn_threshold", CS_KEY_BUFFER},
+    {"topology.bottleneck.loss", CS_KEY_PROBABILITY},
+    {"transport.mtu", CS_KEY_SIZE},
+    {"transport.header", CS_KEY_SIZE},
+    {"transport.ack", CS_KEY_SIZE},
+    {"transport.window", CS_KEY_BUFFER},
+    {"transport.init_cwnd", CS_KEY_BUFFER},
+    {"transport.min_rto", CS_KEY_TIME},
+    {"transport.initial_rto", CS_KEY_TIME},
+    {"transport.max_timeouts", CS_KEY_COUNT},
+    {"transport.host_queue", CS_KEY_SIZE},
+    {"workload.params", CS_KEY_COUNT},
+    {"workload.iterations", CS_KEY_COUNT},
+    {"workload.warmup", CS_KEY_COUNT},
+    {"workload.compute", CS_KEY_TIME},
+    {"workload.buckets", CS_KEY_SIZE},
+    {"workload.accumulation", CS_KEY_COUNT},
+    {"workload.chunks", CS_KEY_COUNT},
+    {"workload.compression.bits", CS_KEY_COUNT},
+    {"workload.compression.ratio", CS_KEY_PROBABILITY},
+    {"workload.compression.index_bits", CS_KEY_COUNT},
+    {"workload.compression.bucket", CS_KEY_COUNT},
+    {"workload.compression.cost.encode", CS_KEY_TIME},
+    {"workload.compression.cost.decode", CS_KEY_TIME},
+    {"workload.compression.cost.reduce", CS_KEY_TIME},
+    {"background[].rate", CS_KEY_BANDWIDTH},
+    {"background[].size", CS_KEY_SIZE},
+    {"background[].on", CS_KEY_TIME},
+    {"background[].off", CS_KEY_TIME},
+    {"flows[].size", CS_KEY_SIZE},
+    {"flows[].start", CS_KEY_TIME},
+    {"output.sample_interval", CS_KEY_TIME},
+};
+
+CsKeyKind cs_scenario_key_kind(const char *dotted) {
+  g_auto(GStrv) parts = g_strsplit(dotted, ".", -1);
+  GString *k = g_string_new(NULL);
+  for (guint i = 0; parts[i]; i++) {
+    bool index = parts[i][0] && strspn(parts[i], "0123456789") == strlen(parts[i]);
+    if (index) g_string_append(k, "[]");
+    else g_string_append_printf(k, "%s%s", k->len ? "." : "", parts[i]);
+  }
+  CsKeyKind kind = CS_KEY_OTHER;
+  for (size_t i = 0; i < G_N_ELEMENTS(key_kinds); i++)
+    if (!strcmp(key_kinds[i].key, k->str)) kind = key_kinds[i].kind;
+  g_string_free(k, TRUE);
+  return kind;
+}
+
+char *cs_scenario_value_number(CsKeyKind kind, const char *value, const char **unit) {
+  int64_t v = 0;
+  double d = 0;
+  bool pkt = false;
+  switch (kind) {
+  case CS_KEY_BANDWIDTH:
+    *unit = "bps";
+    return cs_parse_bandwidth(value, &v, NULL) ? g_strdup_printf("%" G_GINT64_FORMAT, (gint64)v) : NULL;
+  case CS_KEY_TIME:
+    *unit = "s";
+    return cs_parse_time(value, &v, NULL) ? g_strdup_printf("%.12g", (double)v * 1e-12) : NULL;
+  case CS_KEY_SIZE:
+    *unit = "bytes";
+    return cs_parse_size(value, &v, NULL) ? g_strdup_printf("%" G_GINT64_FORMAT, (gint64)v) : NULL;
+  case CS_KEY_BUFFER:
+    if (!cs_parse_buffer(value, &v, &pkt, NULL)) return NULL;
+    *unit = pkt ? "pkt" : "bytes";
+    return g_strdup_printf("%" G_GINT64_FORMAT, (gint64)v);
+  case CS_KEY_COUNT:
+    *unit = "count";
+    return cs_parse_count(value, &v, NULL) ? g_strdup_printf("%" G_GINT64_FORMAT, (gint64)v) : NULL;
+  case CS_KEY_PROBABILITY:
+    *unit = "fraction";
+    return cs_parse_probability(value, &d, NULL) ? g_strdup_printf("%.12g", d) : NULL;
+  default: return NULL;
+  }
+}
+
 /* ---- reading helpers ---- */
 
 typedef struct {
@@ -826,14 +940,21 @@ static bool read_sweep(const CsYamlNode *v, CsScenario *s, GError **error) {
         const char *t = scalar_text(item, kp, error);
         if (!t) return false;
         vals[0] = g_strdup(t);
-        continue;
+      } else {
+        if (item->kind != CS_YAML_SEQ || item->items->len != nk)
+          FAIL_AT(item, "%s: the axis zips %u keys: each value is a list of %u values, such as [none, ring]", kp, nk, nk);
+        for (guint q = 0; q < nk; q++) {
+          const char *t = scalar_text(item->items->pdata[q], kp, error);
+          if (!t) return false;
+          vals[q] = g_strdup(t);
+        }
       }
-      if (item->kind != CS_YAML_SEQ || item->items->len != nk)
-        FAIL_AT(item, "%s: the axis zips %u keys: each value is a list of %u values, such as [none, ring]", kp, nk, nk);
-      for (guint q = 0; q < nk; q++) {
-        const char *t = scalar_text(item->items->pdata[q], kp, error);
-        if (!t) return false;
-        vals[q] = g_strdup(t);
+      /* the same value twice gives two points that are one */
+      for (guint e = 0; e < j; e++) {
+        char **prev = ax.values->pdata[e];
+        bool same = true;
+        for (guint q = 0; q < nk && same; q++) same = !strcmp(prev[q], vals[q]);
+        if (same) FAIL_AT(item, "%s repeats value %u of the axis: each value once (two points would be the same run)", kp, e);
       }
     }
   }

@@ -18,7 +18,14 @@ struct CsSweep {
   CsScenario *base;
   GPtrArray *points; /* CsSweepPoint * */
   char **all_keys;   /* the swept keys, in column order */
+  char *fingerprint; /* of the scenario with its overrides and its sweep */
 };
+
+/* A point's folder: its index, zero-padded to the grid's width, and a
+ * readable slug of its values (the last part of each key), cut to
+ * SLUG_MAX characters: unique and short, however many axes; the full
+ * values are in the folder's point.yaml. */
+#define SLUG_MAX 60
 
 static void point_free(gpointer p) {
   CsSweepPoint *pt = p;
@@ -28,16 +35,20 @@ static void point_free(gpointer p) {
   g_free(pt);
 }
 
-/* A folder name from key=value pairs: safe characters only. */
-static char *point_name(char **keys, char **values) {
-  GString *s = g_string_new(NULL);
+static char *point_name(uint32_t index, uint32_t total, char **keys, char **values) {
+  int width = 3;
+  for (uint32_t n = total ? total - 1 : 0; n >= 1000; n /= 10) width++;
+  GString *slug = g_string_new(NULL);
   for (guint i = 0; keys[i]; i++) {
-    if (i) g_string_append_c(s, ',');
-    g_string_append_printf(s, "%s=%s", keys[i], values[i]);
+    const char *leaf = strrchr(keys[i], '.');
+    g_string_append_printf(slug, "%s%s=%s", i ? "," : "", leaf ? leaf + 1 : keys[i], values[i]);
   }
-  for (gsize i = 0; i < s->len; i++)
-    if (!g_ascii_isalnum(s->str[i]) && !strchr("._=,+-", s->str[i])) s->str[i] = '_';
-  return g_string_free(s, FALSE);
+  for (gsize i = 0; i < slug->len; i++)
+    if (!g_ascii_isalnum(slug->str[i]) && !strchr("._=,+-", slug->str[i])) slug->str[i] = '_';
+  if (slug->len > SLUG_MAX) g_string_truncate(slug, SLUG_MAX);
+  char *name = g_strdup_printf("%0*u-%s", width, index, slug->str);
+  g_string_free(slug, TRUE);
+  return name;
 }
 
 CsSweep *cs_sweep_new(const char *path, const char *const *overrides, GError **error) {
@@ -56,6 +67,7 @@ CsSweep *cs_sweep_new(const char *path, const char *const *overrides, GError **e
                 "%s: error: the scenario has no sweep: section (a map of dotted keys to lists of values)", path);
     goto fail;
   }
+  sw->fingerprint = cs_yaml_fingerprint(sw->doc); /* the sweep included */
   cs_yaml_map_remove(cs_yaml_root(sw->doc), "sweep");
   GPtrArray *keys = g_ptr_array_new();
   uint64_t total = 1;
@@ -86,7 +98,7 @@ CsSweep *cs_sweep_new(const char *path, const char *const *overrides, GError **e
       char **vals = ax->values->pdata[digit[a]];
       for (guint q = 0; ax->keys[q]; q++) pt->values[k++] = g_strdup(vals[q]);
     }
-    pt->name = point_name(pt->keys, pt->values);
+    pt->name = point_name((uint32_t)p, (uint32_t)total, pt->keys, pt->values);
     g_ptr_array_add(sw->points, pt);
     for (gint a = (gint)axes->len - 1; a >= 0; a--) {
       if (++digit[a] < g_array_index(axes, CsSweepAxis, a).values->len) break;
@@ -107,6 +119,7 @@ void cs_sweep_free(CsSweep *sw) {
   cs_scenario_free(sw->base);
   g_ptr_array_free(sw->points, TRUE);
   g_strfreev(sw->all_keys);
+  g_free(sw->fingerprint);
   g_free(sw);
 }
 
@@ -156,24 +169,78 @@ static GPtrArray *read_summary_row(const char *pdir) {
 
 /* ---- running ---- */
 
+/* "KEY: VALUE" lines of a small file we wrote; the value of `key`, or NULL. */
+static char *read_field(const char *path, const char *key) {
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL)) return NULL;
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  size_t kl = strlen(key);
+  for (guint i = 0; lines[i]; i++)
+    if (!strncmp(lines[i], key, kl) && lines[i][kl] == ':') return g_strstrip(g_strdup(lines[i] + kl + 1));
+  return NULL;
+}
+
+/* A YAML double-quoted scalar. */
+static void quoted(GString *out, const char *v) {
+  g_string_append_c(out, '"');
+  for (const char *c = v; *c; c++) {
+    if (*c == '"' || *c == '\\') g_string_append_c(out, '\\');
+    g_string_append_c(out, *c);
+  }
+  g_string_append_c(out, '"');
+}
+
+/* point.yaml: which point a folder holds, and the fingerprint of the
+ * scenario it ran, so that a rerun with another grid or scenario does not
+ * take an old result for a new point. */
+static bool write_point_file(const CsSweep *sw, const CsSweepPoint *pt, const char *pdir, const char *fingerprint,
+                             GError **error) {
+  GString *t = g_string_new("# commsim sweep: the point this folder holds\n");
+  g_string_append_printf(t, "point: %u\nof: %u\nfingerprint: %s\nscenario: ", pt->index, sw->points->len, fingerprint);
+  quoted(t, sw->path);
+  g_string_append(t, "\nvalues:\n");
+  for (guint q = 0; pt->keys[q]; q++) {
+    g_string_append_printf(t, "  %s: ", pt->keys[q]);
+    quoted(t, pt->values[q]);
+    g_string_append_c(t, '\n');
+  }
+  g_autofree char *path = g_build_filename(pdir, "point.yaml", NULL);
+  bool ok = g_mkdir_with_parents(pdir, 0755) == 0 && g_file_set_contents(path, t->str, (gssize)t->len, NULL);
+  if (!ok) g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write", path);
+  g_string_free(t, TRUE);
+  return ok;
+}
+
 GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, const CsSweepOptions *opt,
                               GError **error) {
   const CsSweepPoint *pt = sw->points->pdata[index];
   g_autofree char *pdir = g_build_filename(dir, pt->name, NULL);
-  GPtrArray *row = read_summary_row(pdir); /* complete already: resume */
-  if (row) return row;
-  if (opt->interrupt && *opt->interrupt) {
-    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED, "point %s: not started (interrupted)",
-                pt->name);
-    return NULL;
-  }
   GError *e = NULL;
   CsYamlDoc *copy = cs_yaml_doc_copy(sw->doc);
   g_autofree char *origin = g_strdup_printf("sweep point %s", pt->name);
   bool ok = true;
   for (guint q = 0; ok && pt->keys[q]; q++) ok = cs_yaml_set_path(copy, pt->keys[q], pt->values[q], origin, &e);
+  g_autofree char *fp = cs_yaml_fingerprint(copy);
+  /* complete already, and of this very point and scenario: resume */
+  g_autofree char *pfile = g_build_filename(pdir, "point.yaml", NULL);
+  g_autofree char *had = read_field(pfile, "fingerprint");
+  GPtrArray *row = had && !strcmp(had, fp) ? read_summary_row(pdir) : NULL;
+  if (row) {
+    cs_yaml_doc_free(copy);
+    return row;
+  }
+  if (opt->interrupt && *opt->interrupt) {
+    cs_yaml_doc_free(copy);
+    g_clear_error(&e);
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERRUPTED, "point %s: not started (interrupted)",
+                pt->name);
+    return NULL;
+  }
+  /* another point's or another scenario's results: not ours to keep */
+  g_autofree char *old = g_build_filename(pdir, "summary.csv", NULL);
+  g_unlink(old);
   CsScenario *s = ok ? cs_scenario_from_yaml(copy, sw->path, &e) : NULL;
-  if (s) {
+  if (s && write_point_file(sw, pt, pdir, fp, &e)) {
     s->output.traces |= CS_TRACE_SUMMARY; /* a sweep needs every point's row */
     CsSim *sim = cs_sim_new(s, &e);
     if (sim) {
@@ -186,32 +253,91 @@ GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, cons
     }
     if (sim && cs_sim_run(sim, &e) && cs_sim_write_outputs(sim, pdir, &e)) row = cs_sim_summary_fields(sim);
     cs_sim_free(sim);
-    cs_scenario_free(s);
   }
+  cs_scenario_free(s);
   cs_yaml_doc_free(copy);
   if (!row) g_propagate_prefixed_error(error, e, "point %s: ", pt->name); /* every failure above sets e */
   return row;
 }
 
-bool cs_sweep_write_csv(CsSweep *sw, const char *dir, GPtrArray *const *rows, GError **error) {
-  /* sweep.csv: the swept keys, the summary's columns, the point's index */
-  GPtrArray *cols = g_ptr_array_new();
-  for (guint i = 0; sw->all_keys[i]; i++) g_ptr_array_add(cols, sw->all_keys[i]);
-  for (const char *const *c = cs_sim_summary_columns(); *c; c++) g_ptr_array_add(cols, (gpointer)*c);
-  g_ptr_array_add(cols, "point");
+/* Per swept key: its kind, and whether sweep.csv gives it a column of
+ * numbers (in base units, named KEY_UNIT) beside the text; a buffer axis
+ * may have both a _bytes and a _pkt column. */
+typedef struct {
+  CsKeyKind kind;
+  const char *units[2]; /* column suffixes, or NULL */
+} KeyCols;
+
+static void key_columns(const CsSweep *sw, guint k, KeyCols *kc) {
+  memset(kc, 0, sizeof *kc);
+  kc->kind = cs_scenario_key_kind(sw->all_keys[k]);
+  if (kc->kind == CS_KEY_OTHER) return;
+  for (guint i = 0; i < sw->points->len; i++) {
+    const char *unit = NULL;
+    g_autofree char *num = cs_scenario_value_number(kc->kind, ((CsSweepPoint *)sw->points->pdata[i])->values[k], &unit);
+    if (!num) continue;
+    if (!kc->units[0]) kc->units[0] = unit;
+    else if (strcmp(kc->units[0], unit) && !kc->units[1]) kc->units[1] = unit;
+  }
+}
+
+static bool write_info(const CsSweep *sw, const char *dir, const char *shard, uint32_t present, GError **error) {
+  GString *t = g_string_new("# commsim sweep: what sweep.csv in this folder holds\n");
+  g_string_append_printf(t, "fingerprint: %s\npoints: %u\nshard: %s\npresent: %u\nscenario: ", sw->fingerprint,
+                         sw->points->len, shard, present);
+  quoted(t, sw->path);
+  g_string_append_c(t, '\n');
+  g_autofree char *tmp = cs_csv_temp_name(dir, "sweep-info.yaml");
+  g_autofree char *path = g_build_filename(dir, "sweep-info.yaml", NULL);
+  bool ok = g_file_set_contents(tmp, t->str, (gssize)t->len, NULL) && g_rename(tmp, path) == 0;
+  if (!ok) {
+    g_unlink(tmp);
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write", path);
+  }
+  g_string_free(t, TRUE);
+  return ok;
+}
+
+bool cs_sweep_write_csv(CsSweep *sw, const char *dir, GPtrArray *const *rows, const CsSweepOptions *opt,
+                        GError **error) {
+  /* sweep.csv: the swept keys (each with its numbers in base units beside
+   * it where it has a unit), the summary's columns, the point's index */
+  guint nkeys = g_strv_length(sw->all_keys);
+  KeyCols *kc = g_new0(KeyCols, nkeys + 1);
+  GPtrArray *cols = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < nkeys; i++) {
+    g_ptr_array_add(cols, g_strdup(sw->all_keys[i]));
+    key_columns(sw, i, &kc[i]);
+    for (int u = 0; u < 2 && kc[i].units[u]; u++) g_ptr_array_add(cols, g_strdup_printf("%s_%s", sw->all_keys[i], kc[i].units[u]));
+  }
+  for (const char *const *c = cs_sim_summary_columns(); *c; c++) g_ptr_array_add(cols, g_strdup(*c));
+  g_ptr_array_add(cols, g_strdup("point"));
   g_ptr_array_add(cols, NULL);
   CsCsv *csv = cs_csv_open(dir, "sweep.csv", (const char *const *)cols->pdata, error);
   g_ptr_array_free(cols, TRUE);
-  if (!csv) return false;
+  if (!csv) {
+    g_free(kc);
+    return false;
+  }
+  uint32_t present = 0;
   for (uint32_t i = 0; i < sw->points->len; i++) {
     if (!rows[i]) continue;
+    present++;
     const CsSweepPoint *pt = sw->points->pdata[i];
-    for (guint q = 0; pt->values[q]; q++) cs_csv_str(csv, pt->values[q]);
+    for (guint q = 0; q < nkeys; q++) {
+      cs_csv_str(csv, pt->values[q]);
+      const char *unit = NULL;
+      g_autofree char *num = cs_scenario_value_number(kc[q].kind, pt->values[q], &unit);
+      for (int u = 0; u < 2 && kc[q].units[u]; u++) cs_csv_str(csv, num && !strcmp(unit, kc[q].units[u]) ? num : "");
+    }
     for (guint f = 0; f < rows[i]->len; f++) cs_csv_str(csv, rows[i]->pdata[f]);
     cs_csv_uint(csv, i);
     cs_csv_end_row(csv);
   }
-  return cs_csv_close(csv, error);
+  g_free(kc);
+  if (!cs_csv_close(csv, error)) return false;
+  g_autofree char *shard = opt && opt->shard_n ? g_strdup_printf("%u/%u", opt->shard_k, opt->shard_n) : g_strdup("all");
+  return write_info(sw, dir, shard, present, error);
 }
 
 bool cs_sweep_mine(const CsSweepOptions *opt, uint32_t index) {
@@ -314,7 +440,7 @@ bool cs_sweep_finish(CsSweep *sw, const char *dir, const CsSweepOptions *opt, GP
                 dir, complete, queued);
     return false;
   }
-  return cs_sweep_write_csv(sw, dir, rows, error);
+  return cs_sweep_write_csv(sw, dir, rows, opt, error);
 }
 
 /* ---- merge ---- */
@@ -322,6 +448,8 @@ bool cs_sweep_finish(CsSweep *sw, const char *dir, const CsSweepOptions *opt, GP
 typedef struct {
   uint64_t point;
   char *line;
+  char *cmp;       /* the line with wall_s blanked: rows of one point must agree on it */
+  const char *dir; /* where it came from */
 } Row;
 
 static int cmp_row(const void *a, const void *b) {
@@ -329,24 +457,60 @@ static int cmp_row(const void *a, const void *b) {
   return x->point < y->point ? -1 : x->point > y->point;
 }
 
-bool cs_sweep_merge(const char *const *dirs, const char *out, GError **error) {
-  g_autofree char *header = NULL;
+static char *blank_field(const char *line, int field) {
+  GPtrArray *f = cs_csv_split_line(line);
+  if (field >= 0 && (guint)field < f->len) {
+    g_free(f->pdata[field]);
+    f->pdata[field] = g_strdup("");
+  }
+  g_ptr_array_add(f, NULL);
+  char *joined = g_strjoinv("\x1f", (char **)f->pdata);
+  g_ptr_array_free(f, TRUE);
+  return joined;
+}
+
+bool cs_sweep_merge(const char *const *dirs, const char *out, uint32_t *missing, char **missing_text, GError **error) {
+  g_autofree char *header = NULL, *fingerprint = NULL;
+  const char *first_dir = NULL;
+  guint64 total = 0;
+  int wall_col = -1;
   GArray *rows = g_array_new(FALSE, FALSE, sizeof(Row));
   bool ok = true;
+  *missing = 0;
+  if (missing_text) *missing_text = NULL;
   for (size_t d = 0; ok && dirs[d]; d++) {
+    g_autofree char *info = g_build_filename(dirs[d], "sweep-info.yaml", NULL);
     g_autofree char *path = g_build_filename(dirs[d], "sweep.csv", NULL);
+    g_autofree char *fp = read_field(info, "fingerprint"), *pts = read_field(info, "points");
     g_autofree char *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, NULL)) {
-      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot read (is it a sweep's folder?)", path);
+    guint64 n = 0;
+    if (!fp || !pts || !g_ascii_string_to_unsigned(pts, 10, 1, G_MAXUINT32, &n, NULL) ||
+        !g_file_get_contents(path, &text, NULL, NULL)) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                  "%s: error: not a sweep's folder (no sweep.csv and sweep-info.yaml written by commsim sweep)", dirs[d]);
+      ok = false;
+      break;
+    }
+    if (!fingerprint) {
+      fingerprint = g_strdup(fp), total = n, first_dir = dirs[d];
+    } else if (strcmp(fingerprint, fp) || n != total) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                  "%s: error: a shard of another sweep than %s's (their scenarios, overrides or grids differ): "
+                  "merge the shards of one sweep",
+                  dirs[d], first_dir);
       ok = false;
       break;
     }
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     for (guint i = 0; lines[i]; i++) g_strchomp(lines[i]);
-    if (!header) header = g_strdup(lines[0]);
-    else if (strcmp(header, lines[0]) != 0) {
+    if (!header) {
+      header = g_strdup(lines[0]);
+      g_autoptr(GPtrArray) h = cs_csv_split_line(header);
+      for (guint c = 0; c < h->len; c++)
+        if (!strcmp(h->pdata[c], "wall_s")) wall_col = (int)c;
+    } else if (strcmp(header, lines[0]) != 0) {
       g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
-                  "%s: error: its columns differ from %s's: shards of different sweeps?", path, dirs[0]);
+                  "%s: error: its columns differ from %s's (written by another version of commsim?)", path, first_dir);
       ok = false;
       break;
     }
@@ -354,17 +518,31 @@ bool cs_sweep_merge(const char *const *dirs, const char *out, GError **error) {
       if (!*lines[i]) continue;
       const char *last = strrchr(lines[i], ',');
       guint64 point;
-      if (!last || !g_ascii_string_to_unsigned(last + 1, 10, 0, G_MAXUINT64, &point, NULL)) {
-        g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "%s:%u: error: a row without its point number", path, i + 1);
+      if (!last || !g_ascii_string_to_unsigned(last + 1, 10, 0, total - 1, &point, NULL)) {
+        g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                    "%s:%u: error: a row without a point number below %" G_GUINT64_FORMAT, path, i + 1, total);
         ok = false;
         break;
       }
-      Row r = {point, g_strdup(lines[i])};
+      Row r = {point, g_strdup(lines[i]), blank_field(lines[i], wall_col), dirs[d]};
       g_array_append_val(rows, r);
     }
   }
   if (ok) {
-    qsort(rows->data, rows->len, sizeof(Row), cmp_row);
+    g_array_sort(rows, cmp_row);
+    for (guint i = 1; ok && i < rows->len; i++) {
+      const Row *a = &g_array_index(rows, Row, i - 1), *b = &g_array_index(rows, Row, i);
+      if (a->point == b->point && strcmp(a->cmp, b->cmp)) {
+        g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                    "error: point %" G_GUINT64_FORMAT " differs between %s and %s: the shards disagree on one run "
+                    "(rerun one of them)",
+                    a->point, a->dir, b->dir);
+        ok = false;
+      }
+    }
+  }
+  uint32_t present = 0;
+  if (ok) {
     g_autofree char *tmp = cs_csv_temp_name(out, "sweep.csv");
     g_autofree char *final = g_build_filename(out, "sweep.csv", NULL);
     FILE *f = g_mkdir_with_parents(out, 0755) == 0 ? fopen(tmp, "w") : NULL;
@@ -373,11 +551,23 @@ bool cs_sweep_merge(const char *const *dirs, const char *out, GError **error) {
       ok = false;
     } else {
       fprintf(f, "%s\r\n", header);
-      for (guint i = 0; i < rows->len; i++) {
-        Row *r = &g_array_index(rows, Row, i);
-        if (i && r->point == g_array_index(rows, Row, i - 1).point) continue; /* a point in two shards */
-        fprintf(f, "%s\r\n", r->line);
+      GString *gaps = g_string_new(NULL);
+      guint64 next = 0;
+      for (guint i = 0; i <= rows->len; i++) {
+        guint64 p = i < rows->len ? g_array_index(rows, Row, i).point : total;
+        if (i && i < rows->len && p == g_array_index(rows, Row, i - 1).point) continue; /* a point in two shards, agreeing */
+        for (; next < p; next++) {
+          if (++*missing <= 20) g_string_append_printf(gaps, "%s%" G_GUINT64_FORMAT, gaps->len ? ", " : "", next);
+        }
+        if (i == rows->len) break;
+        fprintf(f, "%s\r\n", g_array_index(rows, Row, i).line);
+        present++;
+        next = p + 1;
       }
+      if (*missing > 20) g_string_append(gaps, ", ...");
+      if (missing_text && *missing)
+        *missing_text = g_strdup_printf("%u of %" G_GUINT64_FORMAT " points are in no shard: %s", *missing, total, gaps->str);
+      g_string_free(gaps, TRUE);
       ok = fflush(f) == 0 && !ferror(f);
       ok = fclose(f) == 0 && ok && g_rename(tmp, final) == 0;
       if (!ok) {
@@ -386,7 +576,19 @@ bool cs_sweep_merge(const char *const *dirs, const char *out, GError **error) {
       }
     }
   }
-  for (guint i = 0; i < rows->len; i++) g_free(g_array_index(rows, Row, i).line);
+  if (ok) { /* the merged folder says what it holds, so that it can be merged again */
+    GString *t = g_string_new("# commsim sweep: what sweep.csv in this folder holds\n");
+    g_string_append_printf(t, "fingerprint: %s\npoints: %" G_GUINT64_FORMAT "\nshard: merged\npresent: %u\n", fingerprint,
+                           total, present);
+    g_autofree char *path = g_build_filename(out, "sweep-info.yaml", NULL);
+    ok = g_file_set_contents(path, t->str, (gssize)t->len, NULL);
+    if (!ok) g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot write", path);
+    g_string_free(t, TRUE);
+  }
+  for (guint i = 0; i < rows->len; i++) {
+    g_free(g_array_index(rows, Row, i).line);
+    g_free(g_array_index(rows, Row, i).cmp);
+  }
   g_array_free(rows, TRUE);
   return ok;
 }

@@ -432,6 +432,37 @@ void cs_yaml_doc_free(CsYamlDoc *doc) {
 
 CsYamlNode *cs_yaml_root(CsYamlDoc *doc) { return doc->root; }
 
+/* A canonical form: every scalar length-prefixed, so no text can pose as
+ * structure. */
+static void canonical(const CsYamlNode *n, GString *out) {
+  switch (n->kind) {
+  case CS_YAML_SCALAR:
+    g_string_append_printf(out, "%c%zu:%s", n->plain ? 's' : 'q', strlen(n->text), n->text);
+    break;
+  case CS_YAML_MAP:
+    g_string_append_printf(out, "{%u", n->keys->len);
+    for (guint i = 0; i < n->keys->len; i++) {
+      canonical(n->keys->pdata[i], out);
+      canonical(n->items->pdata[i], out);
+    }
+    g_string_append_c(out, '}');
+    break;
+  case CS_YAML_SEQ:
+    g_string_append_printf(out, "[%u", n->items->len);
+    for (guint i = 0; i < n->items->len; i++) canonical(n->items->pdata[i], out);
+    g_string_append_c(out, ']');
+    break;
+  }
+}
+
+char *cs_yaml_fingerprint(const CsYamlDoc *doc) {
+  GString *c = g_string_new(NULL);
+  canonical(doc->root, c);
+  char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)c->str, c->len);
+  g_string_free(c, TRUE);
+  return sum;
+}
+
 CsYamlDoc *cs_yaml_doc_copy(const CsYamlDoc *doc) {
   CsYamlDoc *c = g_new0(CsYamlDoc, 1);
   c->strings = g_string_chunk_new(256);

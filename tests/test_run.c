@@ -174,6 +174,39 @@ START_TEST(test_run_output_folder) {
 }
 END_TEST
 
+/* What a user reads: sizes in one unit per column and for people, "1
+ * server", and a link table that shows where the drops are, not only the
+ * busiest directions.  Here a ps incast drops at the server's port while
+ * a background flow from w1 keeps w1's link the busiest of all. */
+START_TEST(test_run_console) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp("topology: {type: star, workers: 20, servers: 1}\ndefaults: {buffer: 16pkt}\n"
+                                  "workload: {params: 100K, iterations: 1, compute: 1ms, buckets: 0, collective: ps}\n"
+                                  "background: [{src: w1, dst: w2, pattern: cbr, rate: 9Gbps}]\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", dir, NULL}, &out, &err), 0);
+  ck_assert_msg(strstr(out, "on 20 workers and 1 server, none, 1 bucket of the whole gradient\n"), "%s", out);
+  ck_assert_msg(strstr(out, "1 flow") == NULL && strstr(out, "0 flows, 1 background source;"), "%s", out);
+  ck_assert_ptr_nonnull(strstr(out, "  wire bytes per worker      4"));
+  ck_assert_ptr_nonnull(strstr(out, " KB   (headers and retransmissions included)"));
+  ck_assert_ptr_nonnull(strstr(out, "sent (MB)"));
+  /* sw0->ps0 (the incast) and w1->sw0 (the busiest) are both in the table */
+  char *table = strstr(out, "\nlink ");
+  ck_assert_ptr_nonnull(table);
+  ck_assert_ptr_nonnull(strstr(table, "\nsw0->ps0 "));
+  ck_assert_ptr_nonnull(strstr(table, "\nw1->sw0 "));
+  ck_assert_ptr_nonnull(strstr(table, "(link directions: the 2 with the most drops and losses, then the busiest;"));
+  ck_assert_ptr_null(strstr(out, "busiest are)"));
+  /* no size written in bytes with a unit glued to it, as 186411372B was */
+  GRegex *raw = g_regex_new("[0-9]{4,}B\\b", 0, 0, NULL);
+  ck_assert_msg(!g_regex_match(raw, out, 0, NULL), "%s", out);
+  g_regex_unref(raw);
+  g_free(out), g_free(err);
+  rm_rf(dir);
+  g_unlink(f);
+}
+END_TEST
+
 static Suite *run_suite(void) {
   Suite *s = suite_create("run");
   TCase *tc = tcase_create("core");
@@ -183,6 +216,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_dead_link_exits_1);
   tcase_add_test(tc, test_run_errors);
   tcase_add_test(tc, test_run_output_folder);
+  tcase_add_test(tc, test_run_console);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -14,18 +14,35 @@
 #include "commsim/sim.h"
 #include "commsim/units.h"
 
+/* One decimal unit for a whole column, chosen by its largest value, so
+ * that a column never mixes units. */
+typedef struct {
+  double div;
+  const char *name;
+} Unit;
+
+static Unit bytes_unit(double max) {
+  static const Unit u[] = {{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(u); i++)
+    if (max >= u[i].div) return u[i];
+  return (Unit){1, "B"};
+}
+
 static void print_messages(CsSim *sim) {
   CsNet *net = cs_sim_net(sim);
   const CsTopology *t = cs_sim_topology(sim);
   uint32_t n = cs_net_messages(net);
   if (n == 0) return;
-  printf("%-6s %-8s %-8s %12s %14s %14s %14s %10s %6s %4s\n", "flow", "src", "dst", "size", "start_s",
-         "end_s", "fct_s", "Gbps", "retx", "rto");
-  char b1[CS_FORMAT_LEN];
+  double max = 0;
+  for (uint32_t m = 0; m < n; m++) max = fmax(max, (double)cs_net_message(net, m)->payload);
+  Unit u = bytes_unit(max);
+  g_autofree char *size_h = g_strdup_printf("size (%s)", u.name);
+  printf("%-6s %-8s %-8s %12s %14s %14s %14s %10s %6s %4s\n", "flow", "src", "dst", size_h, "start_s", "end_s", "fct_s",
+         "Gbps", "retx", "rto");
   for (uint32_t m = 0; m < n; m++) {
     const CsMessageStats *st = cs_net_message(net, m);
-    printf("%-6u %-8s %-8s %12s %14.9f ", m, t->nodes[t->hosts[st->src]].name, t->nodes[t->hosts[st->dst]].name,
-           cs_format_size((int64_t)st->payload, b1), (double)st->start * 1e-12);
+    printf("%-6u %-8s %-8s %12.*f %14.9f ", m, t->nodes[t->hosts[st->src]].name, t->nodes[t->hosts[st->dst]].name,
+           u.div > 1 ? 3 : 0, (double)st->payload / u.div, (double)st->start * 1e-12);
     if (st->delivered) {
       CsTime fct = st->end - st->start;
       double gbps = fct > 0 ? (double)st->payload * 8.0 / (double)fct * 1e3 : 0; /* bits per ps -> Gbps */
@@ -42,13 +59,16 @@ static void print_training(CsSim *sim, const CsScenario *s) {
   const CsSummary *m = cs_sim_summary(sim);
   const CsWorkloadSpec *w = &s->workload;
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
-  printf("training: %s of %s %s parameters on %u workers", cs_collective_name(w->collective),
-         cs_format_count(w->params, b1), w->dtype, m->workers);
-  if (w->collective == CS_COLL_PS) printf(" and %u servers%s", m->servers, w->sync ? "" : " (asynchronous)");
-  printf(", %s, %u buckets of %s\n", w->compression.method, cs_workload_buckets(cs_sim_workload(sim)),
+  printf("training: %s of %s %s parameters on %u worker%s", cs_collective_name(w->collective),
+         cs_format_count(w->params, b1), w->dtype, m->workers, m->workers == 1 ? "" : "s");
+  if (w->collective == CS_COLL_PS)
+    printf(" and %u server%s%s", m->servers, m->servers == 1 ? "" : "s", w->sync ? "" : " (asynchronous)");
+  uint32_t nb = cs_workload_buckets(cs_sim_workload(sim));
+  printf(", %s, %u bucket%s of %s\n", w->compression.method, nb, nb == 1 ? "" : "s",
          w->buckets ? cs_format_size(w->buckets, b2) : "the whole gradient");
   printf("per worker and iteration (means over %" G_GUINT64_FORMAT " worker-iterations):\n", (guint64)m->iterations_measured);
-  printf("  %-26s %s\n", "wire bytes per worker", cs_format_size((int64_t)llround(m->wire_bytes_per_worker), b1));
+  printf("  %-26s %s   (headers and retransmissions included)\n", "wire bytes per worker",
+         cs_format_human_bytes(m->wire_bytes_per_worker, b1));
   printf("  %-26s %.6f s   (p50 %.6f s, p99 %.6f s)\n", "iteration", m->iter_mean_s, m->iter_p50_s, m->iter_p99_s);
   printf("  %-26s %.6f s\n", "compute", m->compute_s);
   printf("  %-26s %.6f s   (first gradient byte sent to last result byte received)\n", "communication", m->comm_s);
@@ -65,47 +85,95 @@ static void print_training(CsSim *sim, const CsScenario *s) {
          "network (whole run)", m->retransmissions, m->packets_dropped, m->packets_lost);
 }
 
-static void print_links(CsSim *sim) {
+/* The link directions worth a look: those that dropped or lost the most
+ * (up to 8), then the busiest, 16 rows in all, busiest first. */
+static void print_links(CsSim *sim, const CsScenario *s) {
   CsNet *net = cs_sim_net(sim);
   const CsTopology *t = cs_sim_topology(sim);
   CsTime end = cs_sim_end_time(sim);
-  printf("%-18s %12s %10s %6s %12s %12s %8s %8s %8s\n", "link", "bytes", "packets", "util", "queue_mean",
-         "queue_max", "drops", "losses", "marks");
-  char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
-  /* the busiest directions first; at most 16 */
-  typedef struct { uint32_t link; int dir; CsLinkStats st; } Row;
+  typedef struct {
+    uint32_t link;
+    int dir;
+    CsLinkStats st;
+    bool shown;
+  } Row;
   GArray *rows = g_array_new(FALSE, FALSE, sizeof(Row));
   uint32_t idle = 0;
   for (uint32_t l = 0; l < t->n_links; l++)
     for (int dir = 0; dir < 2; dir++) {
-      Row r = {l, dir, cs_net_link_stats(net, l, dir)};
+      Row r = {l, dir, cs_net_link_stats(net, l, dir), false};
       if (r.st.packets == 0) idle++;
       else g_array_append_val(rows, r);
     }
-  for (guint i = 1; i < rows->len; i++) /* insertion sort by busy time, stable */
-    for (guint j = i; j > 0 && g_array_index(rows, Row, j).st.busy > g_array_index(rows, Row, j - 1).st.busy; j--) {
-      Row tmp = g_array_index(rows, Row, j);
-      g_array_index(rows, Row, j) = g_array_index(rows, Row, j - 1);
-      g_array_index(rows, Row, j - 1) = tmp;
+  if (rows->len == 0) return;
+  guint want = MIN(rows->len, 16u), shown = 0, lossy = 0;
+  for (; shown < 8; shown++) { /* the most drops and losses */
+    Row *best = NULL;
+    for (guint i = 0; i < rows->len; i++) {
+      Row *r = &g_array_index(rows, Row, i);
+      uint64_t bad = r->st.drops + r->st.losses;
+      if (!r->shown && bad && (!best || bad > best->st.drops + best->st.losses)) best = r;
     }
-  guint shown = MIN(rows->len, 16u);
-  for (guint i = 0; i < shown; i++) {
+    if (!best) break;
+    best->shown = true;
+    lossy++;
+  }
+  for (; shown < want; shown++) { /* then the busiest */
+    Row *best = NULL;
+    for (guint i = 0; i < rows->len; i++) {
+      Row *r = &g_array_index(rows, Row, i);
+      if (!r->shown && (!best || r->st.busy > best->st.busy)) best = r;
+    }
+    best->shown = true;
+  }
+  double max_bytes = 0, max_queue = 0;
+  uint64_t rest_drops = 0, rest_losses = 0;
+  for (guint i = 0; i < rows->len; i++) {
     const Row *r = &g_array_index(rows, Row, i);
+    if (!r->shown) {
+      rest_drops += r->st.drops, rest_losses += r->st.losses;
+      continue;
+    }
+    max_bytes = fmax(max_bytes, (double)r->st.bytes);
+    max_queue = fmax(max_queue, (double)r->st.queue_max);
+  }
+  Unit ub = bytes_unit(max_bytes), uq = bytes_unit(max_queue);
+  g_autofree char *hb = g_strdup_printf("sent (%s)", ub.name), *hm = g_strdup_printf("queue_mean (%s)", uq.name),
+                  *hx = g_strdup_printf("queue_max (%s)", uq.name);
+  printf("%-18s %12s %10s %6s %15s %15s %9s %9s %9s\n", "link", hb, "packets", "util", hm, hx, "drops", "losses", "marks");
+  for (guint k = 0; k < shown; k++) { /* busiest first */
+    const Row *r = NULL;
+    for (guint i = 0; i < rows->len; i++) {
+      const Row *c = &g_array_index(rows, Row, i);
+      if (c->shown && (!r || c->st.busy > r->st.busy)) r = c;
+    }
+    ((Row *)r)->shown = false;
     const CsLink *link = &t->links[r->link];
     g_autofree char *name = g_strdup_printf("%s->%s", t->nodes[r->dir ? link->b : link->a].name,
                                             t->nodes[r->dir ? link->a : link->b].name);
     double util = end > 0 ? (double)r->st.busy / (double)end : 0;
     double qmean = end > 0 ? r->st.queue_integral / (double)end : 0;
-    printf("%-18s %12s %10" G_GUINT64_FORMAT " %5.1f%% %12s %12s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT
-           " %8" G_GUINT64_FORMAT "\n",
-           name, cs_format_size((int64_t)r->st.bytes, b1), r->st.packets, 100 * util,
-           cs_format_size((int64_t)qmean, b2), cs_format_size((int64_t)r->st.queue_max, b3), r->st.drops,
-           r->st.losses, r->st.marks);
+    int db = ub.div > 1 ? 1 : 0, dq = uq.div > 1 ? 1 : 0;
+    printf("%-18s %12.*f %10" G_GUINT64_FORMAT " %5.1f%% %15.*f %15.*f %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
+           " %9" G_GUINT64_FORMAT "\n",
+           name, db, (double)r->st.bytes / ub.div, r->st.packets, 100 * util, dq, qmean / uq.div, dq,
+           (double)r->st.queue_max / uq.div, r->st.drops, r->st.losses, r->st.marks);
   }
-  if (rows->len > shown) printf("(%u more busy link directions not shown: the %u busiest are)\n", rows->len - shown, shown);
-  if (idle) printf("(%u idle link directions not shown; utilization and mean queue over the whole run)\n", idle);
+  GString *note = g_string_new(NULL);
+  if (lossy == 1) g_string_append(note, "the one with drops or losses, then the busiest");
+  else if (lossy) g_string_append_printf(note, "the %u with the most drops and losses, then the busiest", lossy);
+  else g_string_append(note, "the busiest");
+  if (rows->len > shown) {
+    g_string_append_printf(note, "; %u more carried traffic", rows->len - shown);
+    if (rest_drops || rest_losses)
+      g_string_append_printf(note, ", with %" G_GUINT64_FORMAT " drops and %" G_GUINT64_FORMAT " losses between them",
+                             rest_drops, rest_losses);
+  }
+  if (idle) g_string_append_printf(note, "; %u idle", idle);
+  printf("(link directions: %s; util and queue_mean over the whole run%s)\n\n", note->str,
+         (s->output.traces & CS_TRACE_LINKS) ? "; all of them over time in links.csv" : "");
+  g_string_free(note, TRUE);
   g_array_free(rows, TRUE);
-  printf("\n");
 }
 
 static void print_totals(CsSim *sim) {
@@ -241,11 +309,12 @@ int cs_cmd_run(int argc, char **argv) {
     return CS_EXIT_RUNTIME;
   }
   if (!quiet) {
-    printf("scenario %s: %s%u flows, %u background sources; output in %s\n\n", s->name,
-           s->workload.present ? "training, " : "", s->flows->len, s->background->len, dir);
+    printf("scenario %s: %s%u flow%s, %u background source%s; output in %s\n\n", s->name,
+           s->workload.present ? "training, " : "", s->flows->len, s->flows->len == 1 ? "" : "s", s->background->len,
+           s->background->len == 1 ? "" : "s", dir);
     if (s->workload.present) print_training(sim, s);
     if (s->flows->len) print_messages(sim);
-    print_links(sim);
+    print_links(sim, s);
     print_totals(sim);
   }
   uint32_t failed = cs_sim_failed(sim), unfinished = cs_sim_unfinished(sim);

@@ -1,11 +1,13 @@
-/* plot.h - PNG plots of a run or sweep folder (gnuplot).
+/* plot.h - plots of a run or sweep folder (gnuplot), each in PNG and PDF.
  *
- * A run folder: iteration.png (compute / codec / exposed communication per
- * iteration), utilization.png and queues.png (the busiest link directions
- * over time, from links.csv), messages_cdf.png (completion times).  A
- * sweep folder: iteration.png per point, and speedup.png (speedup over no
- * compression against bandwidth, one line per codec) when the sweep has a
- * bandwidth and a compression-method axis.
+ * A run folder: iteration (compute, codec work outside compute and
+ * exposed communication per iteration: they add up to it), utilization
+ * and queues (the link directions that carried and held the most, over
+ * time, from links.csv), messages_cdf (completion times).  A sweep folder:
+ * iteration (the same breakdown per point, one bar each, up to 300
+ * points); iteration_vs_AXIS for every swept axis with numbers, a line per
+ * value of the other axes together; speedup_vs_AXIS (over the method none
+ * at the same other values) when a compression-method axis holds none.
  */
 #ifndef COMMSIM_PLOT_H
 #define COMMSIM_PLOT_H
@@ -18,9 +20,11 @@
 extern const char *const cs_plot_run_stems[];
 extern const char *const cs_plot_formats[];
 
-/* Draw what the folder's files allow; returns the PNG names written (to
- * free), or NULL with an error (gnuplot missing: the message says how to
- * install it). */
+/* Draw what the folder's files allow; returns the file names written (to
+ * free), or NULL with an error: CS_SCENARIO_ERROR_INVALID for a folder
+ * that is not there or not a run's or sweep's of commsim, IO for nothing
+ * to draw or gnuplot missing (the message says how to install it) or
+ * failing. */
 GPtrArray *cs_plot_dir(const char *dir, GError **error);
 
 #endif

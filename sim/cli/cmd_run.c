@@ -21,6 +21,12 @@ typedef struct {
   const char *name;
 } Unit;
 
+/* Decimals that keep three significant digits of the column's largest value. */
+static int decimals(Unit u, double max) {
+  double v = max / u.div;
+  return u.div == 1 ? 0 : v < 10 ? 3 : v < 100 ? 2 : 1;
+}
+
 static Unit bytes_unit(double max) {
   static const Unit u[] = {{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}};
   for (size_t i = 0; i < G_N_ELEMENTS(u); i++)
@@ -42,7 +48,7 @@ static void print_messages(CsSim *sim) {
   for (uint32_t m = 0; m < n; m++) {
     const CsMessageStats *st = cs_net_message(net, m);
     printf("%-6u %-8s %-8s %12.*f %14.9f ", m, t->nodes[t->hosts[st->src]].name, t->nodes[t->hosts[st->dst]].name,
-           u.div > 1 ? 3 : 0, (double)st->payload / u.div, (double)st->start * 1e-12);
+           decimals(u, max), (double)st->payload / u.div, (double)st->start * 1e-12);
     if (st->delivered) {
       CsTime fct = st->end - st->start;
       double gbps = fct > 0 ? (double)st->payload * 8.0 / (double)fct * 1e3 : 0; /* bits per ps -> Gbps */
@@ -153,7 +159,7 @@ static void print_links(CsSim *sim, const CsScenario *s) {
                                             t->nodes[r->dir ? link->a : link->b].name);
     double util = end > 0 ? (double)r->st.busy / (double)end : 0;
     double qmean = end > 0 ? r->st.queue_integral / (double)end : 0;
-    int db = ub.div > 1 ? 1 : 0, dq = uq.div > 1 ? 1 : 0;
+    int db = decimals(ub, max_bytes), dq = decimals(uq, max_queue);
     printf("%-18s %12.*f %10" G_GUINT64_FORMAT " %5.1f%% %15.*f %15.*f %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
            " %9" G_GUINT64_FORMAT "\n",
            name, db, (double)r->st.bytes / ub.div, r->st.packets, 100 * util, dq, qmean / uq.div, dq,
@@ -309,9 +315,14 @@ int cs_cmd_run(int argc, char **argv) {
     return CS_EXIT_RUNTIME;
   }
   if (!quiet) {
-    printf("scenario %s: %s%u flow%s, %u background source%s; output in %s\n\n", s->name,
-           s->workload.present ? "training, " : "", s->flows->len, s->flows->len == 1 ? "" : "s", s->background->len,
-           s->background->len == 1 ? "" : "s", dir);
+    GString *what = g_string_new(s->workload.present ? "training" : "");
+    if (s->flows->len)
+      g_string_append_printf(what, "%s%u flow%s", what->len ? ", " : "", s->flows->len, s->flows->len == 1 ? "" : "s");
+    if (s->background->len)
+      g_string_append_printf(what, "%s%u background source%s", what->len ? ", " : "", s->background->len,
+                             s->background->len == 1 ? "" : "s");
+    printf("scenario %s: %s; output in %s\n\n", s->name, what->str, dir);
+    g_string_free(what, TRUE);
     if (s->workload.present) print_training(sim, s);
     if (s->flows->len) print_messages(sim);
     print_links(sim, s);

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <glib.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,38 @@
 #include "commsim/units.h"
 #include "commsim/yamltree.h"
 #include "sweep_mpi.h"
+
+/* A unit for a whole column, by its largest value, with the decimals that
+ * keep three significant digits of it. */
+typedef struct {
+  double div;
+  const char *name;
+  int decimals;
+} Scale;
+
+static Scale scale_of(double max, double min, const double *divs, const char *const *names, int n) {
+  int i = 0;
+  while (i + 1 < n && max < divs[i]) i++;
+  double v = max / divs[i];
+  int d = v < 10 ? 3 : v < 100 ? 2 : 1;
+  /* and two significant digits of the smallest value that is not 0 */
+  if (min > 0 && min < INFINITY) d = MAX(d, MIN(6, (int)ceil(-log10(min / divs[i])) + 1));
+  return (Scale){divs[i], names[i], d};
+}
+
+static Scale seconds_scale(double max, double min) {
+  static const double d[] = {1, 1e-3, 1e-6};
+  static const char *const n[] = {"s", "ms", "us"};
+  return scale_of(max, min, d, n, 3);
+}
+
+static Scale bytes_scale(double max, double min) {
+  static const double d[] = {1e9, 1e6, 1e3, 1};
+  static const char *const n[] = {"GB", "MB", "KB", "B"};
+  Scale s = scale_of(max, min, d, n, 4);
+  if (s.div == 1) s.decimals = 0;
+  return s;
+}
 
 /* The sweep's results, compactly: a row per point (at most 40) with its
  * swept values and the headline numbers. */
@@ -56,15 +89,29 @@ static void print_results(const char *dir) {
   }
   bool training = false;
   for (guint r = 0; r < rows && it >= 0; r++) training |= *(char *)cells[r]->pdata[it] != '\0';
+  /* one unit per column, chosen by its largest value */
+  double mx[3] = {0, 0, 0}, mn[3] = {INFINITY, INFINITY, INFINITY};
+  int cols3[3] = {it, ex, wire};
+  for (guint r = 0; r < rows && training; r++)
+    for (int k = 0; k < 3; k++) {
+      double v = g_ascii_strtod(cells[r]->pdata[cols3[k]], NULL);
+      mx[k] = fmax(mx[k], v);
+      if (v > 0) mn[k] = fmin(mn[k], v);
+    }
+  Scale si = seconds_scale(mx[0], mn[0]), se = seconds_scale(mx[1], mn[1]), sw = bytes_scale(mx[2], mn[2]);
   printf("\n%5s", "point");
   for (guint k = 0; k < keys->len; k++) {
     const char *name = h->pdata[g_array_index(keys, int, k)], *leaf = strrchr(name, '.');
     printf("  %-*s", w[k], leaf ? leaf + 1 : name);
   }
-  if (training) printf("  %12s %12s %12s", "iteration", "exposed", "wire/worker");
-  else printf("  %12s", "max util");
-  printf(" %12s %12s\n", "drops", "retransmit");
-  char b[CS_FORMAT_LEN];
+  if (training) {
+    g_autofree char *a = g_strdup_printf("iteration (%s)", si.name), *b = g_strdup_printf("exposed (%s)", se.name),
+                    *c = g_strdup_printf("wire/worker (%s)", sw.name);
+    printf("  %14s %14s %17s", a, b, c);
+  } else {
+    printf("  %12s", "max util");
+  }
+  printf(" %10s %10s\n", "drops", "retransmit");
   guint shown = MIN(rows, 40u);
   for (guint r = 0; r < shown; r++) {
     GPtrArray *f = cells[r];
@@ -72,13 +119,16 @@ static void print_results(const char *dir) {
     for (guint k = 0; k < keys->len; k++) printf("  %-*s", w[k], (char *)f->pdata[g_array_index(keys, int, k)]);
     if (training) {
       const char *iv = f->pdata[it], *ev = f->pdata[ex], *wv = f->pdata[wire];
-      printf("  %12s", *iv ? cs_format_human_seconds(g_ascii_strtod(iv, NULL), b) : "-");
-      printf(" %12s", *ev ? cs_format_human_seconds(g_ascii_strtod(ev, NULL), b) : "-");
-      printf(" %12s", *wv ? cs_format_human_bytes(g_ascii_strtod(wv, NULL), b) : "-");
+      if (*iv) printf("  %14.*f", si.decimals, g_ascii_strtod(iv, NULL) / si.div);
+      else printf("  %14s", "-");
+      if (*ev) printf(" %14.*f", se.decimals, g_ascii_strtod(ev, NULL) / se.div);
+      else printf(" %14s", "-");
+      if (*wv) printf(" %17.*f", sw.decimals, g_ascii_strtod(wv, NULL) / sw.div);
+      else printf(" %17s", "-");
     } else {
       printf("  %11.1f%%", 100 * g_ascii_strtod(f->pdata[util], NULL));
     }
-    printf(" %12s %12s\n", (char *)f->pdata[drops], (char *)f->pdata[retx]);
+    printf(" %10s %10s\n", (char *)f->pdata[drops], (char *)f->pdata[retx]);
   }
   if (rows > shown) printf("(%u more rows in %s)\n", rows - shown, path);
   for (guint r = 0; r < rows; r++) g_ptr_array_free(cells[r], TRUE);

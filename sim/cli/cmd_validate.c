@@ -56,9 +56,11 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
   uint32_t idle = t->n_hosts - t->n_workers - t->n_servers;
   printf("%-12s %s (%s), seed %" G_GUINT64_FORMAT "\n", "scenario", s->name, s->file, s->seed);
-  printf("%-12s %s: %u nodes: %u workers, %u servers, %u idle hosts, %u switches\n", "topology",
-         cs_topo_type_name(s->topology.type), t->n_nodes, t->n_workers, t->n_servers, idle,
-         t->n_switches);
+#define N(x, one) (x), (x) == 1 ? one : one "s"
+  printf("%-12s %s: %u nodes: %u %s, %u %s, %u idle %s, %u %s\n", "topology", cs_topo_type_name(s->topology.type),
+         t->n_nodes, N(t->n_workers, "worker"), N(t->n_servers, "server"), N(idle, "host"),
+         t->n_switches, t->n_switches == 1 ? "switch" : "switches");
+#undef N
   /* distinct link speeds */
   int64_t *bw = g_new(int64_t, t->n_links + 1);
   for (uint32_t i = 0; i < t->n_links; i++) bw[i] = t->links[i].spec.bandwidth;

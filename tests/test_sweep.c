@@ -262,7 +262,13 @@ START_TEST(test_sweep_csv_numbers) {
                                   "  defaults.buffer: [64pkt, 1MB]\n  defaults.loss: [1%]\n");
   g_autofree char *d = g_dir_make_tmp("commsim-swc-XXXXXX", NULL);
   char *out = NULL, *err = NULL;
-  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, "-q", NULL}, &out, &err), 0);
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, NULL}, &out, &err), 0);
+  /* it ends with a table of the results, a row per point */
+  ck_assert_msg(strstr(out, "point  bandwidth  latency  buffer  loss      max util      drops retransmit\n"), "%s", out);
+  ck_assert_ptr_nonnull(strstr(out, "\n    3  2.5Gbps    100us    1MB     1%  "));
+  ck_assert_ptr_nonnull(strstr(out, "4 of 4 points in "));
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", "", NULL}, &out, &err), 2);
   g_free(out), g_free(err);
   g_autofree char *text = slurp(d, "sweep.csv");
   g_auto(GStrv) lines = g_strsplit(text, "\r\n", -1);

@@ -118,7 +118,7 @@ static int kill_rank_one(const char *f, const char *dir, char **err) {
   ck_assert(g_spawn_async_with_pipes(NULL, (char **)a->pdata, NULL,
                                      G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
                                      NULL, NULL, &pid, NULL, NULL, &err_fd, &e));
-  g_autofree char *first = g_build_filename(dir, "workload.collective=ring,topology.workers=2", "summary.csv", NULL);
+  g_autofree char *first = g_build_filename(dir, "000-collective=ring,workers=2", "summary.csv", NULL);
   pid_t victim = 0;
   for (int i = 0; i < 30000 && !(victim && g_file_test(first, G_FILE_TEST_EXISTS)); i++) {
     if (!victim) victim = find_rank(dir, 1);
@@ -197,8 +197,8 @@ START_TEST(failing_point_reported_with_rank) {
   g_autofree char *err = NULL;
   ck_assert_int_eq(run_mpi(bad, dir, NULL, &err), 1);
   /* halving-doubling on 3 and 5 workers fails: reported with the rank that ran it */
-  ck_assert_msg(strstr(err, "point workload.collective=halving-doubling,topology.workers=3:") != NULL, "%s", err);
-  ck_assert_msg(g_regex_match_simple("rank [0-2]: point workload.collective=halving-doubling,topology.workers=5:", err, 0, 0),
+  ck_assert_msg(strstr(err, "point 005-collective=halving-doubling,workers=3:") != NULL, "%s", err);
+  ck_assert_msg(g_regex_match_simple("rank [0-2]: point 007-collective=halving-doubling,workers=5:", err, 0, 0),
                 "%s", err);
   /* the other 6 points are in sweep.csv */
   g_autofree char *csv = slurp(dir, "sweep.csv");

@@ -12,19 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char *write_temp(const char *text) {
-  char *path = NULL;
-  int fd = g_file_open_tmp("commsim-XXXXXX.yaml", &path, NULL);
-  ck_assert_int_ge(fd, 0);
-  close(fd);
-  ck_assert(g_file_set_contents(path, text, -1, NULL));
-  return path;
-}
+
 
 START_TEST(test_run_flows_and_messages_csv) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
   /* N = 1000 packets over 2 hops at 10 Gbps, 1 us: 2 + 2.4 + 999 * 1.2 us */
-  g_autofree char *f = write_temp("topology: {type: star, workers: 3}\n"
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 3}\n"
                                   "transport: {protocol: fixed, window: 10000pkt}\n"
                                   "flows:\n  - {src: w0, dst: w1, size: 1442000B}\n"
                                   "  - {src: w2, dst: w0, size: 100B, start: 5ms}\n");
@@ -74,7 +67,7 @@ END_TEST
 
 START_TEST(test_run_dead_link_exits_1) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
-  g_autofree char *f = write_temp("nodes: [{name: a, role: worker}, {name: b, role: worker}]\n"
+  g_autofree char *f = write_temp_yaml("nodes: [{name: a, role: worker}, {name: b, role: worker}]\n"
                                   "links: [{a: a, b: b, loss: 1}]\n"
                                   "transport: {max_timeouts: 2}\n"
                                   "flows: [{src: a, dst: b, size: 10KB}]\n");
@@ -106,7 +99,7 @@ START_TEST(test_run_errors) {
                                     "be added at a reduction hop; use ps or allgather\n"));
   g_free(out), g_free(err);
   /* an output folder that cannot be made: status 1, and the reason */
-  g_autofree char *f = write_temp("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1KB}]\n");
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1KB}]\n");
   ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", "/proc/commsim/x", NULL}, &out, &err), 1);
   ck_assert_ptr_nonnull(strstr(err, "/proc/commsim/x: error: cannot create the output folder:"));
   g_free(out), g_free(err);
@@ -143,7 +136,7 @@ END_TEST
  * base point only. */
 START_TEST(test_run_output_folder) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
-  g_autofree char *f = write_temp("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1KB}]\n"
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1KB}]\n"
                                   "output: {traces: [summary, messages, links, timeline]}\n"
                                   "sweep: {defaults.bandwidth: [1Gbps, 10Gbps]}\n");
   char *out = NULL, *err = NULL;
@@ -180,7 +173,7 @@ END_TEST
  * a background flow from w1 keeps w1's link the busiest of all. */
 START_TEST(test_run_console) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
-  g_autofree char *f = write_temp("topology: {type: star, workers: 20, servers: 1}\ndefaults: {buffer: 16pkt}\n"
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 20, servers: 1}\ndefaults: {buffer: 16pkt}\n"
                                   "workload: {params: 100K, iterations: 1, compute: 1ms, buckets: 0, collective: ps}\n"
                                   "background: [{src: w1, dst: w2, pattern: cbr, rate: 9Gbps}]\n");
   char *out = NULL, *err = NULL;

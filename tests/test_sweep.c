@@ -23,14 +23,7 @@ static const char *scenario =
     "  defaults.bandwidth: [10Gbps, 25Gbps, 100Gbps]\n"
     "  workload.compression.method, workload.collective: [[none, ring], [uniform, ring], [topk, allgather], [sign, ps]]\n";
 
-static char *scenario_file(void) {
-  char *path = NULL;
-  int fd = g_file_open_tmp("commsim-sweep-XXXXXX.yaml", &path, NULL);
-  ck_assert_int_ge(fd, 0);
-  close(fd);
-  ck_assert(g_file_set_contents(path, scenario, -1, NULL));
-  return path;
-}
+static char *scenario_file(void) { return write_temp_yaml(scenario); }
 
 
 /* sweep.csv without wall_s, which is the only column allowed to differ */
@@ -166,22 +159,13 @@ START_TEST(test_slurm_array_script) {
 }
 END_TEST
 
-static char *write_file(const char *text) {
-  char *path = NULL;
-  int fd = g_file_open_tmp("commsim-sweep-XXXXXX.yaml", &path, NULL);
-  ck_assert_int_ge(fd, 0);
-  close(fd);
-  ck_assert(g_file_set_contents(path, text, -1, NULL));
-  return path;
-}
-
 /* Point folders are the point's index and a bounded slug: two values that
  * sanitize alike (r1:h2, r1_h2) get folders and rows of their own (they
  * once shared one, the second row copying the first); nine long axes
  * (past the file-name limit once, when every point failed) run; the full
  * values are in point.yaml; a value repeated in an axis is refused. */
 START_TEST(test_point_folders) {
-  g_autofree char *f = write_file("nodes: [{name: r0, role: worker}, {name: 'r1:h2', role: worker},\n"
+  g_autofree char *f = write_temp_yaml("nodes: [{name: r0, role: worker}, {name: 'r1:h2', role: worker},\n"
                                   "        {name: r1_h2, role: worker}, {name: sw, role: switch}]\n"
                                   "links: [{a: r0, b: sw}, {a: 'r1:h2', b: sw, bandwidth: 10Gbps},\n"
                                   "        {a: r1_h2, b: sw, bandwidth: 1Gbps}]\n"
@@ -206,7 +190,7 @@ START_TEST(test_point_folders) {
   rm_rf(d);
 
   /* nine axes of long keys: one point, its folder name short */
-  g_autofree char *g = write_file("topology: {type: star, workers: 2}\n"
+  g_autofree char *g = write_temp_yaml("topology: {type: star, workers: 2}\n"
                                   "workload: {params: 10K, iterations: 1, compute: 1ms, collective: ps, pull: true}\n"
                                   "topology.servers: 1\n"
                                   "sweep:\n"
@@ -243,7 +227,7 @@ START_TEST(test_point_folders) {
   rm_rf(d);
 
   /* a value twice in an axis */
-  g_autofree char *r = write_file("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1MB}]\n"
+  g_autofree char *r = write_temp_yaml("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 1MB}]\n"
                                   "sweep: {defaults.bandwidth: [1Gbps, 10Gbps, 1Gbps]}\n");
   ck_assert_int_eq(run_commsim((const char *const[]){"sweep", r, "-o", d, "-q", NULL}, &out, &err), 2);
   ck_assert_ptr_nonnull(strstr(err, ":3:45: error: sweep.defaults.bandwidth[2] repeats value 0 of the axis"));
@@ -257,7 +241,7 @@ END_TEST
 /* sweep.csv for pandas: each swept value with a unit also as a number in
  * base units, in a column named with the unit. */
 START_TEST(test_sweep_csv_numbers) {
-  g_autofree char *f = write_file("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
                                   "sweep:\n  defaults.bandwidth: [1Gbps, 2.5Gbps]\n  defaults.latency: [100us]\n"
                                   "  defaults.buffer: [64pkt, 1MB]\n  defaults.loss: [1%]\n");
   g_autofree char *d = g_dir_make_tmp("commsim-swc-XXXXXX", NULL);
@@ -295,7 +279,7 @@ END_TEST
  * point (exit 2, naming them), and reports missing points (exit 1 unless
  * --allow-partial); once it took all three silently. */
 START_TEST(test_merge_refusals) {
-  g_autofree char *f = write_file("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
                                   "sweep: {defaults.bandwidth: [1Gbps, 2Gbps, 5Gbps, 10Gbps]}\n");
   g_autofree char *base = g_dir_make_tmp("commsim-mg-XXXXXX", NULL);
   g_autofree char *s0 = g_build_filename(base, "s0", NULL), *s1 = g_build_filename(base, "s1", NULL),
@@ -349,7 +333,7 @@ END_TEST
  * the same scenario (point.yaml's fingerprint): after an edit of the
  * scenario, a rerun runs every point again. */
 START_TEST(test_resume_checks_fingerprint) {
-  g_autofree char *f = write_file("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
                                   "sweep: {defaults.bandwidth: [1Gbps, 10Gbps]}\n");
   g_autofree char *d = g_dir_make_tmp("commsim-swf-XXXXXX", NULL);
   char *out = NULL, *err = NULL;

@@ -48,6 +48,16 @@ static inline char *slurp(const char *dir, const char *name) {
   return text;
 }
 
+/* A temporary .yaml file holding `text` (its path, to free and unlink). */
+static inline char *write_temp_yaml(const char *text) {
+  char *path = NULL;
+  int fd = g_file_open_tmp("commsim-XXXXXX.yaml", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
 /* Everything a pipe yields until it is closed (to free); closes it. */
 static inline char *read_to_end(int fd) {
   GString *text = g_string_new(NULL);

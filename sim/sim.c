@@ -449,10 +449,10 @@ static void packet_row(void *ctx, const CsPacketTrace *ev) {
   }
   if (ev->background) {
     char b[24];
-    snprintf(b, sizeof b, "bg%u", ev->flow);
+    snprintf(b, sizeof b, "bg%u", ev->owner);
     cs_csv_str(c, b);
   } else {
-    cs_csv_uint(c, ev->flow);
+    cs_csv_uint(c, ev->owner);
   }
   cs_csv_uint(c, ev->seq);
   cs_csv_uint(c, ev->bytes);

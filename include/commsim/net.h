@@ -153,7 +153,8 @@ typedef struct {
   int dir;
   uint32_t src_host, dst_host; /* the packet's ends */
   bool background;
-  uint32_t flow, seq, bytes;
+  uint32_t owner; /* its message, or its background source (packets.csv's flow) */
+  uint32_t seq, bytes;
   uint64_t queue_bytes; /* waiting on that link direction, after the event */
 } CsPacketTrace;
 typedef void (*CsPacketTraceFn)(void *ctx, const CsPacketTrace *ev);

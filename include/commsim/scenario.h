@@ -30,7 +30,9 @@ typedef enum {
   CS_TOPO_TORUS2D,
   CS_TOPO_TREE,
 } CsTopoType;
-typedef enum { CS_PROTO_FIXED, CS_PROTO_RENO, CS_PROTO_DCTCP } CsProtocol;
+/* A row of the protocol table (cc.h: cs_protocols); the built-in rows: */
+typedef uint32_t CsProtocol;
+enum { CS_PROTO_FIXED, CS_PROTO_RENO, CS_PROTO_DCTCP };
 typedef enum {
   CS_COLL_PS,
   CS_COLL_RING,

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "commsim/cc.h"
 #include "commsim/codec.h"
 #include "commsim/scenario.h"
 #include "commsim/units.h"
@@ -24,7 +25,6 @@ static const char *const topo_names[] = {"explicit", "star", "ring", "dumbbell",
                                          "fat-tree", "torus2d", "tree", NULL};
 static const char *const routing_names[] = {"shortest", "ecmp", NULL};
 static const char *const queue_names[] = {"droptail", "red", "ecn", NULL};
-static const char *const protocol_names[] = {"fixed", "reno", "dctcp", NULL};
 static const char *const collective_names[] = {"ps", "ring", "tree", "halving-doubling",
                                                "allgather", NULL};
 static const char *const pattern_names[] = {"cbr", "poisson", "onoff", NULL};
@@ -44,7 +44,7 @@ int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double over
 }
 const char *cs_topo_type_name(CsTopoType t) { return topo_names[t]; }
 const char *cs_collective_name(CsCollective c) { return collective_names[c]; }
-const char *cs_protocol_name(CsProtocol p) { return protocol_names[p]; }
+const char *cs_protocol_name(CsProtocol p) { return cs_protocols[p].name; }
 const char *cs_queue_name(CsQueueKind q) { return queue_names[q]; }
 
 /* ---- the keys each section knows ---- */
@@ -683,7 +683,7 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
     return false;
   int proto = (int)t->protocol;
   bool cwnd_pkt = true;
-  if (!get_enum(v, "transport", "protocol", "protocol", protocol_names, &proto, error) ||
+  if (!get_enum(v, "transport", "protocol", "protocol", cs_protocol_names(), &proto, error) ||
       !get_size(v, "transport", "mtu", &t->mtu, error) ||
       !get_size(v, "transport", "header", &t->header, error) ||
       !get_size(v, "transport", "ack", &t->ack, error) ||

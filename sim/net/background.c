@@ -26,7 +26,7 @@ static void on_emit(CsEngine *e, void *ctx, uint64_t arg) {
   uint32_t p = cs_net_packet_alloc(net, PKT_BG);
   Packet *pk = &net->pool[p];
   pk->stamp = now;
-  pk->flow = i;
+  pk->owner = i;
   pk->seq = 0;
   pk->sack = 0;
   pk->bytes = (uint32_t)b->spec.size;

@@ -305,7 +305,9 @@ CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, co
   net->window = s->transport.window_bytes
                     ? (uint32_t)MAX(1, (s->transport.window + s->transport.mtu - 1) / s->transport.mtu)
                     : (uint32_t)MIN(s->transport.window, (int64_t)UINT32_MAX);
-  net->protocol = s->transport.protocol;
+  net->cc = cs_protocols[s->transport.protocol].ops;
+  net->init_cwnd = (uint32_t)MIN(s->transport.init_cwnd, (int64_t)UINT32_MAX);
+  net->seed = s->seed;
   net->max_timeouts = (uint32_t)s->transport.max_timeouts;
   net->host_queue = s->transport.host_queue < 0 ? UINT64_MAX : (uint64_t)s->transport.host_queue;
   net->rtt_by_pair = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
@@ -324,7 +326,7 @@ void cs_net_free(CsNet *net) {
   g_free(net->node_delivered);
   g_array_free(net->arena, TRUE);
   g_free(net->pool);
-  cs_transport_free_flows(net);
+  cs_transport_free(net);
   g_free(net->bg);
   g_free(net);
 }
@@ -399,8 +401,8 @@ static bool check_bytes(const CsNet *net, GError **error) {
  * whole, and one callback for each that finished. */
 static bool check_messages(const CsNet *net, GError **error) {
   uint64_t finished = 0;
-  for (uint32_t m = 0; m < net->n_flows; m++) {
-    const Flow *f = &net->flows[m];
+  for (uint32_t m = 0; m < net->n_msgs; m++) {
+    const Message *f = &net->msgs[m];
     if (f->stats.delivered && f->stats.failed)
       return internal_error(error, "message %u is both delivered and abandoned", m);
     if (f->stats.delivered && f->rcv_nxt != f->n)
@@ -507,12 +509,12 @@ void cs_net_set_packet_trace(CsNet *net, CsPacketTraceFn fn, void *ctx) {
 
 void cs_net_trace(CsNet *net, CsPacketEvent ev, uint32_t p, uint32_t link, int dir, CsTime time) {
   const Packet *pk = &net->pool[p];
-  CsPacketTrace t = {time, ev, link, dir, 0, 0, pk->kind == PKT_BG, pk->flow, pk->seq, pk->bytes, 0};
+  CsPacketTrace t = {time, ev, link, dir, 0, 0, pk->kind == PKT_BG, pk->owner, pk->seq, pk->bytes, 0};
   if (pk->kind == PKT_BG) {
-    t.src_host = (uint32_t)net->t->nodes[net->bg[pk->flow].src_node].host;
-    t.dst_host = (uint32_t)net->t->nodes[cs_topology_find(net->t, net->bg[pk->flow].spec.dst)].host;
+    t.src_host = (uint32_t)net->t->nodes[net->bg[pk->owner].src_node].host;
+    t.dst_host = (uint32_t)net->t->nodes[cs_topology_find(net->t, net->bg[pk->owner].spec.dst)].host;
   } else {
-    const CsMessageStats *m = &net->flows[pk->flow].stats;
+    const CsMessageStats *m = &net->msgs[pk->owner].stats;
     t.src_host = pk->kind == PKT_ACK ? m->dst : m->src;
     t.dst_host = pk->kind == PKT_ACK ? m->src : m->dst;
   }

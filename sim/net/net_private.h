@@ -3,6 +3,7 @@
 #ifndef COMMSIM_NET_PRIVATE_H
 #define COMMSIM_NET_PRIVATE_H
 
+#include "commsim/cc.h"
 #include "commsim/loss.h"
 #include "commsim/net.h"
 #include "commsim/rng.h"
@@ -14,7 +15,7 @@ enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8 };
  * it crosses port arena[path + hop] next. */
 typedef struct {
   CsTime stamp;   /* data: when sent; ack: the data packet's stamp, echoed; bg: created */
-  uint32_t flow;  /* message, or background source */
+  uint32_t owner; /* its message, or its background source */
   uint32_t seq;   /* data: packet number; ack: cumulative (next expected) */
   uint32_t sack;  /* ack: the packet number that triggered it */
   uint32_t bytes; /* on the wire */
@@ -81,18 +82,33 @@ typedef struct {
   double iv_integral;
 } LinkDir;
 
-/* What a connection between two hosts has learnt of its round-trip time;
- * messages between the same hosts share it, as they would share a
- * persistent connection. */
+/* What the sender has learnt of the round-trip time to a host; messages
+ * between the same hosts share it, as they would share a persistent
+ * connection. */
 typedef struct {
   CsTime srtt, rttvar;
   bool have_rtt;
 } RttState;
 
+/* A connection: what its sender knows of the path and decides - the
+ * congestion-control algorithm and its window, the retransmission
+ * timeout and its backoff.  Today each message opens one (and the RTT
+ * estimate is shared per host pair); transports that keep their
+ * connections across messages will look one up per host pair instead. */
+typedef struct {
+  const CsCcOps *ops;
+  CsCc cc;
+  RttState *rtt;
+  CsTime rto;
+  uint32_t consecutive_timeouts;
+} Conn;
+
+/* A message: its packets' scoreboard at both ends, its loss recovery and
+ * retransmission timer, its route and its statistics. */
 typedef struct {
   uint32_t src, dst;           /* hosts */
   uint32_t n;                  /* data packets */
-  RttState *rtt;
+  uint32_t conn;               /* its connection, in CsNet.conns */
   uint32_t last_payload;       /* payload of the last packet */
   uint32_t path_fwd, path_rev; /* arena offsets */
   uint16_t hops_fwd, hops_rev;
@@ -116,24 +132,19 @@ typedef struct {
   uint32_t loss_scan;   /* packets below it were checked by the duplicate-threshold rule */
   uint32_t lost_scan;   /* no S_LOST packet below it */
   uint32_t n_lost, in_flight;
-  double cwnd, ssthresh;
   bool in_recovery;
   uint32_t recover;
-  double alpha; /* dctcp */
-  uint32_t win_end, acks_in_win, marks_in_win, cwr_end;
-  CsTime rto;
   CsTime deadline; /* retransmission timer; 0 = disarmed */
   bool timer_event;
   CsTime timer_at;      /* when the pending timer event fires */
   CsEventId timer_id;
   bool host_wait; /* blocked by the host queue limit; an event will wake it */
-  uint32_t consecutive_timeouts;
   bool sender_done;
   /* receiver */
   uint64_t *rcv_bits;
   uint32_t rcv_nxt;
   CsMessageStats stats;
-} Flow;
+} Message;
 
 typedef struct {
   CsBackgroundSpec spec;
@@ -156,8 +167,10 @@ struct CsNet {
   GArray *arena; /* uint32_t ports of every path */
   Packet *pool;
   uint32_t pool_len, pool_cap, free_head;
-  Flow *flows;
-  uint32_t n_flows, cap_flows, active, failed;
+  Message *msgs;
+  uint32_t n_msgs, cap_msgs, active, failed;
+  Conn *conns;
+  uint32_t n_conns, cap_conns;
   GHashTable *rtt_by_pair; /* (src << 32 | dst) -> RttState */
   CsPacketTraceFn trace_fn;
   void *trace_ctx;
@@ -168,7 +181,9 @@ struct CsNet {
   /* transport settings */
   uint32_t mss, header, ack_bytes;
   uint32_t window; /* packets */
-  CsProtocol protocol;
+  uint32_t init_cwnd; /* packets */
+  uint64_t seed;
+  const CsCcOps *cc; /* transport.protocol's algorithm */
   uint32_t max_timeouts;
   uint64_t host_queue; /* bytes; 0 = no limit */
   /* accounting */
@@ -194,7 +209,7 @@ void cs_net_trace(CsNet *net, CsPacketEvent ev, uint32_t p, uint32_t link, int d
 
 /* transport.c: a data or ACK packet has reached its destination. */
 void cs_transport_receive(CsNet *net, uint32_t p);
-void cs_transport_free_flows(CsNet *net);
+void cs_transport_free(CsNet *net);
 /* background.c */
 void cs_background_receive(CsNet *net, uint32_t p);
 void cs_background_init(CsNet *net);

@@ -8,17 +8,15 @@
  *  - a packet is lost when three packets sent after it are known received
  *    (the duplicate-ACK threshold of fast retransmit), or when the
  *    retransmission timer expires (then every packet in flight is);
- *  - reno and dctcp halve the window once per recovery episode (which
- *    ends when the cumulative ACK passes the highest packet sent when it
- *    began: NewReno's rule for partial ACKs), and restart from one packet
- *    after a timeout; slow start below ssthresh, one packet per window
- *    above it (AIMD);
- *  - dctcp also cuts by alpha/2 once per window when ACKs echo ECN marks,
- *    alpha being the EWMA (g = 1/16) of the marked fraction per window;
- *  - fixed keeps `window` packets in flight whatever happens.
+ *  - a recovery episode begins with the first loss it detects and ends
+ *    when the cumulative ACK passes the highest packet sent when it began
+ *    (NewReno's rule for partial ACKs); the congestion-control algorithm
+ *    (cc.h, one per file under cc/) is told when one begins, when the
+ *    timer fires, of every ACK, and of the packets acknowledged outside
+ *    recovery, and sets the window (fixed, reno, dctcp).
  * Retransmission timeout: RFC 6298 (SRTT, RTTVAR, min_rto, exponential
  * backoff, Karn's rule: no sample from a retransmitted packet), with one
- * engine event per flow that re-arms itself rather than one per ACK.
+ * engine event per message that re-arms itself rather than one per ACK.
  */
 #include "config.h"
 
@@ -35,16 +33,17 @@ enum { S_UNSENT = 0, S_FLIGHT = 1, S_DONE = 2, S_LOST = 3 };
 static void on_timer(CsEngine *e, void *ctx, uint64_t arg);
 static void send_more(CsNet *net, uint32_t fi);
 
-static inline Flow *flow_of(CsNet *net, uint32_t f) { return &net->flows[f]; }
-static inline uint8_t st_get(const Flow *f, uint32_t seq) { return f->state[seq & f->ring_mask]; }
-static inline void st_set(Flow *f, uint32_t seq, uint8_t v) { f->state[seq & f->ring_mask] = v; }
+static inline Message *msg_of(CsNet *net, uint32_t m) { return &net->msgs[m]; }
+static inline Conn *conn_of(CsNet *net, const Message *m) { return &net->conns[m->conn]; }
+static inline uint8_t st_get(const Message *f, uint32_t seq) { return f->state[seq & f->ring_mask]; }
+static inline void st_set(Message *f, uint32_t seq, uint8_t v) { f->state[seq & f->ring_mask] = v; }
 
 static void arm_timer(CsNet *net, uint32_t fi) {
-  Flow *f = flow_of(net, fi);
+  Message *f = msg_of(net, fi);
   CsTime now = cs_engine_now(net->engine);
-  CsTime rto = f->rto;
+  CsTime rto = conn_of(net, f)->rto;
   f->deadline = rto > CS_TIME_MAX - now ? CS_TIME_MAX : now + rto;
-  /* one event per flow: a later deadline is honoured when the event fires
+  /* one event per message: a later deadline is honoured when the event fires
    * (it sleeps again); an earlier one replaces the event */
   if (f->timer_event && f->deadline < f->timer_at) {
     cs_engine_cancel(net->engine, f->timer_id);
@@ -58,18 +57,18 @@ static void arm_timer(CsNet *net, uint32_t fi) {
 }
 
 static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
-  Flow *f = flow_of(net, fi);
+  Message *f = msg_of(net, fi);
   uint32_t p = cs_net_packet_alloc(net, PKT_DATA);
   Packet *pk = &net->pool[p];
   uint32_t payload = seq + 1 == f->n ? f->last_payload : net->mss;
   pk->stamp = cs_engine_now(net->engine);
-  pk->flow = fi;
+  pk->owner = fi;
   pk->seq = seq;
   pk->sack = 0;
   pk->bytes = payload + net->header;
   pk->path = f->path_fwd;
   pk->hops = f->hops_fwd;
-  pk->flags = (net->protocol == CS_PROTO_DCTCP ? F_ECT : 0) | (retx ? F_RETX : 0);
+  pk->flags = (net->cc->ect ? F_ECT : 0) | (retx ? F_RETX : 0);
   pk->xmit = ++f->xmits;
   f->xmit_of[seq & f->ring_mask] = pk->xmit;
   if (retx) { /* remember it, in transmission order */
@@ -99,20 +98,20 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
 static void on_host_queue(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e;
   CsNet *net = ctx;
-  flow_of(net, (uint32_t)arg)->host_wait = false;
+  msg_of(net, (uint32_t)arg)->host_wait = false;
   send_more(net, (uint32_t)arg);
 }
 
 static void send_more(CsNet *net, uint32_t fi) {
-  Flow *f = flow_of(net, fi);
+  Message *f = msg_of(net, fi);
   if (f->sender_done || f->host_wait) return;
-  double w = net->protocol == CS_PROTO_FIXED ? (double)net->window : fmin(f->cwnd, (double)net->window);
+  double w = fmin(conn_of(net, f)->cc.cwnd, (double)net->window);
   uint32_t limit = w < 1.0 ? 1 : (uint32_t)w;
   bool sent = false;
   uint32_t first_port = g_array_index(net->arena, uint32_t, f->path_fwd);
   while (f->in_flight < limit) {
     /* TCP small queues: leave packets in the socket, not in a long host
-     * queue where the ACKs of other flows would wait behind them */
+     * queue where the ACKs of other messages would wait behind them */
     CsTime wake = cs_net_host_queue_full(net, first_port);
     if (wake) {
       f->host_wait = true;
@@ -126,13 +125,13 @@ static void send_more(CsNet *net, uint32_t fi) {
       f->n_lost--;
       f->in_flight++;
       send_data(net, fi, seq, true);
-      f = flow_of(net, fi);
+      f = msg_of(net, fi);
     } else if (f->nxt < f->n && f->nxt - f->una <= f->ring_mask && f->nxt - f->una < net->window) {
       uint32_t seq = f->nxt++;
       st_set(f, seq, S_FLIGHT);
       f->in_flight++;
       send_data(net, fi, seq, false);
-      f = flow_of(net, fi);
+      f = msg_of(net, fi);
     } else {
       break;
     }
@@ -142,17 +141,14 @@ static void send_more(CsNet *net, uint32_t fi) {
 }
 
 /* A loss was detected: start a recovery episode unless one is running. */
-static void enter_recovery(Flow *f, CsProtocol proto, uint32_t seq) {
+static void enter_recovery(Message *f, Conn *c, uint32_t seq) {
   if (f->in_recovery || seq < f->no_cut_until) return;
   f->in_recovery = true;
   f->recover = f->nxt - 1;
-  if (proto != CS_PROTO_FIXED) {
-    f->ssthresh = fmax(f->cwnd / 2.0, 2.0);
-    f->cwnd = f->ssthresh;
-  }
+  if (c->ops->on_loss) c->ops->on_loss(&c->cc);
 }
 
-static void mark_lost(Flow *f, uint32_t seq) {
+static void mark_lost(Message *f, uint32_t seq) {
   st_set(f, seq, S_LOST);
   f->in_flight--;
   f->n_lost++;
@@ -164,7 +160,7 @@ static void message_finished(CsNet *net) {
 }
 
 static void finish_sender(CsNet *net, uint32_t fi) {
-  Flow *f = flow_of(net, fi);
+  Message *f = msg_of(net, fi);
   f->sender_done = true;
   f->deadline = 0;
   g_free(f->state);
@@ -185,8 +181,8 @@ static CsTime rto_of(const CsNet *net, const RttState *st) {
   return MIN(rto, MAX_RTO);
 }
 
-static void rtt_sample(CsNet *net, Flow *f, CsTime r) {
-  RttState *st = f->rtt;
+static void rtt_sample(CsNet *net, Conn *c, CsTime r) {
+  RttState *st = c->rtt;
   if (!st->have_rtt) {
     st->srtt = r;
     st->rttvar = r / 2;
@@ -196,13 +192,14 @@ static void rtt_sample(CsNet *net, Flow *f, CsTime r) {
     st->rttvar = (3 * st->rttvar + err) / 4;
     st->srtt = (7 * st->srtt + r) / 8;
   }
-  f->rto = rto_of(net, st); /* a new sample also ends any backoff */
+  c->rto = rto_of(net, st); /* a new sample also ends any backoff */
 }
 
 static void sender_ack(CsNet *net, const Packet *ack) {
-  uint32_t fi = ack->flow;
-  Flow *f = flow_of(net, fi);
+  uint32_t fi = ack->owner;
+  Message *f = msg_of(net, fi);
   if (f->sender_done) return;
+  Conn *c = conn_of(net, f);
   CsTime now = cs_engine_now(net->engine);
   uint32_t newly = 0;
   bool sample_ok = false;
@@ -230,25 +227,9 @@ static void sender_ack(CsNet *net, const Packet *ack) {
   }
   while (f->una < f->nxt && st_get(f, f->una) == S_DONE) st_set(f, f->una++, S_UNSENT);
   if (f->lost_scan < f->una) f->lost_scan = f->una;
-  if (sample_ok) rtt_sample(net, f, now - ack->stamp);
-
-  /* dctcp: the marked fraction per window of data, and the cut */
-  bool ece = (ack->flags & F_ECE) != 0;
-  if (net->protocol == CS_PROTO_DCTCP) {
-    f->acks_in_win++;
-    f->marks_in_win += ece;
-    if (f->una >= f->win_end) {
-      double frac = f->acks_in_win ? (double)f->marks_in_win / f->acks_in_win : 0.0;
-      f->alpha = (1.0 - 1.0 / 16.0) * f->alpha + frac / 16.0;
-      f->acks_in_win = f->marks_in_win = 0;
-      f->win_end = f->nxt;
-    }
-    if (ece && f->una >= f->cwr_end) {
-      f->cwnd = fmax(f->cwnd * (1.0 - f->alpha / 2.0), 1.0);
-      f->ssthresh = f->cwnd;
-      f->cwr_end = f->nxt;
-    }
-  }
+  CsAck info = {newly, (ack->flags & F_ECE) != 0, sample_ok ? now - ack->stamp : -1, f->una, f->nxt, now};
+  if (sample_ok) rtt_sample(net, c, info.rtt);
+  if (c->ops->on_ack) c->ops->on_ack(&c->cc, &info);
 
   /* the duplicate-threshold rule: a packet with DUP_THRESH packets
    * received after it is lost */
@@ -256,7 +237,7 @@ static void sender_ack(CsNet *net, const Packet *ack) {
   while (f->loss_scan + DUP_THRESH < f->high_sacked) {
     if (st_get(f, f->loss_scan) == S_FLIGHT) {
       mark_lost(f, f->loss_scan);
-      enter_recovery(f, net->protocol, f->loss_scan);
+      enter_recovery(f, c, f->loss_scan);
     }
     f->loss_scan++;
   }
@@ -267,18 +248,14 @@ static void sender_ack(CsNet *net, const Packet *ack) {
     f->rtx_len--;
     if (seq >= f->una && seq < f->nxt && st_get(f, seq) == S_FLIGHT && f->xmit_of[seq & f->ring_mask] == xm) {
       mark_lost(f, seq);
-      enter_recovery(f, net->protocol, seq);
+      enter_recovery(f, c, seq);
     }
   }
   if (f->in_recovery && f->una > f->recover) f->in_recovery = false;
 
-  if (newly > 0 && !f->in_recovery && net->protocol != CS_PROTO_FIXED) {
-    if (f->cwnd < f->ssthresh) f->cwnd += newly; /* slow start */
-    else f->cwnd += (double)newly / f->cwnd;     /* congestion avoidance */
-    if (f->cwnd > (double)net->window) f->cwnd = (double)net->window;
-  }
+  if (newly > 0 && !f->in_recovery && c->ops->cong_avoid) c->ops->cong_avoid(&c->cc, &info);
   if (f->una > old_una) {
-    f->consecutive_timeouts = 0;
+    c->consecutive_timeouts = 0;
     if (f->una == f->n) {
       finish_sender(net, fi);
       return;
@@ -290,8 +267,8 @@ static void sender_ack(CsNet *net, const Packet *ack) {
 
 /* Give up after max_timeouts: a message its receiver already has is
  * delivered all the same (only its acknowledgements never came back). */
-static void fail_flow(CsNet *net, uint32_t fi) {
-  Flow *f = flow_of(net, fi);
+static void fail_message(CsNet *net, uint32_t fi) {
+  Message *f = msg_of(net, fi);
   if (f->stats.delivered) {
     finish_sender(net, fi);
     return;
@@ -311,7 +288,7 @@ static void fail_flow(CsNet *net, uint32_t fi) {
 static void on_timer(CsEngine *e, void *ctx, uint64_t arg) {
   CsNet *net = ctx;
   uint32_t fi = (uint32_t)arg;
-  Flow *f = flow_of(net, fi);
+  Message *f = msg_of(net, fi);
   f->timer_event = false;
   if (f->sender_done || f->deadline == 0) return;
   CsTime now = cs_engine_now(e);
@@ -324,30 +301,28 @@ static void on_timer(CsEngine *e, void *ctx, uint64_t arg) {
   f->deadline = 0;
   f->stats.timeouts++;
   net->timeouts++;
-  if (++f->consecutive_timeouts >= net->max_timeouts) {
-    fail_flow(net, fi);
+  Conn *c = conn_of(net, f);
+  if (++c->consecutive_timeouts >= net->max_timeouts) {
+    fail_message(net, fi);
     return;
   }
   for (uint32_t seq = f->una; seq < f->nxt; seq++)
     if (st_get(f, seq) == S_FLIGHT) mark_lost(f, seq);
-  if (net->protocol != CS_PROTO_FIXED) {
-    f->ssthresh = fmax(f->cwnd / 2.0, 2.0);
-    f->cwnd = 1.0;
-  }
+  if (c->ops->on_timeout) c->ops->on_timeout(&c->cc);
   /* slow start again (RFC 5681); losses of what was sent before the
    * timeout are part of it and cause no further cut */
   f->in_recovery = false;
   f->no_cut_until = f->nxt;
   f->rtx_len = 0; /* every retransmission in flight is presumed lost now */
-  f->rto = MIN(2 * f->rto, MAX_RTO); /* back off until an ACK brings a new sample */
+  c->rto = MIN(2 * c->rto, MAX_RTO); /* back off until an ACK brings a new sample */
   send_more(net, fi);
-  f = flow_of(net, fi);
+  f = msg_of(net, fi);
   if (f->deadline == 0 && !f->sender_done) arm_timer(net, fi);
 }
 
 static void receiver_data(CsNet *net, const Packet *pk) {
-  uint32_t fi = pk->flow;
-  Flow *f = flow_of(net, fi);
+  uint32_t fi = pk->owner;
+  Message *f = msg_of(net, fi);
   if (f->rcv_bits && pk->seq >= f->rcv_nxt) {
     uint32_t s = pk->seq & f->ring_mask;
     f->rcv_bits[s / 64] |= 1ULL << (s % 64);
@@ -363,7 +338,7 @@ static void receiver_data(CsNet *net, const Packet *pk) {
   uint32_t p = cs_net_packet_alloc(net, PKT_ACK);
   Packet *a = &net->pool[p];
   a->stamp = pk->stamp;
-  a->flow = fi;
+  a->owner = fi;
   a->seq = f->rcv_nxt;
   a->sack = pk->seq;
   a->bytes = net->ack_bytes;
@@ -372,7 +347,7 @@ static void receiver_data(CsNet *net, const Packet *pk) {
   a->flags = ((pk->flags & F_CE) ? F_ECE : 0) | (pk->flags & F_RETX);
   a->xmit = pk->xmit;
   cs_net_inject(net, p);
-  f = flow_of(net, fi);
+  f = msg_of(net, fi);
   if (f->rcv_nxt == f->n && !f->stats.delivered) {
     f->stats.delivered = true;
     f->stats.end = cs_engine_now(net->engine);
@@ -392,16 +367,41 @@ void cs_transport_receive(CsNet *net, uint32_t p) {
   else sender_ack(net, &pk);
 }
 
+/* A connection for a new message (today one each; the RTT estimate is the
+ * host pair's). */
+static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst) {
+  if (net->n_conns == net->cap_conns) {
+    net->cap_conns = net->cap_conns ? 2 * net->cap_conns : 64;
+    net->conns = g_renew(Conn, net->conns, net->cap_conns);
+  }
+  uint32_t ci = net->n_conns++;
+  Conn *c = &net->conns[ci];
+  memset(c, 0, sizeof *c);
+  c->ops = net->cc;
+  c->cc.max_cwnd = (double)net->window;
+  c->ops->init(&c->cc, (double)net->init_cwnd);
+  guint64 key = ((guint64)src << 32) | dst;
+  c->rtt = g_hash_table_lookup(net->rtt_by_pair, &key);
+  if (!c->rtt) {
+    guint64 *k = g_new(guint64, 1);
+    *k = key;
+    c->rtt = g_new0(RttState, 1);
+    g_hash_table_insert(net->rtt_by_pair, k, c->rtt);
+  }
+  c->rto = rto_of(net, c->rtt);
+  return ci;
+}
+
 uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   g_assert(src != dst && src < net->t->n_hosts && dst < net->t->n_hosts && payload > 0);
   uint64_t n = (payload + net->mss - 1) / net->mss;
   g_assert(n <= CS_NET_MAX_PACKETS); /* checked at set-up */
-  if (net->n_flows == net->cap_flows) {
-    net->cap_flows = net->cap_flows ? 2 * net->cap_flows : 64;
-    net->flows = g_renew(Flow, net->flows, net->cap_flows);
+  if (net->n_msgs == net->cap_msgs) {
+    net->cap_msgs = net->cap_msgs ? 2 * net->cap_msgs : 64;
+    net->msgs = g_renew(Message, net->msgs, net->cap_msgs);
   }
-  uint32_t fi = net->n_flows++;
-  Flow *f = &net->flows[fi];
+  uint32_t fi = net->n_msgs++;
+  Message *f = &net->msgs[fi];
   memset(f, 0, sizeof *f);
   f->src = src;
   f->dst = dst;
@@ -409,8 +409,9 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   f->last_payload = (uint32_t)(payload - (n - 1) * net->mss);
   f->fn = fn;
   f->ctx = ctx;
-  /* one hash per message: ECMP keeps a message on one path */
-  uint64_t hash = cs_rng_stream_id("flow", net->s->seed, fi);
+  /* one hash per message: ECMP keeps a message on one path (the stream's
+   * name, "flow", is what the results' paths were drawn with) */
+  uint64_t hash = cs_rng_stream_id("flow", net->seed, fi);
   f->path_fwd = cs_net_add_path(net, net->t->hosts[src], dst, hash, &f->hops_fwd);
   f->path_rev = cs_net_add_path(net, net->t->hosts[dst], src, hash, &f->hops_rev);
   uint64_t ring = 64;
@@ -419,19 +420,7 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   f->state = g_new0(uint8_t, ring);
   f->xmit_of = g_new0(uint32_t, ring);
   f->rcv_bits = g_new0(uint64_t, ring / 64);
-  f->cwnd = net->protocol == CS_PROTO_FIXED ? (double)net->window : (double)net->s->transport.init_cwnd;
-  f->ssthresh = INFINITY;
-  f->alpha = 1.0;
-  guint64 key = ((guint64)src << 32) | dst;
-  f = &net->flows[fi];
-  f->rtt = g_hash_table_lookup(net->rtt_by_pair, &key);
-  if (!f->rtt) {
-    guint64 *k = g_new(guint64, 1);
-    *k = key;
-    f->rtt = g_new0(RttState, 1);
-    g_hash_table_insert(net->rtt_by_pair, k, f->rtt);
-  }
-  f->rto = rto_of(net, f->rtt);
+  f->conn = open_conn(net, src, dst);
   f->stats = (CsMessageStats){.src = src, .dst = dst, .payload = payload, .packets = (uint32_t)n,
                               .start = cs_engine_now(net->engine)};
   net->active++;
@@ -446,22 +435,23 @@ void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx) {
   net->idle_fn = fn;
   net->idle_ctx = ctx;
 }
-uint32_t cs_net_messages(const CsNet *net) { return net->n_flows; }
+uint32_t cs_net_messages(const CsNet *net) { return net->n_msgs; }
 
 void cs_net_tag_message(CsNet *net, uint32_t msg, uint32_t iteration, uint32_t step) {
-  net->flows[msg].stats.iteration = iteration;
-  net->flows[msg].stats.step = step;
+  net->msgs[msg].stats.iteration = iteration;
+  net->msgs[msg].stats.step = step;
 }
-const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg) { return &net->flows[msg].stats; }
+const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg) { return &net->msgs[msg].stats; }
 
-void cs_transport_free_flows(CsNet *net) {
+void cs_transport_free(CsNet *net) {
   if (net->rtt_by_pair) g_hash_table_destroy(net->rtt_by_pair);
-  for (uint32_t i = 0; i < net->n_flows; i++) {
-    g_free(net->flows[i].state);
-    g_free(net->flows[i].rcv_bits);
-    g_free(net->flows[i].xmit_of);
-    g_free(net->flows[i].rtx_seq);
-    g_free(net->flows[i].rtx_xmit);
+  for (uint32_t i = 0; i < net->n_msgs; i++) {
+    g_free(net->msgs[i].state);
+    g_free(net->msgs[i].rcv_bits);
+    g_free(net->msgs[i].xmit_of);
+    g_free(net->msgs[i].rtx_seq);
+    g_free(net->msgs[i].rtx_xmit);
   }
-  g_free(net->flows);
+  g_free(net->msgs);
+  g_free(net->conns);
 }

@@ -25,6 +25,7 @@ struct CsSim {
   CsRoutes *r;
   CsEngine *e;
   CsNet *net;
+  CsNetConfig net_config;
   CsCollEnv *env;
   CsWorkload *wl;
   uint32_t flows_started;
@@ -62,38 +63,6 @@ typedef struct {
 } QueueSample;
 
 static void on_idle(CsNet *net, void *ctx);
-
-/* Messages of more than CS_NET_MAX_PACKETS packets, or more buckets than
- * it is sane to schedule, are scenario errors found before anything runs. */
-static bool check_sizes(const CsScenario *s, GError **error) {
-  uint64_t mss = (uint64_t)(s->transport.mtu - s->transport.header);
-  for (guint i = 0; i < s->flows->len; i++) {
-    const CsFlowSpec *f = &g_array_index(s->flows, CsFlowSpec, i);
-    if (((uint64_t)f->size + mss - 1) / mss > CS_NET_MAX_PACKETS) {
-      CsYamlNode at = {.origin = s->file, .line = f->line, .col = f->col};
-      cs_yaml_error(error, &at, "flows[%u].size: more than 2^30 packets of %" G_GUINT64_FORMAT " B in one message", i, mss);
-      return false;
-    }
-  }
-  if (!s->workload.present) return true;
-  CsYamlNode at = {.origin = s->file, .line = s->workload.line, .col = s->workload.col};
-  const CsWorkloadSpec *w = &s->workload;
-  CsDtype dt = CS_DTYPE_FP32;
-  cs_dtype_parse(w->dtype, &dt, NULL); /* a name the reader checked */
-  uint64_t dbytes = (uint64_t)cs_dtype_bits(dt) / 8;
-  uint64_t per_bucket = w->buckets > 0 ? MAX((uint64_t)w->buckets / dbytes, 1) : (uint64_t)w->params;
-  if (per_bucket > (uint64_t)w->params) per_bucket = (uint64_t)w->params;
-  if (((uint64_t)w->params + per_bucket - 1) / per_bucket > 1000000) {
-    cs_yaml_error(error, &at, "workload.buckets: more than 1,000,000 buckets per iteration; use larger buckets");
-    return false;
-  }
-  /* the largest message: a whole bucket, uncompressed, plus headers */
-  if (per_bucket * 8 / mss > CS_NET_MAX_PACKETS) {
-    cs_yaml_error(error, &at, "workload: a bucket of %" G_GUINT64_FORMAT " elements would need more than 2^30 packets in one message; use buckets: (bytes) to split it", per_bucket);
-    return false;
-  }
-  return true;
-}
 
 /* How long the run will last and which link directions it will use,
  * roughly and before running: the model's iterations for the workload
@@ -189,18 +158,15 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
   sim->s = s;
   sim->t = cs_topology_build(s, error);
   if (!sim->t) goto fail;
-  sim->r = cs_routes_build(sim->t, s->routing, error);
-  if (!sim->r) {
-    g_prefix_error(error, "%s: ", s->file);
-    goto fail;
-  }
-  if (!check_sizes(s, error)) goto fail;
+  sim->r = cs_scenario_routes(s, sim->t, error);
+  if (!sim->r || !cs_scenario_check(s, sim->t, sim->r, error)) goto fail;
   sim->e = cs_engine_new();
-  sim->net = cs_net_new(sim->e, s, sim->t, sim->r);
+  sim->net_config = cs_scenario_net_config(s);
+  sim->net = cs_net_new(sim->e, &sim->net_config, sim->t, sim->r);
   cs_net_set_idle_fn(sim->net, on_idle, sim);
   sim->env = cs_coll_env_new(sim->e, sim->net, sim->t);
   if (s->workload.present) {
-    sim->wl = cs_workload_new(sim->env, sim->e, s, sim->t, error);
+    sim->wl = cs_workload_new(sim->env, sim->e, &s->workload, s->seed, sim->t, error);
     if (!sim->wl) goto fail;
   }
   plan_sampling(sim);
@@ -571,7 +537,7 @@ static CsTime percentile(const CsTime *v, size_t n, double q) {
 double cs_sim_codec_nmse(const CsScenario *s, GError **error) {
   CsCodecParams params;
   CsCodecCost cost;
-  if (!cs_workload_codec(s, &params, &cost, error)) return NAN;
+  if (!cs_codec_from_spec(&s->workload.compression, s->workload.dtype, s->seed, &params, &cost, error)) return NAN;
   params.error_feedback = false;
   /* a synthetic gradient of the run's seed: N(0, 1), up to 1M elements */
   size_t n = (size_t)MIN((int64_t)1 << 20, s->workload.params);
@@ -640,7 +606,7 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
     CsCodecParams params;
     CsCodecCost cost;
     m->allreduce_nmse = NAN;
-    if (cs_workload_codec(s, &params, &cost, &e)) {
+    if (cs_codec_from_spec(&s->workload.compression, s->workload.dtype, s->seed, &params, &cost, &e)) {
       uint32_t P = sim->t->n_workers;
       uint64_t n = (uint64_t)MIN(s->workload.params, (int64_t)65536);
       m->allreduce_nmse = cs_coll_result_nmse(s->workload.collective, &params, P, n, s->seed, s->workload.pull, &e);
@@ -720,7 +686,7 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   bool w = s->workload.present, measured = w && m->iterations_measured > 0;
   bool bg = s->background->len > 0;
   bool async = w && s->workload.collective == CS_COLL_PS && !s->workload.sync;
-  const char *method = s->workload.compression.method;
+  CsCodecMethod method = s->workload.compression.method;
 #define ADD(...) g_ptr_array_add(f, g_strdup_printf(__VA_ARGS__))
 #define EMPTY() g_ptr_array_add(f, g_strdup(""))
 #define REAL_IF(ok, x) ((ok) ? ADD("%.12f", (x)) : EMPTY())
@@ -731,8 +697,8 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   ADD("%u", m->workers);
   ADD("%u", m->servers);
   ADD("%s", w ? cs_collective_name(s->workload.collective) : "");
-  ADD("%s", w ? method : "");
-  bool has_bits = w && (!strcmp(method, "uniform") || !strcmp(method, "stochastic"));
+  ADD("%s", w ? cs_codec_method_name(method) : "");
+  bool has_bits = w && (method == CS_CODEC_UNIFORM || method == CS_CODEC_STOCHASTIC);
   if (has_bits) ADD("%" G_GINT64_FORMAT, (gint64)s->workload.compression.bits);
   else EMPTY();
   if (measured) ADD("%.0f", m->wire_bytes_per_worker);

@@ -127,7 +127,7 @@ START_TEST(test_documented_values) {
       "v.yaml", NULL, &e);
   ck_assert_msg(s != NULL, "%s", e ? e->message : "");
   ck_assert_double_eq(s->workload.compression.ratio, 0.01);
-  ck_assert_str_eq(s->workload.dtype, "fp64");
+  ck_assert_int_eq(s->workload.dtype, CS_DTYPE_FP64);
 }
 END_TEST
 
@@ -156,7 +156,7 @@ START_TEST(test_defaults) {
   ck_assert_double_eq(s->workload.backward_fraction, 0.66);
   ck_assert_int_eq(s->workload.buckets, 25000000);
   ck_assert_int_eq(s->workload.collective, CS_COLL_RING);
-  ck_assert_str_eq(s->workload.compression.method, "none");
+  ck_assert_int_eq(s->workload.compression.method, CS_CODEC_NONE);
   ck_assert_int_eq(s->workload.compression.bits, 8);
   ck_assert_int_eq(s->workload.compression.bucket, 512);
   ck_assert_int_eq(s->workload.compression.index_bits, 32);
@@ -203,7 +203,7 @@ START_TEST(test_set_overrides) {
   ck_assert_msg(s != NULL, "%s", e ? e->message : "");
   ck_assert_double_eq(s->defaults.loss.rate, 0.01);
   ck_assert_int_eq(s->workload.compression.bits, 4);
-  ck_assert_str_eq(s->workload.compression.method, "uniform");
+  ck_assert_int_eq(s->workload.compression.method, CS_CODEC_UNIFORM);
   ck_assert_int_eq(s->topology.workers, 16);
   ck_assert_uint_eq(s->seed, 99);
   /* into a list by index */

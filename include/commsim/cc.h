@@ -80,5 +80,6 @@ extern const CsProtocolDef cs_protocols[];
 const CsProtocolDef *cs_protocol_find(const char *name);
 /* The names, NULL-terminated (for messages and the scenario reader). */
 const char *const *cs_protocol_names(void);
+const char *cs_protocol_name(uint32_t protocol);
 
 #endif

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "commsim/engine.h"
+#include "commsim/time.h"
 
 #define CS_CODEC_ERROR (cs_codec_error_quark())
 GQuark cs_codec_error_quark(void);
@@ -151,6 +151,26 @@ bool cs_codec_cost_resolve(CsCodecMethod method, double speedup,
 /* n elements at ps_per_element, rounded to the nearest picosecond;
  * CS_TIME_MAX when it does not fit (the engine then reports the overflow). */
 CsTime cs_codec_cost_time(double ps_per_element, uint64_t n);
+
+/* A scenario's workload.compression section. */
+typedef struct {
+  CsCodecMethod method;
+  int64_t bits;
+  double ratio;
+  int64_t index_bits;
+  int64_t bucket;
+  bool error_feedback;
+  bool cost_set;      /* compression.cost given (then speedup does not apply) */
+  CsTime cost_encode; /* per element, ps */
+  CsTime cost_decode;
+  CsTime cost_reduce;
+  double speedup; /* divides the default (measured) costs */
+} CsCompressionSpec;
+
+/* The codec parameters and costs a compression section gives for a
+ * gradient of `dtype`, `seed` driving its random choices. */
+bool cs_codec_from_spec(const CsCompressionSpec *c, CsDtype dtype, uint64_t seed, CsCodecParams *params,
+                        CsCodecCost *cost, GError **error);
 
 /* ---- kernel layer ---- */
 

@@ -26,8 +26,17 @@
 #include "commsim/codec.h"
 #include "commsim/engine.h"
 #include "commsim/net.h"
-#include "commsim/scenario.h"
 #include "commsim/topology.h"
+
+typedef enum {
+  CS_COLL_PS,
+  CS_COLL_RING,
+  CS_COLL_TREE,
+  CS_COLL_HALVING_DOUBLING,
+  CS_COLL_ALLGATHER,
+} CsCollective;
+
+const char *cs_collective_name(CsCollective c);
 
 /* The services collectives run on, shared by all the collectives of a run:
  * the network and one compute stream per node for codec work (encode,

@@ -1,4 +1,4 @@
-/* loss.h - per-packet loss models of one link direction (SPEC 3.2).
+/* loss.h - per-packet loss models of one link direction.
  *
  * Bernoulli: each packet is lost with probability `rate`.  Gilbert-Elliott:
  * a two-state Markov chain stepped once per packet (good -> bad with
@@ -13,7 +13,16 @@
 #include <stdbool.h>
 
 #include "commsim/rng.h"
-#include "commsim/scenario.h"
+
+typedef enum { CS_LOSS_NONE, CS_LOSS_BERNOULLI, CS_LOSS_GILBERT } CsLossModel;
+
+/* A link direction's loss, as links[].loss gives it. */
+typedef struct {
+  CsLossModel model;
+  double rate;                /* bernoulli */
+  double p, r;                /* gilbert-elliott: good->bad, bad->good per packet */
+  double loss_good, loss_bad; /* loss probability in each state */
+} CsLossSpec;
 
 typedef struct {
   CsLossModel model;

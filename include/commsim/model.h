@@ -32,9 +32,10 @@
 #include <glib.h>
 
 #include "commsim/codec.h"
+#include "commsim/net.h"
 #include "commsim/routing.h"
-#include "commsim/scenario.h"
 #include "commsim/topology.h"
+#include "commsim/workload.h"
 
 /* One kind of step of the collective, for the largest bucket. */
 typedef struct {
@@ -68,7 +69,10 @@ typedef struct {
   uint32_t n_dirs_used;
 } CsModel;
 
-bool cs_model_estimate(const CsScenario *s, const CsTopology *t, const CsRoutes *r, CsModel *m, GError **error);
+/* The estimate of a workload on a network (the packets' sizes from the
+ * transport; `routing` as the routes were built). */
+bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, CsRouting routing,
+                            const CsTopology *t, const CsRoutes *r, CsModel *m, GError **error);
 void cs_model_clear(CsModel *m);
 
 #endif

@@ -23,9 +23,46 @@
 #include <stdint.h>
 
 #include "commsim/engine.h"
+#include "commsim/error.h"
 #include "commsim/routing.h"
-#include "commsim/scenario.h"
 #include "commsim/topology.h"
+
+/* transport: (the protocol is a row of cc.h's cs_protocols). */
+typedef uint32_t CsProtocol;
+enum { CS_PROTO_FIXED, CS_PROTO_RENO, CS_PROTO_DCTCP }; /* the built-in rows */
+
+typedef struct {
+  CsProtocol protocol;
+  int64_t mtu, header, ack; /* bytes */
+  int64_t window;           /* packets, or bytes when window_bytes */
+  bool window_bytes;
+  int64_t init_cwnd; /* packets */
+  CsTime min_rto;
+  int64_t max_timeouts; /* consecutive timeouts before a message is abandoned */
+  CsTime initial_rto;   /* before a connection has an RTT sample */
+  int64_t host_queue;   /* bytes a host's egress may hold waiting before its messages pause;
+                         * 0 = unlimited, -1 = 100 us of the host's link (the default) */
+} CsTransportSpec;
+
+typedef enum { CS_PATTERN_CBR, CS_PATTERN_POISSON, CS_PATTERN_ONOFF } CsPattern;
+
+/* An open-loop background source (background[]). */
+typedef struct {
+  char *src, *dst;
+  CsPattern pattern;
+  int64_t rate; /* bit/s */
+  int64_t size; /* bytes per packet, on the wire */
+  CsTime on, off;
+  CsLoc at;
+} CsBackgroundSpec;
+
+/* All the network needs to know beyond its topology and routes. */
+typedef struct {
+  uint64_t seed; /* every random stream of the network derives from it */
+  CsTransportSpec transport;
+  const CsBackgroundSpec *background;
+  uint32_t n_background;
+} CsNetConfig;
 
 typedef struct CsNet CsNet;
 
@@ -33,7 +70,8 @@ typedef struct CsNet CsNet;
  * with `failed`, abandoned after transport.max_timeouts timeouts. */
 typedef void (*CsDeliverFn)(CsNet *net, void *ctx, uint32_t msg, bool failed);
 
-CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, const CsRoutes *r);
+/* The config (and what its background points to) must outlive the net. */
+CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *config, const CsTopology *t, const CsRoutes *r);
 void cs_net_free(CsNet *net);
 
 /* Start a message of `payload` bytes (>= 1) from host `src` to host `dst`

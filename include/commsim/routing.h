@@ -13,8 +13,9 @@
 #include <glib.h>
 #include <stdint.h>
 
-#include "commsim/scenario.h"
 #include "commsim/topology.h"
+
+typedef enum { CS_ROUTING_SHORTEST, CS_ROUTING_ECMP } CsRouting;
 
 typedef struct CsRoutes CsRoutes;
 

@@ -11,9 +11,74 @@
 #define COMMSIM_TOPOLOGY_H
 
 #include <glib.h>
+#include <stdbool.h>
 #include <stdint.h>
 
-#include "commsim/scenario.h"
+#include "commsim/error.h"
+#include "commsim/time.h"
+#include "commsim/loss.h"
+
+typedef enum { CS_ROLE_WORKER, CS_ROLE_SERVER, CS_ROLE_HOST, CS_ROLE_SWITCH } CsRole;
+typedef enum { CS_QUEUE_DROPTAIL, CS_QUEUE_RED, CS_QUEUE_ECN } CsQueueKind;
+typedef enum {
+  CS_TOPO_EXPLICIT,
+  CS_TOPO_STAR,
+  CS_TOPO_RING,
+  CS_TOPO_DUMBBELL,
+  CS_TOPO_FAT_TREE,
+  CS_TOPO_TORUS2D,
+  CS_TOPO_TREE,
+} CsTopoType;
+
+typedef struct {
+  int64_t min, max; /* average queue thresholds, bytes */
+  double max_p;     /* drop probability at max */
+  double weight;    /* EWMA weight of the average */
+} CsRedSpec;
+
+/* Settings of one link (both directions). */
+typedef struct {
+  int64_t bandwidth; /* bit/s */
+  CsTime latency;    /* one-way propagation */
+  int64_t buffer;    /* bytes, or packets when buffer_pkt */
+  bool buffer_pkt;
+  bool buffer_set; /* given on the link itself (a host's queue is bounded only then) */
+  CsQueueKind queue;
+  CsRedSpec red;
+  int64_t ecn_threshold; /* bytes, or packets when ecn_threshold_pkt */
+  bool ecn_threshold_pkt;
+  CsLossSpec loss;
+} CsLinkSpec;
+
+typedef struct {
+  char *name;
+  CsRole role;
+  CsLoc at; /* where it was declared */
+} CsNodeSpec;
+
+typedef struct {
+  char *a, *b;
+  CsLinkSpec spec;
+  CsLoc at;
+} CsLinkDecl;
+
+/* The network a scenario asks for: a generator and its parameters, or
+ * explicit nodes and links. */
+typedef struct {
+  CsTopoType type;
+  int64_t workers; /* -1: every host that is not a server */
+  int64_t servers;
+  int64_t k;            /* fat-tree */
+  int64_t x, y;         /* torus2d */
+  int64_t leaves;       /* tree */
+  int64_t hosts_per_leaf;
+  double oversubscription;
+  CsLinkSpec bottleneck; /* dumbbell: defaults overridden by `bottleneck:` */
+  /* explicit */
+  GArray *nodes; /* CsNodeSpec */
+  GArray *links; /* CsLinkDecl */
+  CsLoc at;      /* the file, for what has no line of its own */
+} CsTopologySpec;
 
 typedef struct {
   char *name;
@@ -48,13 +113,24 @@ typedef struct {
   GHashTable *by_name;   /* name -> node index + 1 */
 } CsTopology;
 
-/* Build the network of a scenario and check every name the scenario uses
- * (flows, background, workload servers) against it. */
-CsTopology *cs_topology_build(const CsScenario *s, GError **error);
+/* Build the network a spec describes, its links inheriting `defaults`
+ * (the scenario's cs_topology_build also checks the names it uses). */
+CsTopology *cs_topology_new(const CsTopologySpec *spec, const CsLinkSpec *defaults, GError **error);
 void cs_topology_free(CsTopology *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsTopology, cs_topology_free)
 
 /* Node index by name, or -1. */
 int64_t cs_topology_find(const CsTopology *t, const char *name);
+/* Whether `name` is a host of t; false with a located error otherwise
+ * ("WHAT: unknown node 'x' (did you mean 'w1'?)", or a switch). */
+bool cs_topology_check_host(const CsTopology *t, const char *name, const char *what, CsLoc at, GError **error);
+
+/* A tree's uplink: host bandwidth * hosts_per_leaf / oversubscription, to
+ * the bit/s; -1 when that is below 1 bit/s or beyond int64. */
+int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double oversubscription);
+
+const char *cs_role_name(CsRole role);
+const char *cs_topo_type_name(CsTopoType type);
+const char *cs_queue_name(CsQueueKind q);
 
 #endif

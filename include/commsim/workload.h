@@ -25,8 +25,43 @@
 
 #include "commsim/codec.h"
 #include "commsim/collective.h"
-#include "commsim/scenario.h"
+#include "commsim/error.h"
 #include "commsim/topology.h"
+
+/* A scenario's workload: section. */
+typedef struct {
+  bool present;
+  int64_t params;
+  CsDtype dtype;
+  int64_t iterations;
+  int64_t warmup; /* first iterations left out of the summary's means */
+  CsTime compute;
+  double compute_jitter;
+  double backward_fraction;
+  int64_t buckets; /* bytes; 0 = one bucket after compute */
+  int64_t accumulation;
+  CsCollective collective;
+  int64_t chunks;
+  GArray *servers; /* CsNameRef; empty = all servers */
+  bool sync, pull;
+  CsCompressionSpec compression;
+  CsLoc at; /* of `workload:` */
+} CsWorkloadSpec;
+
+/* Elements of a full bucket (the last may hold fewer): `buckets` bytes of
+ * the dtype, at least one element, at most the gradient; one bucket for
+ * asynchronous ps.  How many buckets that makes. */
+static inline uint64_t cs_workload_bucket_elements(const CsWorkloadSpec *w) {
+  uint64_t n = (uint64_t)w->params;
+  uint64_t per = w->buckets > 0 ? (uint64_t)w->buckets / (uint64_t)(cs_dtype_bits(w->dtype) / 8) : n;
+  if (per == 0) per = 1;
+  bool async = w->collective == CS_COLL_PS && !w->sync;
+  return async || per > n ? n : per;
+}
+static inline uint64_t cs_workload_bucket_count(const CsWorkloadSpec *w) {
+  uint64_t per = cs_workload_bucket_elements(w);
+  return ((uint64_t)w->params + per - 1) / per;
+}
 
 typedef struct CsWorkload CsWorkload;
 
@@ -51,11 +86,10 @@ static inline CsTime cs_iter_exposed(const CsIterRecord *r) {
   return e > 0 ? e : 0;
 }
 
-/* The codec parameters and costs of a scenario's compression section. */
-bool cs_workload_codec(const CsScenario *s, CsCodecParams *params, CsCodecCost *cost, GError **error);
-
-CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsScenario *s, const CsTopology *t,
-                            GError **error);
+/* The spec (and its servers) must outlive the workload; seed drives the
+ * compute jitter and the codecs. */
+CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsWorkloadSpec *spec, uint64_t seed,
+                            const CsTopology *t, GError **error);
 void cs_workload_free(CsWorkload *wl);
 typedef void (*CsWorkloadDoneFn)(void *ctx);
 /* Start iteration 1 on every worker now; fn is called when every worker

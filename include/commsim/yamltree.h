@@ -15,6 +15,8 @@
 #include <glib.h>
 #include <stdbool.h>
 
+#include "commsim/error.h"
+
 typedef enum { CS_YAML_SCALAR, CS_YAML_MAP, CS_YAML_SEQ } CsYamlKind;
 
 typedef struct CsYamlNode CsYamlNode;
@@ -30,15 +32,6 @@ struct CsYamlNode {
 };
 
 typedef struct CsYamlDoc CsYamlDoc;
-
-#define CS_SCENARIO_ERROR (cs_scenario_error_quark())
-GQuark cs_scenario_error_quark(void);
-typedef enum {
-  CS_SCENARIO_ERROR_INVALID,     /* a bad scenario or usage */
-  CS_SCENARIO_ERROR_IO,          /* a file that cannot be read or written */
-  CS_SCENARIO_ERROR_INTERNAL,    /* a broken invariant: a bug */
-  CS_SCENARIO_ERROR_INTERRUPTED, /* stopped by a signal (SIGINT, SIGTERM) */
-} CsScenarioError;
 
 /* The largest scenario file read: anything longer is not a scenario. */
 #define CS_YAML_MAX_FILE_BYTES (64 << 20)
@@ -74,6 +67,9 @@ CsYamlNode *cs_yaml_map_get(const CsYamlNode *map, const char *key, CsYamlNode *
 bool cs_yaml_map_remove(CsYamlNode *map, const char *key);
 /* Node at a dotted path, or NULL. */
 CsYamlNode *cs_yaml_lookup(CsYamlNode *root, const char *path);
+
+/* Where a node is (its alias, when an alias brought it). */
+CsLoc cs_yaml_loc(const CsYamlNode *node);
 
 /* Set `error` to "ORIGIN:LINE:COL: error: MESSAGE" (or "ORIGIN: error:
  * MESSAGE" without a line) for a problem at `node`; a node that an alias

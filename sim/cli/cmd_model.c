@@ -32,7 +32,7 @@ int cs_cmd_model(int argc, char **argv) {
   printf("scenario     %s: %s, %u worker%s", s->name, cs_collective_name(wl->collective), t->n_workers,
          t->n_workers == 1 ? "" : "s");
   if (wl->collective == CS_COLL_PS) printf(", %u server%s", t->n_servers, t->n_servers == 1 ? "" : "s");
-  printf(", method %s, %u bucket%s\n", wl->compression.method, m.buckets, m.buckets == 1 ? "" : "s");
+  printf(", method %s, %u bucket%s\n", cs_codec_method_name(wl->compression.method), m.buckets, m.buckets == 1 ? "" : "s");
   printf("formula      %s\n", m.formula);
   printf("terms        %s\n", m.terms);
   printf("step = the busiest link direction's bytes (data and ACKs) over its bandwidth + the slowest path's latency\n"

@@ -66,11 +66,11 @@ static void print_training(CsSim *sim, const CsScenario *s) {
   const CsWorkloadSpec *w = &s->workload;
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
   printf("training: %s of %s %s parameters on %u worker%s", cs_collective_name(w->collective),
-         cs_format_count(w->params, b1), w->dtype, m->workers, m->workers == 1 ? "" : "s");
+         cs_format_count(w->params, b1), cs_dtype_name(w->dtype), m->workers, m->workers == 1 ? "" : "s");
   if (w->collective == CS_COLL_PS)
     printf(" and %u server%s%s", m->servers, m->servers == 1 ? "" : "s", w->sync ? "" : " (asynchronous)");
   uint32_t nb = cs_workload_buckets(cs_sim_workload(sim));
-  printf(", %s, %u bucket%s of %s\n", w->compression.method, nb, nb == 1 ? "" : "s",
+  printf(", %s, %u bucket%s of %s\n", cs_codec_method_name(w->compression.method), nb, nb == 1 ? "" : "s",
          w->buckets ? cs_format_size(w->buckets, b2) : "the whole gradient");
   printf("per worker and iteration (means over %" G_GUINT64_FORMAT " worker-iterations):\n", (guint64)m->iterations_measured);
   printf("  %-26s %s   (headers and retransmissions included)\n", "wire bytes per worker",

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "commsim/cc.h"
 #include "commsim/routing.h"
 #include "commsim/scenario.h"
 #include "commsim/topology.h"
@@ -98,7 +99,7 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
   const CsWorkloadSpec *w = &s->workload;
   if (w->present) {
     printf("%-12s %s of %s %s parameters, %" G_GINT64_FORMAT " iterations, compute %s (jitter %g, backward %g)\n",
-           "workload", cs_collective_name(w->collective), cs_format_count(w->params, b1), w->dtype,
+           "workload", cs_collective_name(w->collective), cs_format_count(w->params, b1), cs_dtype_name(w->dtype),
            (gint64)w->iterations, cs_format_time(w->compute, b2), w->compute_jitter, w->backward_fraction);
     printf("%-12s buckets %s, accumulation %" G_GINT64_FORMAT ", chunks %" G_GINT64_FORMAT,
            "", w->buckets ? cs_format_size(w->buckets, b1) : "0 (one after compute)",
@@ -108,13 +109,13 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
              w->servers->len ? "as listed" : "all");
     printf("\n");
     const CsCompressionSpec *c = &w->compression;
-    printf("%-12s %s", "compression", c->method);
-    if (!strcmp(c->method, "uniform") || !strcmp(c->method, "stochastic"))
+    CsCodecMethod m = c->method;
+    printf("%-12s %s", "compression", cs_codec_method_name(m));
+    if (m == CS_CODEC_UNIFORM || m == CS_CODEC_STOCHASTIC)
       printf(", %" G_GINT64_FORMAT " bits, bucket %" G_GINT64_FORMAT, (gint64)c->bits, (gint64)c->bucket);
-    if (!strcmp(c->method, "topk") || !strcmp(c->method, "randk")) printf(", ratio %g", c->ratio);
-    if (!strcmp(c->method, "topk")) printf(", index_bits %" G_GINT64_FORMAT, (gint64)c->index_bits);
-    if (!strcmp(c->method, "sign") || !strcmp(c->method, "terngrad"))
-      printf(", bucket %" G_GINT64_FORMAT, (gint64)c->bucket);
+    if (m == CS_CODEC_TOPK || m == CS_CODEC_RANDK) printf(", ratio %g", c->ratio);
+    if (m == CS_CODEC_TOPK) printf(", index_bits %" G_GINT64_FORMAT, (gint64)c->index_bits);
+    if (m == CS_CODEC_SIGN || m == CS_CODEC_TERNGRAD) printf(", bucket %" G_GINT64_FORMAT, (gint64)c->bucket);
     printf(", error_feedback %s", c->error_feedback ? "true" : "false");
     if (c->cost_set)
       printf(", cost encode %s decode %s reduce %s per element", cs_format_time(c->cost_encode, b1),

@@ -32,8 +32,8 @@ int cs_cli_load_world(const char *command, const char *summary, int argc, char *
     cs_cli_world_clear(w);
     return CS_EXIT_USAGE;
   }
-  if (!(w->r = cs_routes_build(w->t, w->s->routing, &error))) {
-    fprintf(stderr, "%s: %s\n", w->s->file, error->message);
+  if (!(w->r = cs_scenario_routes(w->s, w->t, &error)) || !cs_scenario_check(w->s, w->t, w->r, &error)) {
+    fprintf(stderr, "%s\n", error->message);
     cs_cli_world_clear(w);
     return CS_EXIT_USAGE;
   }

@@ -1091,3 +1091,19 @@ bool cs_codec_sign_vote(const void *const *payloads, const size_t *lens, size_t 
   *out_len = l0.total;
   return true;
 }
+
+bool cs_codec_from_spec(const CsCompressionSpec *c, CsDtype dtype, uint64_t seed, CsCodecParams *params,
+                        CsCodecCost *cost, GError **error) {
+  cs_codec_params_init(params);
+  params->method = c->method;
+  params->dtype = dtype;
+  params->bits = (int)c->bits;
+  params->ratio = c->ratio;
+  params->index_bits = (int)c->index_bits;
+  params->bucket = c->bucket;
+  params->error_feedback = c->error_feedback;
+  params->seed = seed;
+  if (!cs_codec_params_validate(params, error)) return false;
+  CsCodecCostOverride o = {c->cost_encode, c->cost_decode, c->cost_reduce};
+  return cs_codec_cost_resolve(params->method, c->speedup, c->cost_set ? &o : NULL, cost, error);
+}

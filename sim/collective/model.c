@@ -17,7 +17,7 @@ typedef struct {
 } MMsg;
 
 typedef struct {
-  const CsScenario *s;
+  CsRouting routing;
   const CsTopology *t;
   const CsRoutes *r;
   uint64_t mss, header, ack;
@@ -45,7 +45,7 @@ static void add_load(Ctx *c, uint32_t d, double bytes) {
  * hops at every node (ideal ECMP), layer by layer toward dst. */
 static void spread(Ctx *c, uint32_t src, uint32_t dst_host, double bytes) {
   const CsTopology *t = c->t;
-  if (c->s->routing != CS_ROUTING_ECMP) {
+  if (c->routing != CS_ROUTING_ECMP) {
     int h = cs_routes_path(c->r, src, dst_host, 0, c->ports, (int)t->n_nodes);
     for (int i = 0; i < h; i++) add_load(c, dir_of(t, c->ports[i]), bytes);
     return;
@@ -437,12 +437,12 @@ static void ps_round(Op *o, uint64_t n, const PsServer *sv, bool pull, const dou
 
 /* ---- the iteration ---- */
 
-static void ctx_init(Ctx *c, const CsScenario *s, const CsTopology *t, const CsRoutes *r) {
+static void ctx_init(Ctx *c, const CsTransportSpec *tr, CsRouting routing, const CsTopology *t, const CsRoutes *r) {
   memset(c, 0, sizeof *c);
-  c->s = s, c->t = t, c->r = r;
-  c->mss = (uint64_t)(s->transport.mtu - s->transport.header);
-  c->header = (uint64_t)s->transport.header;
-  c->ack = (uint64_t)s->transport.ack;
+  c->routing = routing, c->t = t, c->r = r;
+  c->mss = (uint64_t)(tr->mtu - tr->header);
+  c->header = (uint64_t)tr->header;
+  c->ack = (uint64_t)tr->ack;
   size_t dirs = 2 * (size_t)t->n_links + 1;
   c->load = g_new0(double, dirs);
   c->touched = g_new(uint32_t, dirs);
@@ -595,18 +595,13 @@ static void iterate(Op *o, uint32_t nb, const Bucket *full, const Bucket *last_b
   g_free(end);
 }
 
-bool cs_model_estimate(const CsScenario *s, const CsTopology *t, const CsRoutes *r, CsModel *m, GError **error) {
+bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, CsRouting routing,
+                            const CsTopology *t, const CsRoutes *r, CsModel *m, GError **error) {
   memset(m, 0, sizeof *m);
-  const CsWorkloadSpec *w = &s->workload;
-  if (!w->present) {
-    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
-                "%s: error: model estimates training iterations: the scenario has no workload:", s->file);
-    return false;
-  }
   Op o = {0};
-  if (!cs_workload_codec(s, &o.codec, &o.cost, error)) return false;
+  if (!cs_codec_from_spec(&w->compression, w->dtype, 0, &o.codec, &o.cost, error)) return false;
   Ctx c;
-  ctx_init(&c, s, t, r);
+  ctx_init(&c, tr, routing, t, r);
   o.c = &c;
   o.P = t->n_workers;
   o.w = t->workers;
@@ -631,10 +626,8 @@ bool cs_model_estimate(const CsScenario *s, const CsTopology *t, const CsRoutes 
 
   /* buckets: as the workload cuts them (async ps: the whole gradient) */
   uint64_t n = (uint64_t)w->params;
-  uint64_t per = w->buckets > 0 ? (uint64_t)w->buckets / (uint64_t)(cs_dtype_bits(o.codec.dtype) / 8) : n;
-  if (per == 0) per = 1;
-  if (async || per > n) per = n;
-  uint32_t nb = (uint32_t)((n + per - 1) / per);
+  uint64_t per = cs_workload_bucket_elements(w);
+  uint32_t nb = (uint32_t)cs_workload_bucket_count(w);
   o.per = per;
   o.last_n = n - (uint64_t)(nb - 1) * per;
   m->buckets = nb;
@@ -691,7 +684,7 @@ bool cs_model_estimate(const CsScenario *s, const CsTopology *t, const CsRoutes 
   g_string_append_printf(terms, "; %u bucket%s of %s elements", nb, nb == 1 ? "" : "s", cs_format_count((int64_t)per, b1));
   if (o.last_n != per) g_string_append_printf(terms, " (the last %s)", cs_format_count((int64_t)o.last_n, b2));
   g_string_append_printf(terms, "; messages cross %.2f hops on average (%s)", m->hops_mean,
-                         s->routing == CS_ROUTING_ECMP ? "ECMP: bytes spread evenly over the equal-cost paths" : "shortest paths");
+                         routing == CS_ROUTING_ECMP ? "ECMP: bytes spread evenly over the equal-cost paths" : "shortest paths");
   m->terms = g_string_free(terms, FALSE);
 
   ctx_clear(&c);

@@ -1,6 +1,6 @@
 # Input and output at the edge: units (later: YAML loading, CSV writers).
-sim_libcommsim_la_SOURCES += sim/io/units.c
-pkginclude_HEADERS += include/commsim/units.h
+sim_libcommsim_la_SOURCES += sim/io/units.c sim/io/error.c
+pkginclude_HEADERS += include/commsim/units.h include/commsim/error.h include/commsim/time.h
 
 check_PROGRAMS += tests/test_units
 TESTS += tests/test_units
@@ -9,7 +9,7 @@ tests_test_units_CFLAGS = $(TEST_CFLAGS)
 tests_test_units_LDADD = $(TEST_LIBS)
 
 # Scenario files: YAML tree with locations, then validated structs.
-sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/scenario.c sim/io/csv.c sim/io/sweep.c sim/io/plot.c
+sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/scenario.c sim/io/world.c sim/io/csv.c sim/io/sweep.c sim/io/plot.c
 pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/scenario.h include/commsim/csv.h include/commsim/sweep.h include/commsim/plot.h
 
 check_PROGRAMS += tests/test_scenario

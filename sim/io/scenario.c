@@ -35,17 +35,12 @@ static const char *const trace_names[] = {"summary", "iterations", "messages",
                                           "links",   "packets",    "timeline", NULL};
 static const char *const loss_model_names[] = {"bernoulli", "gilbert-elliott", NULL};
 
-const char *cs_role_name(CsRole r) { return role_names[r]; }
-
-int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double oversubscription) {
-  double up = (double)host_bps * (double)hosts_per_leaf / oversubscription;
-  if (!(up >= 0.5) || up >= 9.2e18) return -1; /* below 1 bit/s once rounded, or past int64 */
-  return (int64_t)(up + 0.5);
-}
-const char *cs_topo_type_name(CsTopoType t) { return topo_names[t]; }
 const char *cs_collective_name(CsCollective c) { return collective_names[c]; }
-const char *cs_protocol_name(CsProtocol p) { return cs_protocols[p].name; }
-const char *cs_queue_name(CsQueueKind q) { return queue_names[q]; }
+
+/* Where a node is, its file interned in the scenario (the tree goes). */
+static CsLoc loc_of(CsScenario *s, const CsYamlNode *n) {
+  return (CsLoc){g_string_chunk_insert_const(s->strings, n->origin), n->line, n->col};
+}
 
 /* ---- the keys each section knows ---- */
 
@@ -650,7 +645,7 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
     if (!expect_kind(n, CS_YAML_MAP, path, error) || !check_keys(n, path, node_keys, error) ||
         !require_key(n, path, "name", error) || !require_key(n, path, "role", error))
       return false;
-    CsNodeSpec ns = {NULL, CS_ROLE_HOST, n->line, n->col};
+    CsNodeSpec ns = {NULL, CS_ROLE_HOST, loc_of(s, n)};
     int role = 0;
     bool ok = get_name(n, path, "name", &ns.name, error);
     g_array_append_val(t->nodes, ns); /* the scenario owns the name, also a bad one */
@@ -666,7 +661,7 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
     if (!expect_kind(l, CS_YAML_MAP, path, error) || !check_keys(l, path, link_keys, error) ||
         !require_key(l, path, "a", error) || !require_key(l, path, "b", error))
       return false;
-    CsLinkDecl d = {NULL, NULL, s->defaults, l->line, l->col};
+    CsLinkDecl d = {NULL, NULL, s->defaults, loc_of(s, l)};
     d.spec.buffer_set = false;
     bool ok = get_name(l, path, "a", &d.a, error) && get_name(l, path, "b", &d.b, error) &&
               read_link_settings(l, path, &d.spec, error);
@@ -735,8 +730,8 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   const char *P = "workload";
   if (!expect_kind(v, CS_YAML_MAP, P, error) || !check_keys(v, P, workload_keys, error)) return false;
   w->present = true;
-  w->line = v->line, w->col = v->col;
-  int dtype = 0, coll = (int)w->collective;
+  w->at = loc_of(s, v);
+  int dtype = (int)w->dtype, coll = (int)w->collective;
   if (!get_count(v, P, "params", &w->params, error) ||
       !get_enum(v, P, "dtype", "dtype", dtype_names, &dtype, error) ||
       !get_count(v, P, "iterations", &w->iterations, error) ||
@@ -750,8 +745,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
       !get_count(v, P, "chunks", &w->chunks, error) || !get_bool(v, P, "sync", &w->sync, error) ||
       !get_bool(v, P, "pull", &w->pull, error))
     return false;
-  g_free(w->dtype);
-  w->dtype = g_strdup(dtype_names[dtype]);
+  w->dtype = (CsDtype)dtype;
   w->collective = (CsCollective)coll;
   if (w->params < 1) FAIL_AT(at(v, "params"), "workload.params must be at least 1");
   if (w->iterations < 1) FAIL_AT(at(v, "iterations"), "workload.iterations must be at least 1");
@@ -790,9 +784,9 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
         const CsNameRef *prev = &g_array_index(w->servers, CsNameRef, j);
         if (!strcmp(prev->name, t))
           FAIL_AT(n, "workload.servers: '%s' is listed twice (first at line %d): each server holds one shard", t,
-                  prev->line);
+                  prev->at.line);
       }
-      CsNameRef r = {g_strdup(t), n->line, n->col};
+      CsNameRef r = {g_strdup(t), loc_of(s, n)};
       g_array_append_val(w->servers, r);
     }
   }
@@ -803,7 +797,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
     const char *C = "workload.compression";
     if (!expect_kind(cv, CS_YAML_MAP, C, error) || !check_keys(cv, C, compression_keys, error))
       return false;
-    int method = 0;
+    int method = (int)c->method;
     if (!get_enum(cv, C, "method", "compression method", method_names, &method, error) ||
         !get_count(cv, C, "bits", &c->bits, error) || !get_prob(cv, C, "ratio", &c->ratio, error) ||
         !get_count(cv, C, "index_bits", &c->index_bits, error) ||
@@ -811,10 +805,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
         !get_bool(cv, C, "error_feedback", &c->error_feedback, error) ||
         !get_real(cv, C, "speedup", &c->speedup, error))
       return false;
-    if (value_of(cv, "method")) {
-      g_free(c->method);
-      c->method = g_strdup(method_names[method]);
-    }
+    c->method = (CsCodecMethod)method;
     if (c->bits < 1 || c->bits > 16) FAIL_AT(at(cv, "bits"), "%s.bits must be from 1 to 16", C);
     if (!(c->ratio > 0 && c->ratio <= 1)) FAIL_AT(at(cv, "ratio"), "%s.ratio must lie in (0, 1]", C);
     if (c->index_bits < 0 || c->index_bits > 64)
@@ -824,9 +815,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
     CsYamlNode *cost;
     if ((cost = value_of(cv, "cost")) && !read_cost(cost, c, error)) return false;
   }
-  CsCodecMethod m;
-  if (!cs_codec_method_parse(c->method, &m, NULL)) g_assert_not_reached(); /* the names are the same */
-  g_autofree char *refusal = cs_codec_collective_refusal(m, collective_names[w->collective]);
+  g_autofree char *refusal = cs_codec_collective_refusal(c->method, collective_names[w->collective]);
   if (refusal) {
     CsYamlNode *at = value_of(v, "collective");
     if (!at && cv) at = value_of(cv, "method");
@@ -845,7 +834,7 @@ static bool read_background(const CsYamlNode *v, CsScenario *s, GError **error) 
       return false;
     for (const char *const *k = (const char *const[]){"src", "dst", "pattern", "rate", NULL}; *k; k++)
       if (!require_key(e, path, *k, error)) return false;
-    CsBackgroundSpec b = {NULL, NULL, CS_PATTERN_CBR, 0, 1500, 0, 0, e->line, e->col};
+    CsBackgroundSpec b = {NULL, NULL, CS_PATTERN_CBR, 0, 1500, 0, 0, loc_of(s, e)};
     int pattern = 0;
     bool ok = get_name(e, path, "src", &b.src, error) && get_name(e, path, "dst", &b.dst, error) &&
               get_enum(e, path, "pattern", "traffic pattern", pattern_names, &pattern, error) &&
@@ -878,7 +867,7 @@ static bool read_flows(const CsYamlNode *v, CsScenario *s, GError **error) {
       return false;
     for (const char *const *k = (const char *const[]){"src", "dst", "size", NULL}; *k; k++)
       if (!require_key(e, path, *k, error)) return false;
-    CsFlowSpec f = {NULL, NULL, 0, 0, e->line, e->col};
+    CsFlowSpec f = {NULL, NULL, 0, 0, loc_of(s, e)};
     bool ok = get_name(e, path, "src", &f.src, error) && get_name(e, path, "dst", &f.dst, error) &&
               get_size(e, path, "size", &f.size, error) && get_time(e, path, "start", &f.start, error);
     g_array_append_val(s->flows, f);
@@ -929,7 +918,7 @@ static bool read_sweep(const CsYamlNode *v, CsScenario *s, GError **error) {
     if (!expect_kind(list, CS_YAML_SEQ, "a sweep axis", error)) return false;
     if (list->items->len == 0) FAIL_AT(list, "sweep.%s: the list of values is empty", k->text);
     CsSweepAxis ax = {g_strdup(k->text), g_strdupv(keys), g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev),
-                      k->line, k->col};
+                      loc_of(s, k)};
     g_array_append_val(s->sweep, ax);
     for (guint j = 0; j < list->items->len; j++) {
       CsYamlNode *item = list->items->pdata[j];
@@ -1018,7 +1007,7 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
   if ((v = cs_yaml_map_get(root, "workload", &wkey))) {
     if (!read_workload(v, s, error)) return false;
     /* problems of the workload as a whole point at its key */
-    s->workload.line = wkey->line, s->workload.col = wkey->col;
+    s->workload.at = loc_of(s, wkey);
   }
   if ((v = value_of(root, "background")) && !read_background(v, s, error)) return false;
   if ((v = value_of(root, "flows")) && !read_flows(v, s, error)) return false;
@@ -1039,6 +1028,8 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
 static CsScenario *scenario_new(const char *path) {
   CsScenario *s = g_new0(CsScenario, 1);
   s->file = g_strdup(path);
+  s->strings = g_string_chunk_new(256);
+  s->topology.at = (CsLoc){g_string_chunk_insert_const(s->strings, path), 0, 0};
   s->name = file_stem(path);
   s->seed = 1;
   s->routing = CS_ROUTING_SHORTEST;
@@ -1050,7 +1041,7 @@ static CsScenario *scenario_new(const char *path) {
   s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS, 15, 10 * CS_MS, -1};
   CsWorkloadSpec *w = &s->workload;
   w->params = 25600000;
-  w->dtype = g_strdup("fp32");
+  w->dtype = CS_DTYPE_FP32;
   w->iterations = 10;
   w->compute = 50 * CS_MS;
   w->backward_fraction = 0.66;
@@ -1061,7 +1052,7 @@ static CsScenario *scenario_new(const char *path) {
   w->servers = g_array_new(FALSE, TRUE, sizeof(CsNameRef));
   w->sync = true;
   w->pull = true;
-  w->compression = (CsCompressionSpec){g_strdup("none"), 8, 0.01, 32, 512, false, false, 0, 0, 0, 1.0};
+  w->compression = (CsCompressionSpec){CS_CODEC_NONE, 8, 0.01, 32, 512, false, false, 0, 0, 0, 1.0};
   s->background = g_array_new(FALSE, TRUE, sizeof(CsBackgroundSpec));
   s->flows = g_array_new(FALSE, TRUE, sizeof(CsFlowSpec));
   s->output.traces = CS_TRACE_SUMMARY | CS_TRACE_ITERATIONS | CS_TRACE_MESSAGES | CS_TRACE_LINKS;
@@ -1072,6 +1063,7 @@ static CsScenario *scenario_new(const char *path) {
 
 void cs_scenario_free(CsScenario *s) {
   if (!s) return;
+  g_string_chunk_free(s->strings);
   g_free(s->file);
   g_free(s->name);
   for (guint i = 0; i < s->topology.nodes->len; i++)
@@ -1083,11 +1075,9 @@ void cs_scenario_free(CsScenario *s) {
     g_free(d->b);
   }
   g_array_free(s->topology.links, TRUE);
-  g_free(s->workload.dtype);
   for (guint i = 0; i < s->workload.servers->len; i++)
     g_free(g_array_index(s->workload.servers, CsNameRef, i).name);
   g_array_free(s->workload.servers, TRUE);
-  g_free(s->workload.compression.method);
   for (guint i = 0; i < s->background->len; i++) {
     CsBackgroundSpec *b = &g_array_index(s->background, CsBackgroundSpec, i);
     g_free(b->src);

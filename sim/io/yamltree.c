@@ -11,7 +11,6 @@
 
 #include "commsim/yamltree.h"
 
-G_DEFINE_QUARK(cs-scenario-error-quark, cs_scenario_error)
 
 struct CsYamlDoc {
   CsYamlNode *root;
@@ -86,6 +85,8 @@ const char *cs_yaml_kind_name(CsYamlKind kind) {
   default: return "a value";
   }
 }
+
+CsLoc cs_yaml_loc(const CsYamlNode *node) { return (CsLoc){node->origin, node->line, node->col}; }
 
 void cs_yaml_error(GError **error, const CsYamlNode *node, const char *fmt, ...) {
   va_list ap;

@@ -58,16 +58,16 @@ static void on_emit(CsEngine *e, void *ctx, uint64_t arg) {
 }
 
 void cs_background_init(CsNet *net) {
-  const CsScenario *s = net->s;
-  net->n_bg = s->background->len;
+  const CsNetConfig *cfg = net->cfg;
+  net->n_bg = cfg->n_background;
   net->bg = g_new0(BgSource, net->n_bg + 1);
   for (uint32_t i = 0; i < net->n_bg; i++) {
     BgSource *b = &net->bg[i];
-    b->spec = g_array_index(s->background, CsBackgroundSpec, i);
+    b->spec = cfg->background[i];
     uint32_t src = (uint32_t)cs_topology_find(net->t, b->spec.src);
     uint32_t dst = (uint32_t)cs_topology_find(net->t, b->spec.dst);
     b->src_node = src;
-    cs_rng_init(&b->rng, s->seed, cs_rng_stream_id("background", i, 0));
+    cs_rng_init(&b->rng, cfg->seed, cs_rng_stream_id("background", i, 0));
     b->path = cs_net_add_path(net, src, (uint32_t)net->t->nodes[dst].host, cs_rng_stream_id("bg-path", i, 0),
                               &b->hops);
     b->stopped = true;

@@ -18,8 +18,6 @@
 
 /* ---- packet pool ---- */
 
-#define NO_PACKET UINT32_MAX
-
 uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind) {
   uint32_t p = net->free_head;
   if (G_LIKELY(p != NO_PACKET)) {
@@ -85,7 +83,7 @@ CsTime cs_net_host_queue_full(CsNet *net, uint32_t port) {
   catch_up(d, now);
   /* the default: 100 us of the host's link, at least two packets */
   uint64_t limit = net->host_queue != UINT64_MAX ? net->host_queue
-                                                 : MAX((uint64_t)d->bandwidth / 80000, 2 * (uint64_t)net->s->transport.mtu);
+                                                 : MAX((uint64_t)d->bandwidth / 80000, 2 * (uint64_t)net->transport.mtu);
   if (d->q_bytes < limit) return 0;
   /* when the last waiting packet starts, the queue holds none waiting */
   return d->q[(d->q_head + d->q_len - 1) & (d->q_cap - 1)].start;
@@ -235,8 +233,7 @@ static void arrive(CsNet *net, uint32_t p, uint32_t node) {
     net->node_delivered[node] += pk->bytes;
     if (G_UNLIKELY(net->trace_fn))
       cs_net_trace(net, pk->kind == PKT_ACK ? CS_PKT_ACK : CS_PKT_DELIVER, p, UINT32_MAX, 0, cs_engine_now(net->engine));
-    if (pk->kind == PKT_BG) cs_background_receive(net, p);
-    else cs_transport_receive(net, p);
+    net->deliver[pk->kind](net, p);
     return;
   }
   forward(net, p, g_array_index(net->arena, uint32_t, pk->path + pk->hop));
@@ -262,19 +259,11 @@ void cs_net_inject(CsNet *net, uint32_t p) {
   forward(net, p, port);
 }
 
-/* ---- the network object ---- */
+/* ---- link directions ---- */
 
-CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, const CsRoutes *r) {
-  CsNet *net = g_new0(CsNet, 1);
-  net->engine = engine;
-  net->s = s;
-  net->t = t;
-  net->routes = r;
-  net->free_head = NO_PACKET;
-  net->arena = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+void cs_link_init(CsNet *net) {
+  const CsTopology *t = net->t;
   net->dirs = g_new0(LinkDir, 2 * (size_t)t->n_links + 1);
-  net->node_injected = g_new0(uint64_t, t->n_nodes + 1);
-  net->node_delivered = g_new0(uint64_t, t->n_nodes + 1);
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
     for (int dir = 0; dir < 2; dir++) {
@@ -295,54 +284,10 @@ CsNet *cs_net_new(CsEngine *engine, const CsScenario *s, const CsTopology *t, co
       /* each direction's streams come from the link's identity: its two
        * ends' names would do, their node numbers are stable for a file */
       uint64_t id = cs_rng_stream_id("link-loss", ((uint64_t)from << 32) | d->to_node, l);
-      cs_loss_init(&d->loss, &link->spec.loss, s->seed, id);
-      cs_rng_init(&d->red_rng, s->seed, cs_rng_stream_id("link-red", ((uint64_t)from << 32) | d->to_node, l));
+      cs_loss_init(&d->loss, &link->spec.loss, net->seed, id);
+      cs_rng_init(&d->red_rng, net->seed, cs_rng_stream_id("link-red", ((uint64_t)from << 32) | d->to_node, l));
     }
   }
-  net->header = (uint32_t)s->transport.header;
-  net->mss = (uint32_t)(s->transport.mtu - s->transport.header);
-  net->ack_bytes = (uint32_t)s->transport.ack;
-  net->window = s->transport.window_bytes
-                    ? (uint32_t)MAX(1, (s->transport.window + s->transport.mtu - 1) / s->transport.mtu)
-                    : (uint32_t)MIN(s->transport.window, (int64_t)UINT32_MAX);
-  net->cc = cs_protocols[s->transport.protocol].ops;
-  net->init_cwnd = (uint32_t)MIN(s->transport.init_cwnd, (int64_t)UINT32_MAX);
-  net->seed = s->seed;
-  net->max_timeouts = (uint32_t)s->transport.max_timeouts;
-  net->host_queue = s->transport.host_queue < 0 ? UINT64_MAX : (uint64_t)s->transport.host_queue;
-  net->rtt_by_pair = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-  cs_background_init(net);
-  return net;
-}
-
-void cs_net_free(CsNet *net) {
-  if (!net) return;
-  for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
-    g_free(net->dirs[i].q);
-    g_free(net->dirs[i].pipe);
-  }
-  g_free(net->dirs);
-  g_free(net->node_injected);
-  g_free(net->node_delivered);
-  g_array_free(net->arena, TRUE);
-  g_free(net->pool);
-  cs_transport_free(net);
-  g_free(net->bg);
-  g_free(net);
-}
-
-CsNetTotals cs_net_totals(const CsNet *net) {
-  CsNetTotals tot = {0};
-  tot.data = net->counts[PKT_DATA];
-  tot.ack = net->counts[PKT_ACK];
-  tot.bg = net->counts[PKT_BG];
-  tot.retransmissions = net->retransmissions;
-  tot.timeouts = net->timeouts;
-  tot.hops = net->hops;
-  tot.marks = net->marks;
-  tot.bg_delay_sum_s = net->bg_delay_sum_s;
-  tot.pool_packets = net->pool_len;
-  return tot;
 }
 
 static bool internal_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);

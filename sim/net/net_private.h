@@ -9,6 +9,7 @@
 #include "commsim/rng.h"
 
 enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
+#define NO_PACKET UINT32_MAX
 enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8 };
 
 /* 48 bytes.  `path` and `hops` name the packet's route in the path arena:
@@ -146,6 +147,11 @@ typedef struct {
   CsMessageStats stats;
 } Message;
 
+/* What receives a packet at its destination host, by kind (set by net.c:
+ * the transport for data and ACKs, background.c for its packets), so that
+ * links know nothing of what they carry. */
+typedef void (*DeliverFn)(CsNet *net, uint32_t p);
+
 typedef struct {
   CsBackgroundSpec spec;
   uint32_t src_node;
@@ -160,7 +166,8 @@ typedef struct {
 
 struct CsNet {
   CsEngine *engine;
-  const CsScenario *s;
+  CsTransportSpec transport;
+  const CsNetConfig *cfg;
   const CsTopology *t;
   const CsRoutes *routes;
   LinkDir *dirs; /* 2 per link */
@@ -176,6 +183,7 @@ struct CsNet {
   void *trace_ctx;
   CsIdleFn idle_fn;
   void *idle_ctx;
+  DeliverFn deliver[PKT_CLASSES];
   BgSource *bg;
   uint32_t n_bg;
   /* transport settings */
@@ -195,6 +203,8 @@ struct CsNet {
 };
 
 /* link.c */
+/* Set up the link directions of a new network (its topology and seed set). */
+void cs_link_init(CsNet *net);
 uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind);
 void cs_net_packet_free(CsNet *net, uint32_t p);
 /* Put packet p (at hop 0, at its source) onto the network. */

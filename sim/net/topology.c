@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "commsim/topology.h"
+#include "commsim/yamltree.h"
 
 typedef struct {
   GArray *nodes; /* CsNode */
@@ -52,9 +53,7 @@ static uint32_t add_switch(Builder *b, uint32_t *counter) {
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* Returns the bisection bandwidth the generator knows, or -1. */
-static int64_t generate(Builder *b, const CsScenario *s) {
-  const CsTopologySpec *t = &s->topology;
-  const CsLinkSpec *d = &s->defaults;
+static int64_t generate(Builder *b, const CsTopologySpec *t, const CsLinkSpec *d) {
   int64_t bw = d->bandwidth;
   uint32_t sw = 0;
   switch (t->type) {
@@ -144,8 +143,7 @@ static int64_t generate(Builder *b, const CsScenario *s) {
   }
 }
 
-static bool explicit_topology(Builder *b, const CsScenario *s, GHashTable *by_name, GError **error) {
-  const CsTopologySpec *t = &s->topology;
+static bool explicit_topology(Builder *b, const CsTopologySpec *t, GHashTable *by_name, GError **error) {
   /* hosts first (in declaration order), then switches, as for generators */
   for (int pass = 0; pass < 2; pass++)
     for (guint i = 0; i < t->nodes->len; i++) {
@@ -159,9 +157,8 @@ static bool explicit_topology(Builder *b, const CsScenario *s, GHashTable *by_na
             first = &g_array_index(t->nodes, CsNodeSpec, j);
             break;
           }
-        CsYamlNode at = {.origin = s->file, .line = n->line, .col = n->col};
-        cs_yaml_error(error, &at, "nodes[%u]: duplicate node name '%s' (first declared at line %d)", i,
-                      n->name, first ? first->line : 0);
+        cs_error_at(error, n->at, "nodes[%u]: duplicate node name '%s' (first declared at line %d)", i, n->name,
+                    first ? first->at.line : 0);
         return false;
       }
       uint32_t id = add_node(b, g_strdup(n->name), n->role);
@@ -172,7 +169,7 @@ static bool explicit_topology(Builder *b, const CsScenario *s, GHashTable *by_na
   bool ok = true;
   for (guint i = 0; ok && i < t->links->len; i++) {
     const CsLinkDecl *l = &g_array_index(t->links, CsLinkDecl, i);
-    CsYamlNode at = {.origin = s->file, .line = l->line, .col = l->col};
+    CsLoc at = l->at;
     uint32_t ends[2];
     const char *names[2] = {l->a, l->b};
     for (int e = 0; e < 2 && ok; e++) {
@@ -184,10 +181,10 @@ static bool explicit_topology(Builder *b, const CsScenario *s, GHashTable *by_na
         g_ptr_array_add(cands, NULL);
         const char *close = cs_closest(names[e], (const char *const *)cands->pdata);
         if (close)
-          cs_yaml_error(error, &at, "links[%u].%s: unknown node '%s' (did you mean '%s'?)", i,
+          cs_error_at(error, at, "links[%u].%s: unknown node '%s' (did you mean '%s'?)", i,
                         e ? "b" : "a", names[e], close);
         else
-          cs_yaml_error(error, &at, "links[%u].%s: unknown node '%s': declare it under nodes:", i,
+          cs_error_at(error, at, "links[%u].%s: unknown node '%s': declare it under nodes:", i,
                         e ? "b" : "a", names[e]);
         g_ptr_array_free(cands, TRUE);
         ok = false;
@@ -197,7 +194,7 @@ static bool explicit_topology(Builder *b, const CsScenario *s, GHashTable *by_na
     }
     if (!ok) break;
     if (ends[0] == ends[1]) {
-      cs_yaml_error(error, &at, "links[%u]: a link from '%s' to itself", i, l->a);
+      cs_error_at(error, at, "links[%u]: a link from '%s' to itself", i, l->a);
       ok = false;
       break;
     }
@@ -208,8 +205,8 @@ static bool explicit_topology(Builder *b, const CsScenario *s, GHashTable *by_na
     gpointer prev = g_hash_table_lookup(pairs, kp);
     if (prev) {
       const CsLinkDecl *first = &g_array_index(t->links, CsLinkDecl, GPOINTER_TO_UINT(prev) - 1);
-      cs_yaml_error(error, &at, "links[%u]: duplicate link between '%s' and '%s' (first at line %d)", i,
-                    l->a, l->b, first->line);
+      cs_error_at(error, at, "links[%u]: duplicate link between '%s' and '%s' (first at line %d)", i,
+                    l->a, l->b, first->at.line);
       ok = false;
       break;
     }
@@ -228,11 +225,9 @@ static int cmp_port(const void *x, const void *y) {
   return a->link < b->link ? -1 : a->link > b->link;
 }
 
-/* ---- checks of the names the scenario uses ---- */
+/* ---- names ---- */
 
-static bool check_host_ref(const CsTopology *t, const CsScenario *s, const char *name, const char *what,
-                           int line, int col, GError **error) {
-  CsYamlNode at = {.origin = s->file, .line = line, .col = col};
+bool cs_topology_check_host(const CsTopology *t, const char *name, const char *what, CsLoc at, GError **error) {
   int64_t id = cs_topology_find(t, name);
   if (id < 0) {
     GPtrArray *cands = g_ptr_array_new();
@@ -240,88 +235,30 @@ static bool check_host_ref(const CsTopology *t, const CsScenario *s, const char 
     g_ptr_array_add(cands, NULL);
     const char *close = cs_closest(name, (const char *const *)cands->pdata);
     if (close)
-      cs_yaml_error(error, &at, "%s: unknown node '%s' (did you mean '%s'?)", what, name, close);
+      cs_error_at(error, at, "%s: unknown node '%s' (did you mean '%s'?)", what, name, close);
     else
-      cs_yaml_error(error, &at, "%s: unknown node '%s' (hosts are %s .. %s)", what, name,
-                    t->nodes[t->hosts[0]].name, t->nodes[t->hosts[t->n_hosts - 1]].name);
+      cs_error_at(error, at, "%s: unknown node '%s' (hosts are %s .. %s)", what, name, t->nodes[t->hosts[0]].name,
+                  t->nodes[t->hosts[t->n_hosts - 1]].name);
     g_ptr_array_free(cands, TRUE);
     return false;
   }
   if (t->nodes[id].role == CS_ROLE_SWITCH) {
-    cs_yaml_error(error, &at, "%s: '%s' is a switch; traffic starts and ends at hosts", what, name);
+    cs_error_at(error, at, "%s: '%s' is a switch; traffic starts and ends at hosts", what, name);
     return false;
   }
   return true;
 }
 
-static bool check_scenario_names(const CsTopology *t, const CsScenario *s, GError **error) {
-  for (guint i = 0; i < s->flows->len; i++) {
-    const CsFlowSpec *f = &g_array_index(s->flows, CsFlowSpec, i);
-    g_autofree char *ws = g_strdup_printf("flows[%u].src", i), *wd = g_strdup_printf("flows[%u].dst", i);
-    if (!check_host_ref(t, s, f->src, ws, f->line, f->col, error) ||
-        !check_host_ref(t, s, f->dst, wd, f->line, f->col, error))
-      return false;
-  }
-  for (guint i = 0; i < s->background->len; i++) {
-    const CsBackgroundSpec *b = &g_array_index(s->background, CsBackgroundSpec, i);
-    g_autofree char *ws = g_strdup_printf("background[%u].src", i),
-                    *wd = g_strdup_printf("background[%u].dst", i);
-    if (!check_host_ref(t, s, b->src, ws, b->line, b->col, error) ||
-        !check_host_ref(t, s, b->dst, wd, b->line, b->col, error))
-      return false;
-  }
-  const CsWorkloadSpec *w = &s->workload;
-  if (!w->present) return true;
-  CsYamlNode at = {.origin = s->file, .line = w->line, .col = w->col};
-  if (t->n_workers == 0) {
-    cs_yaml_error(error, &at, "workload: the topology has no workers");
-    return false;
-  }
-  if (w->collective == CS_COLL_PS && t->n_servers == 0) {
-    cs_yaml_error(error, &at,
-                  "workload: collective ps needs servers and the topology has none (set topology.servers, or role: server)");
-    return false;
-  }
-  if (w->collective == CS_COLL_HALVING_DOUBLING && (t->n_workers & (t->n_workers - 1)) != 0) {
-    cs_yaml_error(error, &at,
-                  "workload: collective halving-doubling needs a power-of-two number of workers, not %u (use ring or tree)",
-                  t->n_workers);
-    return false;
-  }
-  for (guint i = 0; i < w->servers->len; i++) {
-    const CsNameRef *r = &g_array_index(w->servers, CsNameRef, i);
-    CsYamlNode rat = {.origin = s->file, .line = r->line, .col = r->col};
-    int64_t id = cs_topology_find(t, r->name);
-    if (id < 0 || t->nodes[id].role != CS_ROLE_SERVER) {
-      GPtrArray *cands = g_ptr_array_new();
-      for (uint32_t j = 0; j < t->n_servers; j++) g_ptr_array_add(cands, t->nodes[t->servers[j]].name);
-      g_ptr_array_add(cands, NULL);
-      const char *close = cs_closest(r->name, (const char *const *)cands->pdata);
-      if (id >= 0)
-        cs_yaml_error(error, &rat, "workload.servers: '%s' is a %s, not a server", r->name,
-                      cs_role_name(t->nodes[id].role));
-      else if (close)
-        cs_yaml_error(error, &rat, "workload.servers: unknown server '%s' (did you mean '%s'?)", r->name,
-                      close);
-      else
-        cs_yaml_error(error, &rat, "workload.servers: unknown server '%s'", r->name);
-      g_ptr_array_free(cands, TRUE);
-      return false;
-    }
-  }
-  return true;
-}
-
-CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
+CsTopology *cs_topology_new(const CsTopologySpec *spec, const CsLinkSpec *defaults, GError **error) {
   Builder b = {g_array_new(FALSE, TRUE, sizeof(CsNode)), g_array_new(FALSE, TRUE, sizeof(CsLink))};
   CsTopology *t = g_new0(CsTopology, 1);
   t->by_name = g_hash_table_new(g_str_hash, g_str_equal);
   t->bisection_bps = -1;
   bool ok = true;
-  if (s->topology.type == CS_TOPO_EXPLICIT) {
-    ok = explicit_topology(&b, s, t->by_name, error);
+  if (spec->type == CS_TOPO_EXPLICIT) {
+    ok = explicit_topology(&b, spec, t->by_name, error);
   } else {
-    t->bisection_bps = generate(&b, s);
+    t->bisection_bps = generate(&b, spec, defaults);
     for (guint i = 0; i < b.nodes->len; i++)
       g_hash_table_insert(t->by_name, g_array_index(b.nodes, CsNode, i).name, GUINT_TO_POINTER(i + 1));
   }
@@ -369,8 +306,7 @@ CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
     if (node->role == CS_ROLE_SERVER) t->servers[t->n_servers++] = n;
   }
   if (t->n_hosts == 0) {
-    CsYamlNode at = {.origin = s->file, .line = 0};
-    cs_yaml_error(error, &at, "the network has no hosts (workers, servers or hosts)");
+    cs_error_at(error, (CsLoc){spec->at.file, 0, 0}, "the network has no hosts (workers, servers or hosts)");
     cs_topology_free(t);
     return NULL;
   }
@@ -389,24 +325,20 @@ CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
     const CsNode *n = &t->nodes[t->hosts[h]];
     if (seen[t->hosts[h]]) continue;
     const CsNodeSpec *decl = NULL;
-    for (guint i = 0; i < s->topology.nodes->len; i++)
-      if (strcmp(g_array_index(s->topology.nodes, CsNodeSpec, i).name, n->name) == 0)
-        decl = &g_array_index(s->topology.nodes, CsNodeSpec, i);
-    CsYamlNode at = {.origin = s->file, .line = decl ? decl->line : 0, .col = decl ? decl->col : 0};
+    for (guint i = 0; i < spec->nodes->len; i++)
+      if (strcmp(g_array_index(spec->nodes, CsNodeSpec, i).name, n->name) == 0)
+        decl = &g_array_index(spec->nodes, CsNodeSpec, i);
+    CsLoc at = decl ? decl->at : (CsLoc){spec->at.file, 0, 0};
     if (n->n_ports == 0)
-      cs_yaml_error(error, &at, "host '%s' has no link", n->name);
+      cs_error_at(error, at, "host '%s' has no link", n->name);
     else
-      cs_yaml_error(error, &at, "no path between %s and %s: the network is in pieces (no chain of links joins them)",
+      cs_error_at(error, at, "no path between %s and %s: the network is in pieces (no chain of links joins them)",
                     t->nodes[t->hosts[0]].name, n->name);
     g_free(seen);
     cs_topology_free(t);
     return NULL;
   }
   g_free(seen);
-  if (!check_scenario_names(t, s, error)) {
-    cs_topology_free(t);
-    return NULL;
-  }
   return t;
 }
 
@@ -426,4 +358,20 @@ void cs_topology_free(CsTopology *t) {
 int64_t cs_topology_find(const CsTopology *t, const char *name) {
   gpointer v = g_hash_table_lookup(t->by_name, name);
   return v ? (int64_t)GPOINTER_TO_UINT(v) - 1 : -1;
+}
+
+/* ---- names of things ---- */
+
+static const char *const role_names[] = {"worker", "server", "host", "switch"};
+static const char *const topo_names[] = {"explicit", "star", "ring", "dumbbell", "fat-tree", "torus2d", "tree"};
+static const char *const queue_names[] = {"droptail", "red", "ecn"};
+
+const char *cs_role_name(CsRole r) { return role_names[r]; }
+const char *cs_topo_type_name(CsTopoType t) { return topo_names[t]; }
+const char *cs_queue_name(CsQueueKind q) { return queue_names[q]; }
+
+int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double oversubscription) {
+  double up = (double)host_bps * (double)hosts_per_leaf / oversubscription;
+  if (!(up >= 0.5) || up >= 9.2e18) return -1; /* below 1 bit/s once rounded, or past int64 */
+  return (int64_t)(up + 0.5);
 }

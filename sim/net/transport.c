@@ -174,10 +174,10 @@ static void finish_sender(CsNet *net, uint32_t fi) {
 }
 
 static CsTime rto_of(const CsNet *net, const RttState *st) {
-  if (!st->have_rtt) return MIN(MAX(net->s->transport.initial_rto, net->s->transport.min_rto), MAX_RTO);
+  if (!st->have_rtt) return MIN(MAX(net->transport.initial_rto, net->transport.min_rto), MAX_RTO);
   /* as Linux does: min_rto bounds the variance term, not the whole, so a
    * round trip near min_rto does not time out while its ACKs queue */
-  CsTime rto = st->srtt + MAX(4 * st->rttvar, net->s->transport.min_rto);
+  CsTime rto = st->srtt + MAX(4 * st->rttvar, net->transport.min_rto);
   return MIN(rto, MAX_RTO);
 }
 

@@ -30,7 +30,8 @@ typedef struct {
 struct CsWorkload {
   CsCollEnv *env;
   CsEngine *engine;
-  const CsScenario *s;
+  const CsWorkloadSpec *spec;
+  uint64_t seed;
   const CsTopology *t;
   CsCodecParams codec;
   CsCodecCost cost;
@@ -50,22 +51,6 @@ struct CsWorkload {
   CsWorkloadDoneFn done_fn;
   void *done_ctx;
 };
-
-bool cs_workload_codec(const CsScenario *s, CsCodecParams *params, CsCodecCost *cost, GError **error) {
-  const CsCompressionSpec *c = &s->workload.compression;
-  cs_codec_params_init(params);
-  if (!cs_codec_method_parse(c->method, &params->method, error) || !cs_dtype_parse(s->workload.dtype, &params->dtype, error))
-    return false;
-  params->bits = (int)c->bits;
-  params->ratio = c->ratio;
-  params->index_bits = (int)c->index_bits;
-  params->bucket = c->bucket;
-  params->error_feedback = c->error_feedback;
-  params->seed = s->seed;
-  if (!cs_codec_params_validate(params, error)) return false;
-  CsCodecCostOverride o = {c->cost_encode, c->cost_decode, c->cost_reduce};
-  return cs_codec_cost_resolve(params->method, c->speedup, c->cost_set ? &o : NULL, cost, error);
-}
 
 static CsIterRecord *rec_of(CsWorkload *wl, uint32_t w, uint32_t iter) {
   return &wl->rec[(size_t)w * wl->iterations + iter - 1];
@@ -137,7 +122,7 @@ static void on_result(void *ctx, uint32_t rank) {
   if (fs >= 0 && (r->first_send < 0 || fs < r->first_send)) r->first_send = fs;
   CsTime lr = cs_coll_last_receive(oc->op, rank);
   /* push only: nothing comes back; the round ends when the servers have summed */
-  if (wl->s->workload.collective == CS_COLL_PS && !wl->s->workload.pull) lr = cs_engine_now(wl->engine);
+  if (wl->spec->collective == CS_COLL_PS && !wl->spec->pull) lr = cs_engine_now(wl->engine);
   r->comm_end = lr > r->comm_end ? lr : r->comm_end;
   if (oc->async_worker >= 0) { /* other workers' updates applied since this worker's last pull */
     r->staleness = (double)(wl->applied - wl->applied_at_pull[w]);
@@ -154,7 +139,7 @@ static void on_result(void *ctx, uint32_t rank) {
 
 static OpCtx *op_for(CsWorkload *wl, uint32_t w, uint32_t iter, uint32_t j) {
   CsCollSpec spec = {
-      .kind = wl->s->workload.collective,
+      .kind = wl->spec->collective,
       .n_workers = wl->P,
       .workers = wl->t->workers,
       .n_servers = wl->S,
@@ -162,8 +147,8 @@ static OpCtx *op_for(CsWorkload *wl, uint32_t w, uint32_t iter, uint32_t j) {
       .elements = bucket_size(wl, j),
       .codec = wl->codec,
       .cost = wl->cost,
-      .chunks = (uint32_t)wl->s->workload.chunks,
-      .pull = wl->s->workload.pull,
+      .chunks = (uint32_t)wl->spec->chunks,
+      .pull = wl->spec->pull,
   };
   if (wl->async) { /* a ps round of its own for this worker */
     OpCtx *oc = g_new0(OpCtx, 1);
@@ -217,7 +202,7 @@ static CsTime draw_compute(Worker *wk, CsTime compute, double cv) {
 
 static void start_iteration(CsWorkload *wl, uint32_t w) {
   Worker *wk = &wl->w[w];
-  const CsWorkloadSpec *ws = &wl->s->workload;
+  const CsWorkloadSpec *ws = wl->spec;
   CsTime now = cs_engine_now(wl->engine);
   CsIterRecord *r = rec_of(wl, w, wk->iter);
   r->start = now;
@@ -246,28 +231,16 @@ static void start_iteration(CsWorkload *wl, uint32_t w) {
     cs_engine_schedule_at(wl->engine, bstart + (CsTime)((double)backward * (j + 1) / wl->nb), on_bucket_ready, wl, w);
 }
 
-CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsScenario *s, const CsTopology *t, GError **error) {
+CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsWorkloadSpec *ws, uint64_t seed,
+                            const CsTopology *t, GError **error) {
   CsWorkload *wl = g_new0(CsWorkload, 1);
   wl->env = env;
   wl->engine = engine;
-  wl->s = s;
+  wl->spec = ws;
+  wl->seed = seed;
   wl->t = t;
-  if (!cs_workload_codec(s, &wl->codec, &wl->cost, error)) {
-    g_prefix_error(error, "%s: error: ", s->file);
-    g_free(wl);
-    return NULL;
-  }
-  const CsWorkloadSpec *ws = &s->workload;
-  /* one record per worker and iteration (iterations.csv), refused with
-   * its size beyond the limit the route tables have */
-  uint64_t bytes = (uint64_t)t->n_workers * (uint64_t)ws->iterations * sizeof(CsIterRecord);
-  if (bytes > CS_ROUTES_MAX_BYTES) {
-    CsYamlNode at = {.origin = s->file, .line = ws->line, .col = ws->col};
-    cs_yaml_error(error, &at,
-                  "workload.iterations: the records of %u workers x %" G_GINT64_FORMAT
-                  " iterations would take %.1f GiB (%zu bytes each); commsim refuses more than %llu GiB",
-                  t->n_workers, (gint64)ws->iterations, (double)bytes / (1 << 30), sizeof(CsIterRecord),
-                  CS_ROUTES_MAX_BYTES >> 30);
+  /* the scenario's check (cs_scenario_check) has refused what would fail here */
+  if (!cs_codec_from_spec(&ws->compression, ws->dtype, seed, &wl->codec, &wl->cost, error)) {
     g_free(wl);
     return NULL;
   }
@@ -284,14 +257,10 @@ CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsScenario *
     wl->S = t->n_servers;
   }
   wl->elements = (uint64_t)ws->params;
-  int dbytes = cs_dtype_bits(wl->codec.dtype) / 8;
-  uint64_t per_bucket = ws->buckets > 0 ? (uint64_t)ws->buckets / (uint64_t)dbytes : wl->elements;
-  if (per_bucket == 0) per_bucket = 1;
-  if (wl->async || per_bucket > wl->elements) per_bucket = wl->elements;
-  wl->bucket_elements = per_bucket;
-  wl->nb = (uint32_t)((wl->elements + per_bucket - 1) / per_bucket);
+  wl->bucket_elements = cs_workload_bucket_elements(ws);
+  wl->nb = (uint32_t)cs_workload_bucket_count(ws);
   wl->w = g_new0(Worker, wl->P);
-  for (uint32_t w = 0; w < wl->P; w++) cs_rng_init(&wl->w[w].rng, s->seed, cs_rng_stream_id("compute", w, 0));
+  for (uint32_t w = 0; w < wl->P; w++) cs_rng_init(&wl->w[w].rng, seed, cs_rng_stream_id("compute", w, 0));
   wl->rec = g_new0(CsIterRecord, (size_t)wl->P * wl->iterations);
   wl->ops = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   wl->finished_ops = g_ptr_array_new();

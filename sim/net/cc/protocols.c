@@ -32,3 +32,5 @@ const char *const *cs_protocol_names(void) {
   }
   return names;
 }
+
+const char *cs_protocol_name(uint32_t protocol) { return cs_protocols[protocol].name; }

@@ -1,0 +1,152 @@
+/* world.c - a scenario's world: what each layer needs of the scenario,
+ * and the one validation pass that validate, model and run all make, so
+ * that they refuse the same scenarios with the same messages.
+ *
+ * The reader (scenario.c) checks each value where it stands; what needs
+ * the network built or several sections at once is checked here.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "commsim/scenario.h"
+
+CsNetConfig cs_scenario_net_config(const CsScenario *s) {
+  return (CsNetConfig){s->seed, s->transport, (const CsBackgroundSpec *)(void *)s->background->data,
+                       s->background->len};
+}
+
+/* The names the scenario uses, against the network. */
+static bool check_names(const CsTopology *t, const CsScenario *s, GError **error) {
+  for (guint i = 0; i < s->flows->len; i++) {
+    const CsFlowSpec *f = &g_array_index(s->flows, CsFlowSpec, i);
+    g_autofree char *ws = g_strdup_printf("flows[%u].src", i), *wd = g_strdup_printf("flows[%u].dst", i);
+    if (!cs_topology_check_host(t, f->src, ws, f->at, error) || !cs_topology_check_host(t, f->dst, wd, f->at, error))
+      return false;
+  }
+  for (guint i = 0; i < s->background->len; i++) {
+    const CsBackgroundSpec *b = &g_array_index(s->background, CsBackgroundSpec, i);
+    g_autofree char *ws = g_strdup_printf("background[%u].src", i), *wd = g_strdup_printf("background[%u].dst", i);
+    if (!cs_topology_check_host(t, b->src, ws, b->at, error) || !cs_topology_check_host(t, b->dst, wd, b->at, error))
+      return false;
+  }
+  const CsWorkloadSpec *w = &s->workload;
+  if (!w->present) return true;
+  if (t->n_workers == 0) {
+    cs_error_at(error, w->at, "workload: the topology has no workers");
+    return false;
+  }
+  if (w->collective == CS_COLL_PS && t->n_servers == 0) {
+    cs_error_at(error, w->at,
+                "workload: collective ps needs servers and the topology has none (set topology.servers, or role: server)");
+    return false;
+  }
+  if (w->collective == CS_COLL_HALVING_DOUBLING && (t->n_workers & (t->n_workers - 1)) != 0) {
+    cs_error_at(error, w->at,
+                "workload: collective halving-doubling needs a power-of-two number of workers, not %u (use ring or tree)",
+                t->n_workers);
+    return false;
+  }
+  for (guint i = 0; i < w->servers->len; i++) {
+    const CsNameRef *r = &g_array_index(w->servers, CsNameRef, i);
+    int64_t id = cs_topology_find(t, r->name);
+    if (id < 0 || t->nodes[id].role != CS_ROLE_SERVER) {
+      GPtrArray *cands = g_ptr_array_new();
+      for (uint32_t j = 0; j < t->n_servers; j++) g_ptr_array_add(cands, t->nodes[t->servers[j]].name);
+      g_ptr_array_add(cands, NULL);
+      const char *close = cs_closest(r->name, (const char *const *)cands->pdata);
+      if (id >= 0)
+        cs_error_at(error, r->at, "workload.servers: '%s' is a %s, not a server", r->name,
+                    cs_role_name(t->nodes[id].role));
+      else if (close)
+        cs_error_at(error, r->at, "workload.servers: unknown server '%s' (did you mean '%s'?)", r->name, close);
+      else
+        cs_error_at(error, r->at, "workload.servers: unknown server '%s'", r->name);
+      g_ptr_array_free(cands, TRUE);
+      return false;
+    }
+  }
+  return true;
+}
+
+CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
+  CsTopology *t = cs_topology_new(&s->topology, &s->defaults, error);
+  if (t && !check_names(t, s, error)) {
+    cs_topology_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+CsRoutes *cs_scenario_routes(const CsScenario *s, const CsTopology *t, GError **error) {
+  CsRoutes *r = cs_routes_build(t, s->routing, error);
+  if (!r) g_prefix_error(error, "%s: ", s->file);
+  return r;
+}
+
+/* Messages of more than CS_NET_MAX_PACKETS packets, more buckets than it
+ * is sane to schedule, records beyond the memory limit: found before
+ * anything runs. */
+static bool check_sizes(const CsScenario *s, const CsTopology *t, GError **error) {
+  uint64_t mss = (uint64_t)(s->transport.mtu - s->transport.header);
+  for (guint i = 0; i < s->flows->len; i++) {
+    const CsFlowSpec *f = &g_array_index(s->flows, CsFlowSpec, i);
+    if (((uint64_t)f->size + mss - 1) / mss > CS_NET_MAX_PACKETS) {
+      cs_error_at(error, f->at, "flows[%u].size: more than 2^30 packets of %" G_GUINT64_FORMAT " B in one message", i,
+                  mss);
+      return false;
+    }
+  }
+  const CsWorkloadSpec *w = &s->workload;
+  if (!w->present) return true;
+  uint64_t per_bucket = cs_workload_bucket_elements(w);
+  if (cs_workload_bucket_count(w) > 1000000) {
+    cs_error_at(error, w->at, "workload.buckets: more than 1,000,000 buckets per iteration; use larger buckets");
+    return false;
+  }
+  /* the largest message: a whole bucket, uncompressed, plus headers */
+  if (per_bucket * 8 / mss > CS_NET_MAX_PACKETS) {
+    cs_error_at(error, w->at,
+                "workload: a bucket of %" G_GUINT64_FORMAT
+                " elements would need more than 2^30 packets in one message; use buckets: (bytes) to split it",
+                per_bucket);
+    return false;
+  }
+  /* one record per worker and iteration (iterations.csv), refused with
+   * its size beyond the limit the route tables have */
+  uint64_t bytes = (uint64_t)t->n_workers * (uint64_t)w->iterations * sizeof(CsIterRecord);
+  if (bytes > CS_ROUTES_MAX_BYTES) {
+    cs_error_at(error, w->at,
+                "workload.iterations: the records of %u workers x %" G_GINT64_FORMAT
+                " iterations would take %.1f GiB (%zu bytes each); commsim refuses more than %llu GiB",
+                t->n_workers, (gint64)w->iterations, (double)bytes / (1 << 30), sizeof(CsIterRecord),
+                CS_ROUTES_MAX_BYTES >> 30);
+    return false;
+  }
+  return true;
+}
+
+bool cs_scenario_check(const CsScenario *s, const CsTopology *t, const CsRoutes *r, GError **error) {
+  (void)r;
+  if (!check_sizes(s, t, error)) return false;
+  if (s->workload.present) {
+    CsCodecParams params;
+    CsCodecCost cost;
+    GError *e = NULL;
+    if (!cs_codec_from_spec(&s->workload.compression, s->workload.dtype, s->seed, &params, &cost, &e)) {
+      g_propagate_prefixed_error(error, e, "%s: error: ", s->file);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool cs_model_estimate(const CsScenario *s, const CsTopology *t, const CsRoutes *r, CsModel *m, GError **error) {
+  if (!s->workload.present) {
+    memset(m, 0, sizeof *m);
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                "%s: error: model estimates training iterations: the scenario has no workload:", s->file);
+    return false;
+  }
+  return cs_model_estimate_spec(&s->workload, &s->transport, s->routing, t, r, m, error);
+}

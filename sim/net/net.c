@@ -1,0 +1,69 @@
+/* net.c - the packet network as one object: its links (link.c), its
+ * transport (transport.c) and its background sources (background.c)
+ * assembled from a topology, its routes and a CsNetConfig.  It also tells
+ * the links who receives each kind of packet, so that link.c, which moves
+ * packets, needs neither the transport nor the background sources. */
+#include "config.h"
+
+#include "net_private.h"
+
+CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *cfg, const CsTopology *t, const CsRoutes *r) {
+  CsNet *net = g_new0(CsNet, 1);
+  const CsTransportSpec *tr = &cfg->transport;
+  net->engine = engine;
+  net->cfg = cfg;
+  net->transport = *tr;
+  net->seed = cfg->seed;
+  net->t = t;
+  net->routes = r;
+  net->free_head = NO_PACKET;
+  net->arena = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  net->node_injected = g_new0(uint64_t, t->n_nodes + 1);
+  net->node_delivered = g_new0(uint64_t, t->n_nodes + 1);
+  cs_link_init(net);
+  net->header = (uint32_t)tr->header;
+  net->mss = (uint32_t)(tr->mtu - tr->header);
+  net->ack_bytes = (uint32_t)tr->ack;
+  net->window = tr->window_bytes ? (uint32_t)MAX(1, (tr->window + tr->mtu - 1) / tr->mtu)
+                                 : (uint32_t)MIN(tr->window, (int64_t)UINT32_MAX);
+  net->cc = cs_protocols[tr->protocol].ops;
+  net->init_cwnd = (uint32_t)MIN(tr->init_cwnd, (int64_t)UINT32_MAX);
+  net->max_timeouts = (uint32_t)tr->max_timeouts;
+  net->host_queue = tr->host_queue < 0 ? UINT64_MAX : (uint64_t)tr->host_queue;
+  net->rtt_by_pair = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  net->deliver[PKT_DATA] = cs_transport_receive;
+  net->deliver[PKT_ACK] = cs_transport_receive;
+  net->deliver[PKT_BG] = cs_background_receive;
+  cs_background_init(net);
+  return net;
+}
+
+void cs_net_free(CsNet *net) {
+  if (!net) return;
+  for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
+    g_free(net->dirs[i].q);
+    g_free(net->dirs[i].pipe);
+  }
+  g_free(net->dirs);
+  g_free(net->node_injected);
+  g_free(net->node_delivered);
+  g_array_free(net->arena, TRUE);
+  g_free(net->pool);
+  cs_transport_free(net);
+  g_free(net->bg);
+  g_free(net);
+}
+
+CsNetTotals cs_net_totals(const CsNet *net) {
+  CsNetTotals tot = {0};
+  tot.data = net->counts[PKT_DATA];
+  tot.ack = net->counts[PKT_ACK];
+  tot.bg = net->counts[PKT_BG];
+  tot.retransmissions = net->retransmissions;
+  tot.timeouts = net->timeouts;
+  tot.hops = net->hops;
+  tot.marks = net->marks;
+  tot.bg_delay_sum_s = net->bg_delay_sum_s;
+  tot.pool_packets = net->pool_len;
+  return tot;
+}

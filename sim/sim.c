@@ -24,7 +24,7 @@ struct CsSim {
   CsTopology *t;
   CsRoutes *r;
   CsEngine *e;
-  CsNet *net;
+  CsFabric *fabric;
   CsNetConfig net_config;
   CsCollEnv *env;
   CsWorkload *wl;
@@ -62,7 +62,7 @@ typedef struct {
   uint64_t bytes;
 } QueueSample;
 
-static void on_idle(CsNet *net, void *ctx);
+static void on_idle(void *ctx);
 
 /* How long the run will last and which link directions it will use,
  * roughly and before running: the model's iterations for the workload
@@ -162,9 +162,9 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
   if (!sim->r || !cs_scenario_check(s, sim->t, sim->r, error)) goto fail;
   sim->e = cs_engine_new();
   sim->net_config = cs_scenario_net_config(s);
-  sim->net = cs_net_new(sim->e, &sim->net_config, sim->t, sim->r);
-  cs_net_set_idle_fn(sim->net, on_idle, sim);
-  sim->env = cs_coll_env_new(sim->e, sim->net, sim->t);
+  sim->fabric = cs_fabric_new(&cs_fidelities[s->fidelity], sim->e, &sim->net_config, sim->t, sim->r);
+  cs_fabric_set_idle(sim->fabric, on_idle, sim);
+  sim->env = cs_coll_env_new(sim->e, sim->fabric, sim->t);
   if (s->workload.present) {
     sim->wl = cs_workload_new(sim->env, sim->e, &s->workload, s->seed, sim->t, error);
     if (!sim->wl) goto fail;
@@ -189,7 +189,7 @@ void cs_sim_free(CsSim *sim) {
   g_free(sim->queue_seen);
   cs_workload_free(sim->wl);
   cs_coll_env_free(sim->env);
-  cs_net_free(sim->net);
+  cs_fabric_free(sim->fabric);
   cs_engine_free(sim->e);
   cs_routes_free(sim->r);
   cs_topology_free(sim->t);
@@ -197,30 +197,29 @@ void cs_sim_free(CsSim *sim) {
 }
 
 static bool work_done(CsSim *sim) {
-  return sim->flows_started == sim->s->flows->len && cs_net_active(sim->net) == 0 &&
+  return sim->flows_started == sim->s->flows->len && cs_fabric_active(sim->fabric) == 0 &&
          (!sim->wl || cs_workload_done(sim->wl));
 }
 
 static void stop_if_done(CsSim *sim) {
   /* a message abandoned leaves its collective waiting for ever: once
    * nothing else is in flight, the run is over (and reports it) */
-  bool stuck = cs_net_failed(sim->net) > 0 && cs_net_active(sim->net) == 0 &&
+  bool stuck = cs_fabric_failed(sim->fabric) > 0 && cs_fabric_active(sim->fabric) == 0 &&
                sim->flows_started == sim->s->flows->len;
   if (work_done(sim) || stuck) {
-    cs_net_stop_background(sim->net);
+    cs_fabric_stop_background(sim->fabric);
     cs_engine_stop(sim->e);
   }
 }
 
-static void on_delivered(CsNet *net, void *ctx, uint32_t msg, bool failed) {
-  (void)net, (void)msg;
+static void on_delivered(void *ctx, uint32_t msg, bool failed) {
+  (void)msg;
   CsSim *sim = ctx;
   if (failed) sim->failed++;
 }
 
 /* Every message finished: stop, unless more work is to come. */
-static void on_idle(CsNet *net, void *ctx) {
-  (void)net;
+static void on_idle(void *ctx) {
   stop_if_done(ctx);
 }
 
@@ -233,14 +232,14 @@ static void on_flow_start(CsEngine *e, void *ctx, uint64_t arg) {
   uint32_t src = (uint32_t)sim->t->nodes[cs_topology_find(sim->t, f->src)].host;
   uint32_t dst = (uint32_t)sim->t->nodes[cs_topology_find(sim->t, f->dst)].host;
   sim->flows_started++;
-  uint32_t msg = cs_net_send(sim->net, src, dst, (uint64_t)f->size, on_delivered, sim);
-  cs_net_tag_message(sim->net, msg, 0, (uint32_t)arg); /* raw transfers: iteration 0, step = index */
+  uint32_t msg = cs_fabric_send(sim->fabric, src, dst, (uint64_t)f->size, on_delivered, sim);
+  cs_fabric_tag(sim->fabric, msg, 0, (uint32_t)arg); /* raw transfers: iteration 0, step = index */
 }
 
 /* Messages of collectives that fail are counted here too. */
 static void count_failures(CsSim *sim) {
   uint32_t failed = 0;
-  for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) failed += cs_net_message(sim->net, m)->failed;
+  for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) failed += cs_fabric_message(sim->fabric, m)->failed;
   sim->failed = failed;
 }
 
@@ -278,7 +277,7 @@ static bool check_hook(CsEngine *e, void *ctx) {
     return false;
   }
   sim->last_check = now;
-  return cs_net_check_state(sim->net, &sim->check_error);
+  return cs_fabric_check_state(sim->fabric, &sim->check_error);
 }
 
 static void install_hook(CsSim *sim) {
@@ -303,7 +302,7 @@ static double fraction_done(CsSim *sim) {
   }
   if (s->flows->len) {
     uint32_t k = 0;
-    for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) k += cs_net_message(sim->net, m)->delivered;
+    for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) k += cs_fabric_message(sim->fabric, m)->delivered;
     return (double)k / s->flows->len;
   }
   if (s->duration > 0) return (double)cs_engine_now(sim->e) / (double)s->duration;
@@ -369,7 +368,7 @@ static void link_row(void *ctx, uint32_t link, int dir, const CsLinkSample *x) {
 
 static void sample_links(CsSim *sim) {
   sim->sample_pass++;
-  cs_net_sample_links(sim->net, sim->last_sample, link_row, sim);
+  cs_fabric_sample_links(sim->fabric, sim->last_sample, link_row, sim);
   if (sim->queue_samples) /* directions idle over the whole interval: back to 0 */
     for (uint32_t di = 0; di < 2 * sim->t->n_links; di++)
       if (sim->queue_seen[di] != sim->sample_pass) queue_counter(sim, di, 0);
@@ -390,7 +389,7 @@ static void on_sample(CsEngine *e, void *ctx, uint64_t arg) {
   CsTime iv = sim->sample_interval, now = cs_engine_now(e);
   if (iv > CS_TIME_MAX - now) return; /* the end of simulated time */
   CsTime at = now + iv;
-  if (cs_net_packets_in_flight(sim->net) == 0) {
+  if (!cs_fabric_busy(sim->fabric)) {
     CsTime next = cs_engine_next_time(e);
     if (next == CS_TIME_MAX) return;
     if (next > at && next - next % iv > at) at = next - next % iv;
@@ -438,7 +437,7 @@ static void open_traces(CsSim *sim) {
   if (tr & CS_TRACE_PACKETS) {
     static const char *cols[] = {"time_s", "event", "src", "dst", "flow", "seq", "bytes", "queue_bytes", NULL};
     sim->packets_csv = cs_csv_open(sim->outdir, "packets.csv", cols, sim->trace_error ? NULL : &sim->trace_error);
-    if (sim->packets_csv) cs_net_set_packet_trace(sim->net, packet_row, sim);
+    if (sim->packets_csv) cs_fabric_set_packet_trace(sim->fabric, packet_row, sim);
   }
   if (tr & CS_TRACE_TIMELINE) {
     cs_coll_record_spans(sim->env, true);
@@ -462,7 +461,7 @@ bool cs_sim_run(CsSim *sim, GError **error) {
   for (guint i = 0; i < s->flows->len; i++)
     cs_engine_schedule_at(sim->e, g_array_index(s->flows, CsFlowSpec, i).start, on_flow_start, sim, i);
   if (sim->wl) cs_workload_start(sim->wl, on_workload_done, sim);
-  cs_net_start_background(sim->net);
+  cs_fabric_start_background(sim->fabric);
   CsTime until = s->duration > 0 ? s->duration : CS_TIME_MAX;
   CsRunResult r = work_done(sim) && s->background->len == 0 ? CS_RUN_EMPTY
                  : sim->progress                           ? run_with_progress(sim, until)
@@ -490,14 +489,15 @@ bool cs_sim_run(CsSim *sim, GError **error) {
                 (double)sim->end * 1e-12);
     return false;
   }
-  if (!cs_net_check_accounting(sim->net, error)) return false;
-  if (sim->checks && !cs_net_check_state(sim->net, error)) return false;
+  if (!cs_fabric_check_accounting(sim->fabric, error)) return false;
+  if (sim->checks && !cs_fabric_check_state(sim->fabric, error)) return false;
   return true;
 }
 
 CsEngine *cs_sim_engine(CsSim *sim) { return sim->e; }
 uint64_t cs_sim_events(const CsSim *sim) { return cs_engine_events_executed(sim->e); }
-CsNet *cs_sim_net(CsSim *sim) { return sim->net; }
+CsFabric *cs_sim_fabric(CsSim *sim) { return sim->fabric; }
+CsNet *cs_sim_net(CsSim *sim) { return sim->fabric->ops == cs_fidelities[0].ops ? sim->fabric->impl : NULL; }
 const CsTopology *cs_sim_topology(const CsSim *sim) { return sim->t; }
 CsWorkload *cs_sim_workload(CsSim *sim) { return sim->wl; }
 CsTime cs_sim_end_time(const CsSim *sim) { return sim->end; }
@@ -506,8 +506,8 @@ uint32_t cs_sim_failed(const CsSim *sim) { return sim->failed; }
 
 uint32_t cs_sim_unfinished(const CsSim *sim) {
   uint32_t n = sim->s->flows->len - sim->flows_started;
-  for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) {
-    const CsMessageStats *st = cs_net_message(sim->net, m);
+  for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) {
+    const CsMessageStats *st = cs_fabric_message(sim->fabric, m);
     n += !st->delivered && !st->failed;
   }
   return n;
@@ -574,7 +574,7 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
   const CsScenario *s = sim->s;
   m->workers = sim->t->n_workers;
   m->servers = sim->t->n_servers;
-  CsNetTotals tot = cs_net_totals(sim->net);
+  CsNetTotals tot = cs_fabric_totals(sim->fabric);
   m->packets_sent = tot.data.sent + tot.ack.sent;
   m->packets_dropped = tot.data.dropped + tot.ack.dropped;
   m->packets_lost = tot.data.lost + tot.ack.lost;
@@ -590,7 +590,7 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
   uint32_t dirs = 0;
   for (uint32_t l = 0; l < sim->t->n_links; l++)
     for (int d = 0; d < 2; d++) {
-      CsLinkStats st = cs_net_link_stats(sim->net, l, d);
+      CsLinkStats st = cs_fabric_link_stats(sim->fabric, l, d);
       double u = sim->end > 0 ? (double)st.busy / (double)sim->end : 0.0;
       util_sum += u;
       dirs++;
@@ -636,8 +636,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
      * sent in a measured iteration, headers and retransmissions included
      * (counted from the messages, some of which land after their sender's
      * iteration has ended) */
-    for (uint32_t msg = 0; msg < cs_net_messages(sim->net); msg++) {
-      const CsMessageStats *st = cs_net_message(sim->net, msg);
+    for (uint32_t msg = 0; msg < cs_fabric_messages(sim->fabric); msg++) {
+      const CsMessageStats *st = cs_fabric_message(sim->fabric, msg);
       if (st->iteration >= first && sim->t->nodes[sim->t->hosts[st->src]].role == CS_ROLE_WORKER)
         sum_wire += (double)st->wire_bytes;
     }
@@ -776,8 +776,8 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
                                "start_s",   "end_s", "retransmissions", NULL};
   CsCsv *c = cs_csv_open(dir, "messages.csv", cols, error);
   if (!c) return false;
-  for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) {
-    const CsMessageStats *st = cs_net_message(sim->net, m);
+  for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) {
+    const CsMessageStats *st = cs_fabric_message(sim->fabric, m);
     cs_csv_uint(c, st->iteration);
     cs_csv_uint(c, st->step);
     cs_csv_str(c, sim->t->nodes[sim->t->hosts[st->src]].name);
@@ -863,8 +863,8 @@ static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
   g_free(has_codec);
   /* messages start in the order they are numbered: first fit on tracks */
   GArray **lanes = g_new0(GArray *, t->n_nodes); /* per node: CsTime end of each track's last span */
-  for (uint32_t m = 0; m < cs_net_messages(sim->net); m++) {
-    const CsMessageStats *st = cs_net_message(sim->net, m);
+  for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) {
+    const CsMessageStats *st = cs_fabric_message(sim->fabric, m);
     uint32_t a = t->hosts[st->src], b = t->hosts[st->dst];
     CsTime end = st->delivered || st->failed ? st->end : sim->end;
     if (!lanes[a]) lanes[a] = g_array_new(FALSE, FALSE, sizeof(CsTime));
@@ -957,7 +957,7 @@ bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error) {
   if (sim->packets_csv) {
     CsCsv *c = sim->packets_csv;
     sim->packets_csv = NULL;
-    cs_net_set_packet_trace(sim->net, NULL, NULL);
+    cs_fabric_set_packet_trace(sim->fabric, NULL, NULL);
     if (!cs_csv_close(c, error)) return false;
   }
   if ((tr & CS_TRACE_TIMELINE) && !write_timeline(sim, dir, error)) return false;

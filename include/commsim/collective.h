@@ -25,7 +25,7 @@
 
 #include "commsim/codec.h"
 #include "commsim/engine.h"
-#include "commsim/net.h"
+#include "commsim/fabric.h"
 #include "commsim/topology.h"
 
 typedef enum {
@@ -43,7 +43,7 @@ const char *cs_collective_name(CsCollective c);
  * decode, reduce), serialized in the order it is asked for. */
 typedef struct CsCollEnv CsCollEnv;
 
-CsCollEnv *cs_coll_env_new(CsEngine *engine, CsNet *net, const CsTopology *t);
+CsCollEnv *cs_coll_env_new(CsEngine *engine, CsFabric *fabric, const CsTopology *t);
 void cs_coll_env_free(CsCollEnv *env);
 
 typedef void (*CsComputeFn)(void *ctx, uint64_t arg);

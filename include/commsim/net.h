@@ -24,6 +24,7 @@
 
 #include "commsim/engine.h"
 #include "commsim/error.h"
+#include "commsim/netstats.h"
 #include "commsim/routing.h"
 #include "commsim/topology.h"
 
@@ -66,9 +67,8 @@ typedef struct {
 
 typedef struct CsNet CsNet;
 
-/* Called when message `msg` has been delivered (its last byte arrived) or,
- * with `failed`, abandoned after transport.max_timeouts timeouts. */
-typedef void (*CsDeliverFn)(CsNet *net, void *ctx, uint32_t msg, bool failed);
+/* Messages call back with netstats.h's CsDeliverFn when delivered (the
+ * last byte arrived) or, `failed`, abandoned after max_timeouts timeouts. */
 
 /* The config (and what its background points to) must outlive the net. */
 CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *config, const CsTopology *t, const CsRoutes *r);
@@ -98,44 +98,15 @@ uint32_t cs_net_failed(const CsNet *net);
  * without bound. */
 #define CS_NET_HOST_BG_PACKETS 1000
 
-/* Called each time the number of unfinished messages falls to zero. */
-typedef void (*CsIdleFn)(CsNet *net, void *ctx);
+/* fn(ctx) each time the number of unfinished messages falls to zero. */
 void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx);
 
-typedef struct {
-  uint32_t src, dst; /* hosts */
-  uint64_t payload;  /* bytes */
-  uint64_t wire_bytes; /* data bytes the sender put on its first link, headers and retransmissions included */
-  uint32_t packets;  /* data packets of the message */
-  CsTime start, end; /* end: delivery of the last byte; 0 while in progress */
-  uint32_t iteration, step; /* tags for messages.csv (cs_net_tag_message) */
-  uint32_t retransmissions;
-  uint32_t timeouts;
-  bool delivered, failed;
-} CsMessageStats;
 
 uint32_t cs_net_messages(const CsNet *net);
 /* Label a message with the iteration and algorithm step that sent it. */
 void cs_net_tag_message(CsNet *net, uint32_t msg, uint32_t iteration, uint32_t step);
 const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg);
 
-/* Packet accounting, by class. */
-typedef struct {
-  uint64_t sent;       /* created at a host (data, retransmissions, ACKs; or background) */
-  uint64_t delivered;  /* reached their destination host */
-  uint64_t dropped;    /* by a queue (full, or RED) */
-  uint64_t lost;       /* by a link's loss model */
-  uint64_t in_flight;  /* in a queue or on a wire now */
-} CsPacketCounts;
-
-typedef struct {
-  CsPacketCounts data, ack, bg;
-  uint64_t retransmissions, timeouts;
-  uint64_t hops;           /* link transmissions started (packet-hops) */
-  uint64_t marks;          /* ECN CE marks */
-  double bg_delay_sum_s;   /* background: sum of one-way delays of delivered packets */
-  size_t pool_packets;     /* the packet pool's size: the most in flight at once */
-} CsNetTotals;
 
 CsNetTotals cs_net_totals(const CsNet *net);
 /* sent = delivered + dropped + lost + in_flight for each class, and the
@@ -150,52 +121,15 @@ bool cs_net_check_state(const CsNet *net, GError **error);
 /* Packets on a wire or waiting in a queue now, of every class. */
 uint64_t cs_net_packets_in_flight(const CsNet *net);
 
-/* Counters of one link direction (dir 0: link.a -> link.b).  Read through
- * cs_net_link_stats, they count what has been transmitted by now: packets
- * still waiting and the unsent part of the one in service are left out. */
-typedef struct {
-  uint64_t bytes, packets; /* transmitted (lost ones included) */
-  uint64_t drops, losses, marks;
-  CsTime busy;             /* serialization time */
-  uint64_t queue_max;      /* bytes waiting, high-water mark */
-  double queue_integral;   /* byte-picoseconds waiting, for the time-mean */
-} CsLinkStats;
-
 /* Statistics up to now (queues brought up to date first). */
 CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir);
 
-/* One link direction over one sampling interval (links.csv). */
-typedef struct {
-  uint64_t bytes;       /* bytes whose transmission started in the interval */
-  double utilization;   /* their serialization time over the interval, at most 1 */
-  double queue_mean;    /* time-mean bytes waiting */
-  uint64_t queue_max;   /* most bytes waiting at once */
-  uint64_t drops, losses, marks;
-} CsLinkSample;
-
-typedef void (*CsLinkSampleFn)(void *ctx, uint32_t link, int dir, const CsLinkSample *sample);
 /* Close the interval (t0, now] of every link direction and report those
  * that carried, held, dropped, lost or marked anything in it; the next
  * interval starts now. */
 void cs_net_sample_links(CsNet *net, CsTime t0, CsLinkSampleFn fn, void *ctx);
 
-/* Packet events (packets.csv), when a hook is set.  `link`/`dir` name the
- * link direction for enqueue, transmit, drop and loss; for deliver and
- * ack, `link` is UINT32_MAX.  Transmissions are reported when scheduled,
- * with the time they start, so rows are in the order events become known. */
-typedef enum { CS_PKT_ENQUEUE, CS_PKT_TRANSMIT, CS_PKT_DROP, CS_PKT_LOSS, CS_PKT_DELIVER, CS_PKT_ACK } CsPacketEvent;
-typedef struct {
-  CsTime time;
-  CsPacketEvent event;
-  uint32_t link;
-  int dir;
-  uint32_t src_host, dst_host; /* the packet's ends */
-  bool background;
-  uint32_t owner; /* its message, or its background source (packets.csv's flow) */
-  uint32_t seq, bytes;
-  uint64_t queue_bytes; /* waiting on that link direction, after the event */
-} CsPacketTrace;
-typedef void (*CsPacketTraceFn)(void *ctx, const CsPacketTrace *ev);
+/* Packet events (netstats.h) to fn, or none (NULL). */
 void cs_net_set_packet_trace(CsNet *net, CsPacketTraceFn fn, void *ctx);
 
 #endif

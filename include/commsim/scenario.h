@@ -18,6 +18,7 @@
 #include "commsim/collective.h"
 #include "commsim/engine.h"
 #include "commsim/error.h"
+#include "commsim/fabric.h"
 #include "commsim/model.h"
 #include "commsim/net.h"
 #include "commsim/routing.h"
@@ -60,6 +61,7 @@ typedef struct {
   char *name;
   uint64_t seed;
   CsRouting routing;
+  uint32_t fidelity; /* a row of fabric.h's cs_fidelities */
   CsTime duration;
   CsLinkSpec defaults;
   CsTopologySpec topology;

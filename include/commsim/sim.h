@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "commsim/engine.h"
+#include "commsim/fabric.h"
 #include "commsim/net.h"
 #include "commsim/routing.h"
 #include "commsim/scenario.h"
@@ -96,6 +97,9 @@ bool cs_sim_run(CsSim *sim, GError **error);
 CsEngine *cs_sim_engine(CsSim *sim);
 /* Events the simulation executed (links.csv's sampling not counted). */
 uint64_t cs_sim_events(const CsSim *sim);
+/* The message fabric the run uses; the packet network beneath it when
+ * the fidelity is packet (else NULL), for what only packets have. */
+CsFabric *cs_sim_fabric(CsSim *sim);
 CsNet *cs_sim_net(CsSim *sim);
 const CsTopology *cs_sim_topology(const CsSim *sim);
 /* Simulated time at the end, and wall-clock seconds the run took. */

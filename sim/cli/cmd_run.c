@@ -35,18 +35,18 @@ static Unit bytes_unit(double max) {
 }
 
 static void print_messages(CsSim *sim) {
-  CsNet *net = cs_sim_net(sim);
+  CsFabric *net = cs_sim_fabric(sim);
   const CsTopology *t = cs_sim_topology(sim);
-  uint32_t n = cs_net_messages(net);
+  uint32_t n = cs_fabric_messages(net);
   if (n == 0) return;
   double max = 0;
-  for (uint32_t m = 0; m < n; m++) max = fmax(max, (double)cs_net_message(net, m)->payload);
+  for (uint32_t m = 0; m < n; m++) max = fmax(max, (double)cs_fabric_message(net, m)->payload);
   Unit u = bytes_unit(max);
   g_autofree char *size_h = g_strdup_printf("size (%s)", u.name);
   printf("%-6s %-8s %-8s %12s %14s %14s %14s %10s %6s %4s\n", "flow", "src", "dst", size_h, "start_s", "end_s", "fct_s",
          "Gbps", "retx", "rto");
   for (uint32_t m = 0; m < n; m++) {
-    const CsMessageStats *st = cs_net_message(net, m);
+    const CsMessageStats *st = cs_fabric_message(net, m);
     printf("%-6u %-8s %-8s %12.*f %14.9f ", m, t->nodes[t->hosts[st->src]].name, t->nodes[t->hosts[st->dst]].name,
            decimals(u, max), (double)st->payload / u.div, (double)st->start * 1e-12);
     if (st->delivered) {
@@ -94,7 +94,7 @@ static void print_training(CsSim *sim, const CsScenario *s) {
 /* The link directions worth a look: those that dropped or lost the most
  * (up to 8), then the busiest, 16 rows in all, busiest first. */
 static void print_links(CsSim *sim, const CsScenario *s) {
-  CsNet *net = cs_sim_net(sim);
+  CsFabric *net = cs_sim_fabric(sim);
   const CsTopology *t = cs_sim_topology(sim);
   CsTime end = cs_sim_end_time(sim);
   typedef struct {
@@ -107,7 +107,7 @@ static void print_links(CsSim *sim, const CsScenario *s) {
   uint32_t idle = 0;
   for (uint32_t l = 0; l < t->n_links; l++)
     for (int dir = 0; dir < 2; dir++) {
-      Row r = {l, dir, cs_net_link_stats(net, l, dir), false};
+      Row r = {l, dir, cs_fabric_link_stats(net, l, dir), false};
       if (r.st.packets == 0) idle++;
       else g_array_append_val(rows, r);
     }
@@ -183,8 +183,8 @@ static void print_links(CsSim *sim, const CsScenario *s) {
 }
 
 static void print_totals(CsSim *sim) {
-  CsNet *net = cs_sim_net(sim);
-  CsNetTotals tot = cs_net_totals(net);
+  CsFabric *net = cs_sim_fabric(sim);
+  CsNetTotals tot = cs_fabric_totals(net);
   uint64_t events = cs_sim_events(sim);
   double wall = cs_sim_wall_seconds(sim);
   printf("%-10s %12s %12s %12s %12s %12s\n", "packets", "sent", "delivered", "dropped", "lost", "in_flight");

@@ -29,7 +29,7 @@ struct CsCollEnv {
   ComputeDone *done; /* pool of pending compute steps */
   uint32_t done_len, done_cap, done_free;
   CsEngine *engine;
-  CsNet *net;
+  CsFabric *fabric;
   const CsTopology *t;
   CsTime *busy_until; /* per node */
   CsTime *codec_time; /* per node */
@@ -38,11 +38,11 @@ struct CsCollEnv {
   GArray *spans; /* CsCodecSpan, when recording */
 };
 
-CsCollEnv *cs_coll_env_new(CsEngine *engine, CsNet *net, const CsTopology *t) {
+CsCollEnv *cs_coll_env_new(CsEngine *engine, CsFabric *fabric, const CsTopology *t) {
   CsCollEnv *env = g_new0(CsCollEnv, 1);
   env->engine = engine;
   env->done_free = NO_SLOT;
-  env->net = net;
+  env->fabric = fabric;
   env->t = t;
   env->busy_until = g_new0(CsTime, t->n_nodes);
   env->codec_time = g_new0(CsTime, t->n_nodes);
@@ -330,7 +330,7 @@ static void advance(CsCollOp *op, uint32_t p);
 
 static void post_now(CsCollOp *op, Msg *m);
 
-static void on_delivered(CsNet *net, void *ctx, uint32_t msg, bool failed) {
+static void on_delivered(void *ctx, uint32_t msg, bool failed) {
   Msg *m = ctx;
   CsCollOp *op = m->op;
   if (failed) return; /* the run reports the undeliverable message */
@@ -360,8 +360,8 @@ static void post_now(CsCollOp *op, Msg *m) {
   Part *src = &op->parts[m->src];
   if (src->first_send < 0) src->first_send = cs_engine_now(env->engine);
   uint32_t a = (uint32_t)env->t->nodes[op->nodes[m->src]].host, b = (uint32_t)env->t->nodes[op->nodes[m->dst]].host;
-  uint32_t id = cs_net_send(env->net, a, b, m->bytes, on_delivered, m);
-  cs_net_tag_message(env->net, id, op->iteration, m->send_step);
+  uint32_t id = cs_fabric_send(env->fabric, a, b, m->bytes, on_delivered, m);
+  cs_fabric_tag(env->fabric, id, op->iteration, m->send_step);
 }
 
 static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t step) {

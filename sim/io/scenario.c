@@ -977,10 +977,11 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
   s->routing = (CsRouting)routing;
   if ((v = value_of(root, "fidelity"))) {
     int fid = 0;
-    if (!parse_enum(v, "fidelity", "fidelity", (const char *const[]){"packet", "flow", NULL}, &fid, error))
-      return false;
-    if (fid == 1)
-      FAIL_AT(v, "fidelity: flow (max-min fair fluid flows) is planned but not built yet; use packet");
+    if (!parse_enum(v, "fidelity", "fidelity", cs_fidelity_names(), &fid, error)) return false;
+    if (!cs_fidelities[fid].new)
+      FAIL_AT(v, "fidelity: %s (%s) is planned but not built yet; use packet", cs_fidelities[fid].name,
+              cs_fidelities[fid].help);
+    s->fidelity = (uint32_t)fid;
   }
   if (!get_time(root, "", "duration", &s->duration, error)) return false;
 

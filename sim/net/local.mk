@@ -1,9 +1,9 @@
 # The network: topology generators, routing, links, queues, loss, transport, background traffic.
 sim_libcommsim_la_SOURCES += sim/net/topology.c sim/net/routing.c \
-	sim/net/net.c sim/net/link.c sim/net/transport.c sim/net/background.c sim/net/loss.c sim/net/net_private.h \
+	sim/net/net.c sim/net/fabric.c sim/net/fabric_packet.c sim/net/link.c sim/net/transport.c sim/net/background.c sim/net/loss.c sim/net/net_private.h \
 	sim/net/cc/protocols.c sim/net/cc/fixed.c sim/net/cc/reno.c sim/net/cc/dctcp.c
 pkginclude_HEADERS += include/commsim/topology.h include/commsim/routing.h \
-	include/commsim/net.h include/commsim/loss.h include/commsim/cc.h
+	include/commsim/net.h include/commsim/loss.h include/commsim/cc.h include/commsim/fabric.h include/commsim/netstats.h
 
 check_PROGRAMS += tests/test_topology
 TESTS += tests/test_topology

@@ -156,7 +156,7 @@ static void mark_lost(Message *f, uint32_t seq) {
 }
 
 static void message_finished(CsNet *net) {
-  if (--net->active == 0 && net->idle_fn) net->idle_fn(net, net->idle_ctx);
+  if (--net->active == 0 && net->idle_fn) net->idle_fn(net->idle_ctx);
 }
 
 static void finish_sender(CsNet *net, uint32_t fi) {
@@ -282,7 +282,7 @@ static void fail_message(CsNet *net, uint32_t fi) {
   void *ctx = f->ctx;
   finish_sender(net, fi);
   net->notified++;
-  if (fn) fn(net, ctx, fi, true);
+  if (fn) fn(ctx, fi, true);
 }
 
 static void on_timer(CsEngine *e, void *ctx, uint64_t arg) {
@@ -355,7 +355,7 @@ static void receiver_data(CsNet *net, const Packet *pk) {
     f->rcv_bits = NULL;
     bool finished = f->sender_done;
     net->notified++;
-    if (f->fn) f->fn(net, f->ctx, fi, false);
+    if (f->fn) f->fn(f->ctx, fi, false);
     if (finished) message_finished(net);
   }
 }

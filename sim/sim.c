@@ -685,7 +685,7 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
   bool w = s->workload.present, measured = w && m->iterations_measured > 0;
   bool bg = s->background->len > 0;
-  bool async = w && s->workload.collective == CS_COLL_PS && !s->workload.sync;
+  bool async = w && cs_collective_has(s->workload.collective, CS_COLLF_SERVERS) && !s->workload.sync;
   CsCodecMethod method = s->workload.compression.method;
 #define ADD(...) g_ptr_array_add(f, g_strdup_printf(__VA_ARGS__))
 #define EMPTY() g_ptr_array_add(f, g_strdup(""))

@@ -451,6 +451,32 @@ START_TEST(test_compounded_error) {
 }
 END_TEST
 
+/* The collectives' table agrees with what the codec layer says each
+ * collective can carry (the scenario reader asks the table; the codec's
+ * own check must say the same, with the same words), and every row is
+ * whole: found by its name, a builder, a closed form, a formula. */
+START_TEST(test_registry) {
+  size_t rows = 0;
+  for (CsCollective c = 0; cs_collectives[c]; c++, rows++) {
+    const CsCollectiveDef *d = cs_collective_def(c);
+    CsCollective back = 99;
+    ck_assert_ptr_eq(cs_collective_find(d->name, &back), d);
+    ck_assert_uint_eq(back, c);
+    ck_assert_str_eq(cs_collective_names()[c], d->name);
+    ck_assert(d->build && d->model && d->formula && d->help && *d->help);
+    for (int m = 0; m <= CS_CODEC_TERNGRAD; m++) {
+      g_autofree char *ours = cs_collective_codec_refusal(c, (CsCodecMethod)m);
+      g_autofree char *codec = cs_codec_collective_refusal((CsCodecMethod)m, d->name);
+      ck_assert_msg((ours == NULL) == (codec == NULL), "%s / %s", d->name, cs_codec_method_name((CsCodecMethod)m));
+      if (ours) ck_assert_str_eq(ours, codec);
+    }
+  }
+  ck_assert_uint_eq(rows, 5); /* ps, ring, tree, halving-doubling, allgather */
+  ck_assert_ptr_null(cs_collective_find("butterfly", NULL));
+  ck_assert_ptr_null(cs_collective_names()[rows]);
+}
+END_TEST
+
 static Suite *coll_suite(void) {
   Suite *s = suite_create("collective");
   TCase *tc = tcase_create("core");
@@ -467,6 +493,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_async_ps);
   tcase_add_test(tc, test_deterministic_outputs);
   tcase_add_test(tc, test_compounded_error);
+  tcase_add_test(tc, test_registry);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -98,6 +98,9 @@ uint64_t cs_codec_wire_bits(const CsCodecParams *params, uint64_t n);
  * reduction hop (decode, add, encode; rand-k adds its values in place),
  * which is what ring, tree and halving-doubling need. */
 bool cs_codec_method_summable(CsCodecMethod method);
+/* Why a method's payloads cannot be added at a reduction hop (for
+ * messages): "each worker keeps different indices, ...". */
+const char *cs_codec_why_not_summable(CsCodecMethod method);
 
 /* Collectives, as a mask (their names are the SPEC's). */
 typedef enum {

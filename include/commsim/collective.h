@@ -28,15 +28,11 @@
 #include "commsim/fabric.h"
 #include "commsim/topology.h"
 
-typedef enum {
-  CS_COLL_PS,
-  CS_COLL_RING,
-  CS_COLL_TREE,
-  CS_COLL_HALVING_DOUBLING,
-  CS_COLL_ALLGATHER,
-} CsCollective;
+/* A row of the collectives' table (cs_collectives, below); the built-in rows: */
+typedef uint32_t CsCollective;
+enum { CS_COLL_PS, CS_COLL_RING, CS_COLL_TREE, CS_COLL_HALVING_DOUBLING, CS_COLL_ALLGATHER };
 
-const char *cs_collective_name(CsCollective c);
+static inline const char *cs_collective_name(CsCollective c);
 
 /* The services collectives run on, shared by all the collectives of a run:
  * the network and one compute stream per node for codec work (encode,
@@ -101,7 +97,66 @@ typedef struct {
 } CsCollPlan;
 
 CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec);
+/* Participants of an operation: the workers, then its servers if it has any. */
+uint32_t cs_coll_participants(const CsCollSpec *spec);
 void cs_coll_plan_free(CsCollPlan *plan);
+/* What builders share: the step kinds (add_step: send and/or wait for a
+ * message, then compute; a rendezvous receive; a send that waits for its
+ * delivery), the i-th of `parts` pieces of n, a codec cost for n elements. */
+void cs_coll_add_step(CsCollPlan *plan, uint32_t p, int32_t send_to, uint64_t bytes, int32_t recv_from, CsTime compute);
+void cs_coll_add_round_recv(CsCollPlan *plan, uint32_t p, int32_t recv_from, CsTime compute);
+void cs_coll_add_round_send(CsCollPlan *plan, uint32_t p, int32_t send_to, uint64_t bytes);
+static inline uint64_t cs_coll_piece(uint64_t n, uint32_t parts, uint32_t i) { return n / parts + (i < n % parts); }
+CsTime cs_coll_cost(double ps_per_element, uint64_t n);
+
+/* ---- the collectives: one row each ----
+ * A collective is one file (ring.c, tree.c, ...) holding its steps (a
+ * builder), its closed form (for `commsim model`: its rounds of
+ * concurrent messages, closed_form.h) and its row; adding one is its file
+ * and its row in collectives.c.  What applies to it is in its flags: */
+enum {
+  CS_COLLF_REDUCES = 1u << 0, /* adds payloads at reduction hops: the codec must be summable */
+  CS_COLLF_SERVERS = 1u << 1, /* runs through parameter servers (needs them; sync, pull, servers apply) */
+  CS_COLLF_POW2 = 1u << 2,    /* needs a power-of-two number of workers */
+  CS_COLLF_CHUNKS = 1u << 3,  /* pipelines its message in workload.chunks pieces */
+};
+/* How a codec's error compounds through it (cs_coll_result_nmse). */
+typedef enum {
+  CS_CHAIN_LINE,     /* a chain of reduction hops (ring) */
+  CS_CHAIN_BINOMIAL, /* pairs, then pairs of pairs (tree, halving-doubling) */
+  CS_CHAIN_GATHER,   /* every payload decoded and added exactly (allgather, ps) */
+} CsReduceChain;
+
+typedef struct CsModelOp CsModelOp; /* closed_form.h */
+
+typedef struct {
+  const char *name;
+  const char *help; /* one line: what it does */
+  unsigned flags;   /* CS_COLLF_* */
+  CsReduceChain chain;
+  void (*build)(CsCollPlan *plan, const CsCollSpec *spec);
+  /* its closed form, in words (commsim model) */
+  const char *(*formula)(const CsCollSpec *spec);
+  /* the closed form: evaluate the rounds of one operation (closed_form.h) */
+  void (*model)(CsModelOp *op);
+  /* its schedule when workers do not move in lock step (ps): each
+   * worker's result time from its start; NULL: the operation's replay */
+  void (*schedule)(CsModelOp *op, const double *start, double *end, double *carry, bool codec, double *server_add);
+} CsCollectiveDef;
+
+/* The table (collectives.c): a row per collective, each defined in its
+ * own file; indexed by CsCollective, terminated by NULL. */
+extern const CsCollectiveDef *const cs_collectives[];
+/* The row of `name`, or NULL; its number into *c when c is not NULL. */
+const CsCollectiveDef *cs_collective_find(const char *name, CsCollective *c);
+/* The names, NULL-terminated. */
+const char *const *cs_collective_names(void);
+static inline const CsCollectiveDef *cs_collective_def(CsCollective c) { return cs_collectives[c]; }
+static inline const char *cs_collective_name(CsCollective c) { return cs_collectives[c]->name; }
+static inline bool cs_collective_has(CsCollective c, unsigned flag) { return (cs_collectives[c]->flags & flag) != 0; }
+/* NULL when collective c can carry method m; otherwise why not and what
+ * can (to free). */
+char *cs_collective_codec_refusal(CsCollective c, CsCodecMethod m);
 
 typedef struct CsCollOp CsCollOp;
 /* Worker `rank` has its result (decoded and ready to apply). */

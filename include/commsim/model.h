@@ -31,29 +31,17 @@
 
 #include <glib.h>
 
+#include "commsim/closed_form.h"
 #include "commsim/codec.h"
 #include "commsim/net.h"
 #include "commsim/routing.h"
 #include "commsim/topology.h"
 #include "commsim/workload.h"
 
-/* One kind of step of the collective, for the largest bucket. */
-typedef struct {
-  char *label;         /* "reduce-scatter / all-gather step", "push to ps0", ... */
-  uint32_t count;      /* how many such steps one collective operation has */
-  uint32_t messages;   /* messages in flight at once in the step */
-  double seconds;      /* one step */
-  double bound_s;      /* its busiest link direction's bytes over its bandwidth */
-  double latency_s;    /* its slowest path's latency and store-and-forward terms */
-  uint32_t link;       /* the busiest link direction */
-  int dir;
-  double bound_bytes;  /* bytes crossing it in the step (data and ACKs) */
-} CsModelStep;
-
 typedef struct {
   char *formula;      /* the collective's step structure, in words and symbols */
   char *terms;        /* the values of its terms */
-  GArray *steps;      /* CsModelStep */
+  GArray *steps;      /* CsModelStep: the rounds of the largest bucket's operation */
   uint32_t buckets;
   double hops_mean;   /* mean hops of the collective's messages */
   double comm_s;      /* network time of every bucket's collective, back to back, for the last worker */

@@ -55,7 +55,7 @@ static inline uint64_t cs_workload_bucket_elements(const CsWorkloadSpec *w) {
   uint64_t n = (uint64_t)w->params;
   uint64_t per = w->buckets > 0 ? (uint64_t)w->buckets / (uint64_t)(cs_dtype_bits(w->dtype) / 8) : n;
   if (per == 0) per = 1;
-  bool async = w->collective == CS_COLL_PS && !w->sync;
+  bool async = cs_collective_has(w->collective, CS_COLLF_SERVERS) && !w->sync;
   return async || per > n ? n : per;
 }
 static inline uint64_t cs_workload_bucket_count(const CsWorkloadSpec *w) {

@@ -31,7 +31,7 @@ int cs_cmd_model(int argc, char **argv) {
   const CsWorkloadSpec *wl = &s->workload;
   printf("scenario     %s: %s, %u worker%s", s->name, cs_collective_name(wl->collective), t->n_workers,
          t->n_workers == 1 ? "" : "s");
-  if (wl->collective == CS_COLL_PS) printf(", %u server%s", t->n_servers, t->n_servers == 1 ? "" : "s");
+  if (cs_collective_has(wl->collective, CS_COLLF_SERVERS)) printf(", %u server%s", t->n_servers, t->n_servers == 1 ? "" : "s");
   printf(", method %s, %u bucket%s\n", cs_codec_method_name(wl->compression.method), m.buckets, m.buckets == 1 ? "" : "s");
   printf("formula      %s\n", m.formula);
   printf("terms        %s\n", m.terms);
@@ -51,7 +51,7 @@ int cs_cmd_model(int argc, char **argv) {
   if (fabs(m.comm_mean_s - m.comm_s) > 1e-12) printf("; %.6f s mean over workers", m.comm_mean_s);
   printf(")\n");
   printf("             codec %.6f s per worker", m.codec_s);
-  if (wl->collective == CS_COLL_PS) printf(", summing on the servers %.6f s on the critical path", m.server_s);
+  if (cs_collective_has(wl->collective, CS_COLLF_SERVERS)) printf(", summing on the servers %.6f s on the critical path", m.server_s);
   printf(", compute %.6f s\n", m.compute_s);
   printf("             iteration %.6f s with no overlap, %.6f s with buckets communicated during the backward pass\n"
          "             (mean over workers; the last worker %.6f s)\n",

@@ -67,7 +67,7 @@ static void print_training(CsSim *sim, const CsScenario *s) {
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
   printf("training: %s of %s %s parameters on %u worker%s", cs_collective_name(w->collective),
          cs_format_count(w->params, b1), cs_dtype_name(w->dtype), m->workers, m->workers == 1 ? "" : "s");
-  if (w->collective == CS_COLL_PS)
+  if (cs_collective_has(w->collective, CS_COLLF_SERVERS))
     printf(" and %u server%s%s", m->servers, m->servers == 1 ? "" : "s", w->sync ? "" : " (asynchronous)");
   uint32_t nb = cs_workload_buckets(cs_sim_workload(sim));
   printf(", %s, %u bucket%s of %s\n", cs_codec_method_name(w->compression.method), nb, nb == 1 ? "" : "s",
@@ -86,7 +86,7 @@ static void print_training(CsSim *sim, const CsScenario *s) {
   if (!isnan(m->allreduce_nmse))
     printf("  %-26s %.4e   (the collective's summed result, error compounded at reduction hops)\n", "result error (nmse)",
            m->allreduce_nmse);
-  if (w->collective == CS_COLL_PS && !w->sync) printf("  %-26s %.2f updates\n", "staleness", m->staleness_mean);
+  if (cs_collective_has(w->collective, CS_COLLF_SERVERS) && !w->sync) printf("  %-26s %.2f updates\n", "staleness", m->staleness_mean);
   printf("  %-26s %" G_GUINT64_FORMAT " retransmissions, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT " losses\n\n",
          "network (whole run)", m->retransmissions, m->packets_dropped, m->packets_lost);
 }

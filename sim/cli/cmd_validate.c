@@ -104,7 +104,7 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
     printf("%-12s buckets %s, accumulation %" G_GINT64_FORMAT ", chunks %" G_GINT64_FORMAT,
            "", w->buckets ? cs_format_size(w->buckets, b1) : "0 (one after compute)",
            (gint64)w->accumulation, (gint64)w->chunks);
-    if (w->collective == CS_COLL_PS)
+    if (cs_collective_has(w->collective, CS_COLLF_SERVERS))
       printf(", sync %s, pull %s, servers %s", w->sync ? "true" : "false", w->pull ? "true" : "false",
              w->servers->len ? "as listed" : "all");
     printf("\n");

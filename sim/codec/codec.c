@@ -262,7 +262,7 @@ unsigned cs_codec_method_collectives(CsCodecMethod m) {
                                      : (CS_CODEC_COLL_PS | CS_CODEC_COLL_ALLGATHER);
 }
 
-static const char *why_not_summable(CsCodecMethod m) {
+const char *cs_codec_why_not_summable(CsCodecMethod m) {
   switch (m) {
     case CS_CODEC_TOPK:
       return "each worker keeps different indices, so payloads cannot be added at a "
@@ -295,7 +295,7 @@ char *cs_codec_collective_refusal(CsCodecMethod m, const char *collective) {
   }
   char *msg = g_strdup_printf("compression method '%s' cannot be carried by collective '%s': %s; "
                               "use %s",
-                              method_names[m], collective, why_not_summable(m), names->str);
+                              method_names[m], collective, cs_codec_why_not_summable(m), names->str);
   g_string_free(names, TRUE);
   return msg;
 }
@@ -972,7 +972,7 @@ bool cs_codec_reduce(CsCodec *c, uint64_t round, const void *a, size_t a_len, co
   if (!cs_codec_method_summable(p->method)) {
     g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_COLLECTIVE,
                 "%s payloads cannot be summed in place: %s", method_names[p->method],
-                why_not_summable(p->method));
+                cs_codec_why_not_summable(p->method));
     return false;
   }
   Header ha, hb;

@@ -1,10 +1,11 @@
 /* collective.c - collectives as per-participant step lists.
  *
- * Each builder below writes, for every participant, the steps of one
- * algorithm (Thakur, Rabenseifner and Gropp, 2005); the step machine runs
- * them: send (if any), wait for the step's message (if any), compute (if
- * any), next.  Participants 0..P-1 are the workers by rank, P.. the ps
- * servers.
+ * Each collective's builder (in its own file: ring.c, tree.c, ...) writes,
+ * for every participant, the steps of one algorithm (Thakur, Rabenseifner
+ * and Gropp, 2005); the step machine here runs them: send (if any), wait
+ * for the step's message (if any), compute (if any), next.  Participants
+ * 0..P-1 are the workers by rank, P.. the servers of a collective that
+ * has them.
  */
 #include "config.h"
 
@@ -163,157 +164,43 @@ struct CsCollOp {
   CsCollDoneFn done;
   void *ctx;
   uint32_t workers_left, servers_left;
+  bool via_servers; /* push only: the operation ends when the servers have summed */
   uint32_t iteration;
 };
 
-static void add_step(CsCollPlan *op, uint32_t p, int32_t send_to, uint64_t bytes, int32_t recv_from, CsTime compute) {
+void cs_coll_add_step(CsCollPlan *plan, uint32_t p, int32_t send_to, uint64_t bytes, int32_t recv_from, CsTime compute) {
   Step s = {send_to, recv_from, bytes, compute, false, false};
-  g_array_append_val(op->steps[p], s);
+  g_array_append_val(plan->steps[p], s);
 }
 
 /* A receive posted only when reached, as MPI's rendezvous for large
  * messages: the binomial tree's rounds stay rounds even when a leaf is
  * ready early. */
-static void add_round_recv(CsCollPlan *op, uint32_t p, int32_t recv_from, CsTime compute) {
+void cs_coll_add_round_recv(CsCollPlan *plan, uint32_t p, int32_t recv_from, CsTime compute) {
   Step s = {-1, recv_from, 0, compute, false, true};
-  g_array_append_val(op->steps[p], s);
+  g_array_append_val(plan->steps[p], s);
 }
 
 /* A send that ends its step only once delivered: the binomial tree sends
  * to one child per round, not to all at once. */
-static void add_round_send(CsCollPlan *op, uint32_t p, int32_t send_to, uint64_t bytes) {
+void cs_coll_add_round_send(CsCollPlan *plan, uint32_t p, int32_t send_to, uint64_t bytes) {
   Step s = {send_to, -1, bytes, 0, true, false};
-  g_array_append_val(op->steps[p], s);
+  g_array_append_val(plan->steps[p], s);
 }
 
-static CsTime cost(double ps_per_element, uint64_t n) { return n ? cs_codec_cost_time(ps_per_element, n) : 0; }
+CsTime cs_coll_cost(double ps_per_element, uint64_t n) { return n ? cs_codec_cost_time(ps_per_element, n) : 0; }
 
-static uint64_t piece(uint64_t n, uint32_t parts, uint32_t i) { return n / parts + (i < n % parts); }
-
-/* Ring all-reduce: reduce-scatter then all-gather, P-1 steps each. */
-static void build_ring(CsCollPlan *op, const CsCollSpec *s) {
-  uint32_t P = s->n_workers;
-  const CsCodecCost *c = &s->cost;
-  for (uint32_t r = 0; r < P; r++) {
-    uint32_t next = (r + 1) % P, prev = (r + P - 1) % P;
-    for (uint32_t k = 0; k + 1 < P; k++) { /* reduce-scatter */
-      uint64_t out = piece(s->elements, P, (r + P - k) % P), in = piece(s->elements, P, (r + 2 * P - k - 1) % P);
-      add_step(op, r, (int32_t)next, cs_coll_payload_bytes(&s->codec, out), (int32_t)prev,
-               cost(c->decode_ps + c->reduce_ps + c->encode_ps, in));
-    }
-    for (uint32_t k = 0; k + 1 < P; k++) { /* all-gather: forward as received */
-      uint64_t out = piece(s->elements, P, (r + 1 + P - k) % P);
-      add_step(op, r, (int32_t)next, cs_coll_payload_bytes(&s->codec, out), (int32_t)prev, 0);
-    }
-    add_step(op, r, -1, 0, -1, cost(c->decode_ps, s->elements)); /* decode once */
-  }
+uint32_t cs_coll_participants(const CsCollSpec *spec) {
+  return spec->n_workers + (cs_collective_has(spec->kind, CS_COLLF_SERVERS) ? spec->n_servers : 0);
 }
 
-/* Rabenseifner: reduce-scatter by recursive halving, all-gather by
- * recursive doubling (P a power of two). */
-static void build_halving_doubling(CsCollPlan *op, const CsCollSpec *s) {
-  uint32_t P = s->n_workers;
-  const CsCodecCost *c = &s->cost;
-  uint32_t L = 0;
-  while ((1u << L) < P) L++;
-  for (uint32_t r = 0; r < P; r++) {
-    uint64_t lo = 0, hi = s->elements;
-    uint64_t los[32], his[32];
-    for (uint32_t k = 0; k < L; k++) { /* halving: keep one half, send the other */
-      uint32_t b = P >> (k + 1);
-      uint64_t mid = lo + (hi - lo) / 2;
-      bool upper = (r & b) != 0;
-      uint64_t send_n = upper ? mid - lo : hi - mid, keep_n = upper ? hi - mid : mid - lo;
-      los[k] = lo, his[k] = hi;
-      add_step(op, r, (int32_t)(r ^ b), cs_coll_payload_bytes(&s->codec, send_n), (int32_t)(r ^ b),
-               cost(c->decode_ps + c->reduce_ps + c->encode_ps, keep_n));
-      if (upper) lo = mid;
-      else hi = mid;
-    }
-    for (uint32_t k = L; k-- > 0;) { /* doubling: send what I hold, get the partner's half */
-      uint32_t b = P >> (k + 1);
-      add_step(op, r, (int32_t)(r ^ b), cs_coll_payload_bytes(&s->codec, hi - lo), (int32_t)(r ^ b), 0);
-      lo = los[k], hi = his[k];
-    }
-    add_step(op, r, -1, 0, -1, cost(c->decode_ps, s->elements));
-  }
-}
-
-/* Binomial tree to rank 0 and back, the message in `chunks` pieces. */
-static void build_tree(CsCollPlan *op, const CsCollSpec *s) {
-  uint32_t P = s->n_workers, C = s->chunks ? s->chunks : 1;
-  const CsCodecCost *c = &s->cost;
-  for (uint32_t r = 0; r < P; r++) {
-    uint32_t low = r ? (uint32_t)__builtin_ctz(r) : 32; /* r's parent is r - 2^low */
-    /* children: r + 2^k for k < low, ascending for the reduce */
-    for (uint32_t ch = 0; ch < C; ch++) {
-      uint64_t n = piece(s->elements, C, ch);
-      for (uint32_t k = 0; k < low && r + (1u << k) < P; k++)
-        add_round_recv(op, r, (int32_t)(r + (1u << k)), cost(c->decode_ps + c->reduce_ps + c->encode_ps, n));
-      if (r) add_step(op, r, (int32_t)(r - (1u << low)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
-      else { /* the root broadcasts each chunk as soon as it is reduced */
-        for (int k = 31; k >= 0; k--)
-          if ((uint32_t)k < low && r + (1u << k) < P)
-            add_round_send(op, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n));
-      }
-    }
-    if (r) /* then the broadcast: from the parent, on to the children, largest subtree first */
-      for (uint32_t ch = 0; ch < C; ch++) {
-        uint64_t n = piece(s->elements, C, ch);
-        add_round_recv(op, r, (int32_t)(r - (1u << low)), 0);
-        for (int k = 31; k >= 0; k--)
-          if ((uint32_t)k < low && r + (1u << k) < P)
-            add_round_send(op, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n));
-      }
-    add_step(op, r, -1, 0, -1, cost(c->decode_ps, s->elements));
-  }
-}
-
-/* Every worker's whole payload to every other, in ring order; then each
- * decodes and sums the P payloads. */
-static void build_allgather(CsCollPlan *op, const CsCollSpec *s) {
-  uint32_t P = s->n_workers;
-  uint64_t bytes = cs_coll_payload_bytes(&s->codec, s->elements);
-  for (uint32_t r = 0; r < P; r++) {
-    for (uint32_t k = 0; k + 1 < P; k++) add_step(op, r, (int32_t)((r + 1) % P), bytes, (int32_t)((r + P - 1) % P), 0);
-    add_step(op, r, -1, 0, -1, cost((s->cost.decode_ps + s->cost.reduce_ps) * P, s->elements));
-  }
-}
-
-/* Parameter server: each worker pushes shard j to server j; a server
- * decodes and sums the pushes as they come, then (pull) encodes the sum
- * and sends it to every worker, who decodes it. */
-static void build_ps(CsCollPlan *op, const CsCollSpec *s) {
-  uint32_t P = s->n_workers, S = s->n_servers;
-  const CsCodecCost *c = &s->cost;
-  for (uint32_t r = 0; r < P; r++) {
-    for (uint32_t j = 0; j < S; j++) add_step(op, r, (int32_t)(P + j), cs_coll_payload_bytes(&s->codec, piece(s->elements, S, j)), -1, 0);
-    if (s->pull)
-      for (uint32_t j = 0; j < S; j++) add_step(op, r, -1, 0, (int32_t)(P + j), cost(c->decode_ps, piece(s->elements, S, j)));
-  }
-  for (uint32_t j = 0; j < S; j++) {
-    uint64_t n = piece(s->elements, S, j);
-    for (uint32_t r = 0; r < P; r++) add_step(op, P + j, -1, 0, (int32_t)r, cost(c->decode_ps + c->reduce_ps, n));
-    if (s->pull) {
-      add_step(op, P + j, -1, 0, -1, cost(c->encode_ps, n));
-      for (uint32_t r = 0; r < P; r++) add_step(op, P + j, (int32_t)r, cs_coll_payload_bytes(&s->codec, n), -1, 0);
-    }
-  }
-}
-
+/* The collective's builder (its file) writes every participant's steps. */
 CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec) {
   CsCollPlan *plan = g_new0(CsCollPlan, 1);
-  uint32_t P = spec->n_workers, S = spec->kind == CS_COLL_PS ? spec->n_servers : 0;
-  plan->n_parts = P + S;
+  plan->n_parts = cs_coll_participants(spec);
   plan->steps = g_new(GArray *, plan->n_parts);
   for (uint32_t p = 0; p < plan->n_parts; p++) plan->steps[p] = g_array_new(FALSE, FALSE, sizeof(Step));
-  switch (spec->kind) {
-  case CS_COLL_RING: build_ring(plan, spec); break;
-  case CS_COLL_HALVING_DOUBLING: build_halving_doubling(plan, spec); break;
-  case CS_COLL_TREE: build_tree(plan, spec); break;
-  case CS_COLL_ALLGATHER: build_allgather(plan, spec); break;
-  case CS_COLL_PS: build_ps(plan, spec); break;
-  }
+  cs_collective_def(spec->kind)->build(plan, spec);
   return plan;
 }
 
@@ -410,8 +297,8 @@ static void participant_done(CsCollOp *op, uint32_t p) {
   uint32_t P = op->spec.n_workers;
   if (p < P) {
     op->workers_left--;
-    if (op->spec.kind != CS_COLL_PS || op->spec.pull) op->done(op->ctx, p);
-  } else if (--op->servers_left == 0 && op->spec.kind == CS_COLL_PS && !op->spec.pull) {
+    if (!op->via_servers || op->spec.pull) op->done(op->ctx, p);
+  } else if (--op->servers_left == 0 && !op->spec.pull) {
     /* push only: the round ends for everyone when the servers have summed */
     for (uint32_t r = 0; r < P; r++) op->done(op->ctx, r);
   }
@@ -458,8 +345,9 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
   op->done = done;
   op->ctx = ctx;
   op->iteration = env->iteration;
-  uint32_t P = spec->n_workers, S = spec->kind == CS_COLL_PS ? spec->n_servers : 0;
+  uint32_t P = spec->n_workers, S = cs_coll_participants(spec) - P;
   op->n_parts = P + S;
+  op->via_servers = cs_collective_has(spec->kind, CS_COLLF_SERVERS);
   op->nodes = g_new(uint32_t, op->n_parts);
   memcpy(op->nodes, spec->workers, sizeof(uint32_t) * P);
   if (S) memcpy(op->nodes + P, spec->servers, sizeof(uint32_t) * S);

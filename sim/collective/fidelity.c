@@ -60,15 +60,17 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
     ok = codecs[w] && encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error);
   }
   bool summable = cs_codec_method_summable(params.method);
-  if (ok && summable && (kind == CS_COLL_RING || kind == CS_COLL_TREE || kind == CS_COLL_HALVING_DOUBLING)) {
-    if (kind == CS_COLL_RING) { /* a chain: each hop adds one worker's payload */
+  const CsCollectiveDef *def = cs_collective_def(kind);
+  bool servers = (def->flags & CS_COLLF_SERVERS) != 0;
+  if (ok && summable && def->chain != CS_CHAIN_GATHER) {
+    if (def->chain == CS_CHAIN_LINE) { /* a chain: each hop adds one worker's payload */
       for (uint32_t w = 1; ok && w < P; w++) ok = reduce_into(codecs[w], round, &pl[0], &pl[w], cap, error);
     } else { /* binomial: pairs, then pairs of pairs */
       for (uint32_t step = 1; ok && step < P; step *= 2)
         for (uint32_t w = 0; ok && w + step < P; w += 2 * step) ok = reduce_into(codecs[w], round, &pl[w], &pl[w + step], cap, error);
     }
     ok = ok && cs_codec_decode(pl[0].buf, pl[0].len, result, n, error);
-  } else if (ok && params.method == CS_CODEC_SIGN && kind == CS_COLL_PS) { /* majority vote, scaled */
+  } else if (ok && params.method == CS_CODEC_SIGN && servers) { /* majority vote, scaled */
     const void **bufs = g_new(const void *, P);
     size_t *lens = g_new(size_t, P);
     for (uint32_t w = 0; w < P; w++) bufs[w] = pl[w].buf, lens[w] = pl[w].len;
@@ -82,7 +84,7 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
     g_free(lens);
   } else if (ok) { /* gathered: decode each and add exactly */
     for (uint32_t w = 0; ok && w < P; w++) ok = cs_codec_decode_add(pl[w].buf, pl[w].len, result, n, error);
-    if (ok && kind == CS_COLL_PS && pull) { /* the server encodes the sum once more */
+    if (ok && servers && pull) { /* the server encodes the sum once more */
       Payload back;
       ok = encode(codecs[0], round + 1, result, n, cap, &back, error) && cs_codec_decode(back.buf, back.len, result, n, error);
       g_free(back.buf);

@@ -25,8 +25,6 @@ static const char *const topo_names[] = {"explicit", "star", "ring", "dumbbell",
                                          "fat-tree", "torus2d", "tree", NULL};
 static const char *const routing_names[] = {"shortest", "ecmp", NULL};
 static const char *const queue_names[] = {"droptail", "red", "ecn", NULL};
-static const char *const collective_names[] = {"ps", "ring", "tree", "halving-doubling",
-                                               "allgather", NULL};
 static const char *const pattern_names[] = {"cbr", "poisson", "onoff", NULL};
 static const char *const dtype_names[] = {"fp32", "fp16", "bf16", "fp64", NULL};
 static const char *const method_names[] = {"none",   "fp16", "bf16", "uniform", "stochastic",
@@ -34,8 +32,6 @@ static const char *const method_names[] = {"none",   "fp16", "bf16", "uniform", 
 static const char *const trace_names[] = {"summary", "iterations", "messages",
                                           "links",   "packets",    "timeline", NULL};
 static const char *const loss_model_names[] = {"bernoulli", "gilbert-elliott", NULL};
-
-const char *cs_collective_name(CsCollective c) { return collective_names[c]; }
 
 /* Where a node is, its file interned in the scenario (the tree goes). */
 static CsLoc loc_of(CsScenario *s, const CsYamlNode *n) {
@@ -741,7 +737,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
       !get_real(v, P, "backward_fraction", &w->backward_fraction, error) ||
       !get_size(v, P, "buckets", &w->buckets, error) ||
       !get_count(v, P, "accumulation", &w->accumulation, error) ||
-      !get_enum(v, P, "collective", "collective", collective_names, &coll, error) ||
+      !get_enum(v, P, "collective", "collective", cs_collective_names(), &coll, error) ||
       !get_count(v, P, "chunks", &w->chunks, error) || !get_bool(v, P, "sync", &w->sync, error) ||
       !get_bool(v, P, "pull", &w->pull, error))
     return false;
@@ -760,22 +756,19 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
     FAIL_AT(at(v, "backward_fraction"), "workload.backward_fraction must lie in [0, 1]");
   if (w->accumulation < 1) FAIL_AT(at(v, "accumulation"), "workload.accumulation must be at least 1");
   if (w->chunks < 1) FAIL_AT(at(v, "chunks"), "workload.chunks must be at least 1");
-  if (w->chunks > 1 && w->collective != CS_COLL_TREE)
-    FAIL_AT(at(v, "chunks"), "workload.chunks pipelines the tree collective only (collective is %s)",
-            collective_names[w->collective]);
-  if (value_of(v, "sync") && w->collective != CS_COLL_PS)
-    FAIL_AT(at(v, "sync"), "workload.sync applies to collective ps only (collective is %s)",
-            collective_names[w->collective]);
-  if (value_of(v, "pull") && w->collective != CS_COLL_PS)
-    FAIL_AT(at(v, "pull"), "workload.pull applies to collective ps only (collective is %s)",
-            collective_names[w->collective]);
+  const char *coll_name = cs_collective_name(w->collective);
+  bool servers = cs_collective_has(w->collective, CS_COLLF_SERVERS);
+  if (w->chunks > 1 && !cs_collective_has(w->collective, CS_COLLF_CHUNKS))
+    FAIL_AT(at(v, "chunks"), "workload.chunks pipelines the tree collective only (collective is %s)", coll_name);
+  if (value_of(v, "sync") && !servers)
+    FAIL_AT(at(v, "sync"), "workload.sync applies to collective ps only (collective is %s)", coll_name);
+  if (value_of(v, "pull") && !servers)
+    FAIL_AT(at(v, "pull"), "workload.pull applies to collective ps only (collective is %s)", coll_name);
 
   CsYamlNode *sv;
   if ((sv = value_of(v, "servers"))) {
     if (!expect_kind(sv, CS_YAML_SEQ, "workload.servers", error)) return false;
-    if (w->collective != CS_COLL_PS)
-      FAIL_AT(sv, "workload.servers applies to collective ps only (collective is %s)",
-              collective_names[w->collective]);
+    if (!servers) FAIL_AT(sv, "workload.servers applies to collective ps only (collective is %s)", coll_name);
     for (guint i = 0; i < sv->items->len; i++) {
       CsYamlNode *n = sv->items->pdata[i];
       const char *t = scalar_text(n, "workload.servers[]", error);
@@ -815,7 +808,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
     CsYamlNode *cost;
     if ((cost = value_of(cv, "cost")) && !read_cost(cost, c, error)) return false;
   }
-  g_autofree char *refusal = cs_codec_collective_refusal(c->method, collective_names[w->collective]);
+  g_autofree char *refusal = cs_collective_codec_refusal(w->collective, c->method);
   if (refusal) {
     CsYamlNode *at = value_of(v, "collective");
     if (!at && cv) at = value_of(cv, "method");

@@ -36,15 +36,16 @@ static bool check_names(const CsTopology *t, const CsScenario *s, GError **error
     cs_error_at(error, w->at, "workload: the topology has no workers");
     return false;
   }
-  if (w->collective == CS_COLL_PS && t->n_servers == 0) {
+  if (cs_collective_has(w->collective, CS_COLLF_SERVERS) && t->n_servers == 0) {
     cs_error_at(error, w->at,
-                "workload: collective ps needs servers and the topology has none (set topology.servers, or role: server)");
+                "workload: collective %s needs servers and the topology has none (set topology.servers, or role: server)",
+                cs_collective_name(w->collective));
     return false;
   }
-  if (w->collective == CS_COLL_HALVING_DOUBLING && (t->n_workers & (t->n_workers - 1)) != 0) {
+  if (cs_collective_has(w->collective, CS_COLLF_POW2) && (t->n_workers & (t->n_workers - 1)) != 0) {
     cs_error_at(error, w->at,
-                "workload: collective halving-doubling needs a power-of-two number of workers, not %u (use ring or tree)",
-                t->n_workers);
+                "workload: collective %s needs a power-of-two number of workers, not %u (use ring or tree)",
+                cs_collective_name(w->collective), t->n_workers);
     return false;
   }
   for (guint i = 0; i < w->servers->len; i++) {

@@ -1,3 +1,4 @@
-# Training iterations: compute, buckets, accumulation, async ps.
-sim_libcommsim_la_SOURCES += sim/workload/workload.c
-pkginclude_HEADERS += include/commsim/workload.h
+# Training iterations: compute, buckets, accumulation, async ps; and their
+# closed-form estimate (commsim model).
+sim_libcommsim_la_SOURCES += sim/workload/workload.c sim/workload/model.c
+pkginclude_HEADERS += include/commsim/workload.h include/commsim/model.h

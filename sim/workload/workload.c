@@ -122,7 +122,7 @@ static void on_result(void *ctx, uint32_t rank) {
   if (fs >= 0 && (r->first_send < 0 || fs < r->first_send)) r->first_send = fs;
   CsTime lr = cs_coll_last_receive(oc->op, rank);
   /* push only: nothing comes back; the round ends when the servers have summed */
-  if (wl->spec->collective == CS_COLL_PS && !wl->spec->pull) lr = cs_engine_now(wl->engine);
+  if (cs_collective_has(wl->spec->collective, CS_COLLF_SERVERS) && !wl->spec->pull) lr = cs_engine_now(wl->engine);
   r->comm_end = lr > r->comm_end ? lr : r->comm_end;
   if (oc->async_worker >= 0) { /* other workers' updates applied since this worker's last pull */
     r->staleness = (double)(wl->applied - wl->applied_at_pull[w]);
@@ -246,7 +246,7 @@ CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsWorkloadSp
   }
   wl->P = t->n_workers;
   wl->iterations = (uint32_t)ws->iterations;
-  wl->async = ws->collective == CS_COLL_PS && !ws->sync;
+  wl->async = cs_collective_has(ws->collective, CS_COLLF_SERVERS) && !ws->sync;
   /* servers: those listed, or all */
   wl->servers = g_new(uint32_t, t->n_servers + 1);
   if (ws->servers->len) {

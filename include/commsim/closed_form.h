@@ -1,0 +1,111 @@
+/* closed_form.h - a collective operation's cost on the real routes, with
+ * no simulation: the machinery `commsim model` uses, and the hooks a
+ * collective's file fills in (CsCollectiveDef.model and .schedule).
+ *
+ * A collective is a sequence of rounds; in each some messages travel at
+ * once.  A round takes the time its busiest link direction needs for what
+ * crosses it - data, and the ACKs of the messages going the other way -
+ * plus the latency terms of its slowest path:
+ *
+ *   round = max over link directions d of 8 load(d) / B(d)
+ *         + max over messages of (the path's latencies
+ *                                 + one last packet's store-and-forward at each other hop)
+ *
+ * on the routes the simulation uses (ECMP: spread evenly over the
+ * equal-cost next hops).  A collective's `model` hook evaluates its rounds
+ * (cs_model_round), records them for the report (cs_model_record), and
+ * gives each pair of participants the time of its messages
+ * (cs_model_pair); the simulation's own steps (cs_coll_plan_new) are then
+ * replayed with those times - same order, same codec work between steps,
+ * the same rendezvous rounds.  A collective whose workers do not move in
+ * lock step (ps) gives a `schedule` instead: each worker's result time
+ * from each worker's start.
+ */
+#ifndef COMMSIM_CLOSED_FORM_H
+#define COMMSIM_CLOSED_FORM_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commsim/collective.h"
+#include "commsim/net.h"
+#include "commsim/routing.h"
+#include "commsim/topology.h"
+
+/* One kind of round of a collective, as the report shows it. */
+typedef struct {
+  char *label;         /* "reduce-scatter / all-gather step", "push to ps0", ... */
+  uint32_t count;      /* how many such rounds one operation has */
+  uint32_t messages;   /* messages in flight at once in it */
+  double seconds;      /* one round */
+  double bound_s;      /* its busiest link direction's bytes over its bandwidth */
+  double latency_s;    /* its slowest path's latency and store-and-forward terms */
+  uint32_t link;       /* the busiest link direction */
+  int dir;
+  double bound_bytes;  /* bytes crossing it in the round (data and ACKs) */
+} CsModelStep;
+
+/* A message of a round: between two nodes, `payload` bytes. */
+typedef struct {
+  uint32_t src, dst;
+  uint64_t payload;
+} CsModelMsg;
+
+/* The network as the closed form sees it: routes, packet sizes, and what
+ * the rounds so far have crossed. */
+typedef struct CsModelCtx CsModelCtx;
+CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const CsTopology *t, const CsRoutes *r);
+void cs_model_ctx_free(CsModelCtx *c);
+/* The mean hops of the messages evaluated, and per link direction (2 *
+ * link + dir) whether any crossed it (owned by the context). */
+double cs_model_ctx_hops_mean(const CsModelCtx *c);
+const uint8_t *cs_model_ctx_dirs_used(const CsModelCtx *c);
+
+/* One operation of a collective on `spec`'s elements, for its file's hooks. */
+struct CsModelOp {
+  CsModelCtx *ctx;
+  const CsCollectiveDef *def;
+  CsCollSpec spec;
+  GArray *steps;      /* CsModelStep: when not NULL, rounds are recorded here */
+  CsModelMsg *msgs;   /* room for every participant's message to every other's */
+  GHashTable *pair_s; /* (src << 32 | dst) participant -> the time of each message between them */
+  void *state;        /* the collective's own (freed with g_free) */
+  double codec_s;     /* a worker's codec work in the operation; the model hook may set it, else (-1) from the plan */
+};
+
+/* A round: its messages evaluated together on the routes. */
+CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n);
+/* Record a round for the report (its label copied), `count` times per operation. */
+void cs_model_record(CsModelOp *op, CsModelStep st, const char *label, uint32_t count);
+/* Participants a -> b: each of their messages takes `seconds` in the replay. */
+void cs_model_pair(CsModelOp *op, uint32_t a, uint32_t b, double seconds);
+/* Participant p's node (workers by rank, then servers). */
+static inline uint32_t cs_model_node(const CsModelOp *op, uint32_t p) {
+  return p < op->spec.n_workers ? op->spec.workers[p] : op->spec.servers[p - op->spec.n_workers];
+}
+/* Participant p's node's name. */
+const char *cs_model_node_name(const CsModelOp *op, uint32_t p);
+/* The wire payload of n elements; codec work on n elements, in seconds. */
+static inline uint64_t cs_model_payload(const CsModelOp *op, uint64_t n) { return cs_coll_payload_bytes(&op->spec.codec, n); }
+static inline double cs_model_cost(double ps_per_element, uint64_t n) { return ps_per_element * (double)n * 1e-12; }
+/* A message's serialization on the first link of src's path to dst. */
+double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
+
+/* The driver (the workload's model): an operation's hooks run once at
+ * creation; then each worker's result time from common or separate starts. */
+CsModelOp *cs_model_op_new(CsModelCtx *ctx, const CsCollSpec *spec, GArray *record_steps);
+void cs_model_op_free(CsModelOp *op);
+/* Every worker contributes at 0: each one's result time, with its codec
+ * work or (codec false) the network alone. */
+void cs_model_op_times(CsModelOp *op, bool codec, double *end);
+/* A worker's codec work in the operation (its first encode aside). */
+double cs_model_op_codec(CsModelOp *op);
+/* Each worker contributes at start[w]: its result at end[w].  `carry`
+ * (one per server, zero at first) is what one operation leaves the next
+ * (a server's pulls still going); server_add: the servers' summing past
+ * the last push, for the report. */
+void cs_model_op_schedule(CsModelOp *op, const double *start, double *end, double *carry, bool codec,
+                          double *server_add);
+
+#endif

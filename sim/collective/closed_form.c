@@ -1,0 +1,334 @@
+/* closed_form.c - a collective operation's cost on the real routes: the
+ * rounds of concurrent messages, each bounded by its busiest link
+ * direction (closed_form.h), and the replay of the simulation's own steps
+ * with those times. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "commsim/closed_form.h"
+
+struct CsModelCtx {
+  CsRouting routing;
+  const CsTopology *t;
+  const CsRoutes *r;
+  uint64_t mss, header, ack;
+  double *load;       /* per link direction: bytes in the round */
+  uint32_t *touched;  /* directions with load, this round */
+  uint32_t n_touched;
+  double *share;      /* per node: the part of a message passing it (ECMP spreading) */
+  uint32_t *frontier, *next;
+  uint32_t *ports;    /* a path */
+  uint8_t *used;      /* per link direction: crossed by any round */
+  double hop_sum;
+  uint64_t hop_n;
+};
+
+CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const CsTopology *t, const CsRoutes *r) {
+  CsModelCtx *c = g_new0(CsModelCtx, 1);
+  c->routing = routing, c->t = t, c->r = r;
+  c->mss = (uint64_t)(tr->mtu - tr->header);
+  c->header = (uint64_t)tr->header;
+  c->ack = (uint64_t)tr->ack;
+  size_t dirs = 2 * (size_t)t->n_links + 1;
+  c->load = g_new0(double, dirs);
+  c->touched = g_new(uint32_t, dirs);
+  c->used = g_new0(uint8_t, dirs);
+  c->share = g_new0(double, t->n_nodes + 1);
+  c->frontier = g_new(uint32_t, t->n_nodes + 1);
+  c->next = g_new(uint32_t, t->n_nodes + 1);
+  c->ports = g_new(uint32_t, t->n_nodes + 1);
+  return c;
+}
+
+void cs_model_ctx_free(CsModelCtx *c) {
+  if (!c) return;
+  g_free(c->load);
+  g_free(c->touched);
+  g_free(c->used);
+  g_free(c->share);
+  g_free(c->frontier);
+  g_free(c->next);
+  g_free(c->ports);
+  g_free(c);
+}
+
+double cs_model_ctx_hops_mean(const CsModelCtx *c) { return c->hop_n ? c->hop_sum / (double)c->hop_n : 0; }
+const uint8_t *cs_model_ctx_dirs_used(const CsModelCtx *c) { return c->used; }
+
+static uint32_t dir_of(const CsTopology *t, uint32_t port) { return 2 * t->ports[port].link + t->ports[port].dir; }
+
+static void add_load(CsModelCtx *c, uint32_t d, double bytes) {
+  if (c->load[d] == 0) c->touched[c->n_touched++] = d;
+  c->load[d] += bytes;
+  c->used[d] = 1;
+}
+
+/* Put `bytes` on the links from node `src` to host `dst`: along the one
+ * path of shortest routing, or spread evenly over the equal-cost next
+ * hops at every node (ideal ECMP), layer by layer toward dst. */
+static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes) {
+  const CsTopology *t = c->t;
+  if (c->routing != CS_ROUTING_ECMP) {
+    int h = cs_routes_path(c->r, src, dst_host, 0, c->ports, (int)t->n_nodes);
+    for (int i = 0; i < h; i++) add_load(c, dir_of(t, c->ports[i]), bytes);
+    return;
+  }
+  uint32_t nf = 1, target = t->hosts[dst_host];
+  c->frontier[0] = src;
+  c->share[src] = 1.0;
+  while (nf > 0 && c->frontier[0] != target) {
+    uint32_t nn = 0;
+    for (uint32_t i = 0; i < nf; i++) {
+      uint32_t n = c->frontier[i];
+      const CsNode *node = &t->nodes[n];
+      int want = cs_routes_distance(c->r, n, dst_host) - 1;
+      uint32_t count = 0;
+      for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++)
+        count += cs_routes_distance(c->r, t->ports[p].peer, dst_host) == want;
+      double part = c->share[n] / count;
+      for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++) {
+        uint32_t m = t->ports[p].peer;
+        if (cs_routes_distance(c->r, m, dst_host) != want) continue;
+        add_load(c, dir_of(t, p), bytes * part);
+        if (c->share[m] == 0) c->next[nn++] = m;
+        c->share[m] += part;
+      }
+      c->share[n] = 0;
+    }
+    uint32_t *tmp = c->frontier;
+    c->frontier = c->next;
+    c->next = tmp;
+    nf = nn;
+  }
+  for (uint32_t i = 0; i < nf; i++) c->share[c->frontier[i]] = 0;
+}
+
+/* Packets, wire bytes and the latency terms of one message: the path's
+ * latencies and one last packet's store-and-forward at every hop but the
+ * first slowest (whose serialization the busiest-link term counts). */
+static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packets, double *wire) {
+  const CsTopology *t = c->t;
+  uint64_t n = (m->payload + c->mss - 1) / c->mss;
+  if (n == 0) n = 1;
+  *packets = n;
+  *wire = (double)m->payload + (double)(n * c->header);
+  double last = (double)(m->payload - (n - 1) * c->mss + c->header);
+  uint32_t dst_host = (uint32_t)t->nodes[m->dst].host;
+  int h = cs_routes_path(c->r, m->src, dst_host, 0, c->ports, (int)t->n_nodes);
+  double lat = 0, bmin = INFINITY;
+  int slow = 0;
+  for (int i = 0; i < h; i++) {
+    const CsLink *l = &t->links[t->ports[c->ports[i]].link];
+    lat += (double)l->spec.latency * 1e-12;
+    if ((double)l->spec.bandwidth < bmin) bmin = (double)l->spec.bandwidth, slow = i;
+  }
+  for (int i = 0; i < h; i++)
+    if (i != slow) lat += 8.0 * last / (double)t->links[t->ports[c->ports[i]].link].spec.bandwidth;
+  c->hop_sum += h;
+  c->hop_n++;
+  return lat;
+}
+
+CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) {
+  CsModelCtx *c = op->ctx;
+  const CsTopology *t = c->t;
+  CsModelStep st = {0};
+  st.messages = n;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t packets;
+    double wire;
+    double lat = message_terms(c, &msgs[i], &packets, &wire);
+    if (lat > st.latency_s) st.latency_s = lat;
+    spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire);
+    /* the ACKs come back the other way */
+    spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack));
+  }
+  for (uint32_t i = 0; i < c->n_touched; i++) {
+    uint32_t d = c->touched[i];
+    double s = 8.0 * c->load[d] / (double)t->links[d / 2].spec.bandwidth;
+    if (s > st.bound_s || (s == st.bound_s && d < 2 * st.link + (uint32_t)st.dir)) {
+      st.bound_s = s;
+      st.link = d / 2;
+      st.dir = (int)(d % 2);
+      st.bound_bytes = c->load[d];
+    }
+    c->load[d] = 0;
+  }
+  c->n_touched = 0;
+  st.seconds = st.bound_s + st.latency_s;
+  return st;
+}
+
+void cs_model_record(CsModelOp *op, CsModelStep st, const char *label, uint32_t count) {
+  if (!op->steps) return;
+  st.label = g_strdup(label);
+  st.count = count;
+  g_array_append_val(op->steps, st);
+}
+
+void cs_model_pair(CsModelOp *op, uint32_t a, uint32_t b, double seconds) {
+  gint64 *k = g_new(gint64, 1);
+  *k = ((gint64)a << 32) | b;
+  double *v = g_new(double, 1);
+  *v = seconds;
+  g_hash_table_replace(op->pair_s, k, v);
+}
+
+double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
+  const CsModelCtx *c = op->ctx;
+  const CsTopology *t = c->t;
+  uint64_t pk = (payload + c->mss - 1) / c->mss;
+  uint32_t port = cs_routes_next_port(c->r, src, (uint32_t)t->nodes[dst].host, 0);
+  return 8.0 * (double)(payload + (pk ? pk : 1) * c->header) / (double)t->links[t->ports[port].link].spec.bandwidth;
+}
+
+/* ---- the replay ----
+ *
+ * The steps of the simulation itself (cs_coll_plan_new) are replayed with
+ * every message taking the time of the round it belongs to, with the same
+ * rules: a participant's steps in order, the codec work between them,
+ * messages between two participants one at a time, a rendezvous receive
+ * letting its message leave only when reached, a round send ending when
+ * delivered. */
+
+typedef struct {
+  double post, start, end;
+  bool resolved; /* start and end known */
+  uint32_t step; /* the receiver's step that takes it */
+} RMsg;
+
+typedef struct {
+  GArray *msgs;   /* RMsg, in the order posted */
+  guint consumed; /* messages taken by the receiver's steps so far */
+  GArray *recv_steps;
+} RPair;
+
+static void rpair_free(gpointer p) {
+  RPair *x = p;
+  g_array_free(x->msgs, TRUE);
+  g_array_free(x->recv_steps, TRUE);
+  g_free(x);
+}
+
+/* Replay the plan from time 0 (every worker has contributed); each
+ * worker's result time into end[]. */
+static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
+  uint32_t N = plan->n_parts;
+  GHashTable *pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, rpair_free);
+  uint32_t *cur = g_new0(uint32_t, N);
+  bool *sent = g_new0(bool, N);
+  double *t = g_new0(double, N);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (uint32_t p = 0; p < N; p++) {
+      GArray *steps = plan->steps[p];
+      while (cur[p] < steps->len) {
+        const CsCollStep *st = &g_array_index(steps, CsCollStep, cur[p]);
+        RPair *out = NULL;
+        if (st->send_to >= 0) {
+          gint64 key = ((gint64)p << 32) | (uint32_t)st->send_to;
+          out = g_hash_table_lookup(pairs, &key);
+          if (!out) {
+            out = g_new0(RPair, 1);
+            out->msgs = g_array_new(FALSE, TRUE, sizeof(RMsg));
+            out->recv_steps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+            GArray *rs = plan->steps[st->send_to];
+            for (guint i = 0; i < rs->len; i++)
+              if (g_array_index(rs, CsCollStep, i).recv_from == (int32_t)p) g_array_append_val(out->recv_steps, i);
+            g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), out);
+          }
+          if (!sent[p]) {
+            RMsg m = {t[p], 0, 0, false, g_array_index(out->recv_steps, uint32_t, out->msgs->len)};
+            g_array_append_val(out->msgs, m);
+            sent[p] = true;
+          }
+        }
+        if (st->recv_from >= 0) {
+          gint64 key = ((gint64)(uint32_t)st->recv_from << 32) | p;
+          RPair *in = g_hash_table_lookup(pairs, &key);
+          if (!in || in->consumed >= in->msgs->len) break; /* not sent yet */
+          RMsg *m = &g_array_index(in->msgs, RMsg, in->consumed);
+          if (!m->resolved) {
+            double prev = in->consumed ? g_array_index(in->msgs, RMsg, in->consumed - 1).end : 0;
+            m->start = fmax(fmax(m->post, prev), st->rendezvous ? t[p] : 0);
+            double *sec = g_hash_table_lookup(o->pair_s, &key);
+            m->end = m->start + (sec ? *sec : 0);
+            m->resolved = true;
+          }
+          in->consumed++;
+          t[p] = fmax(t[p], m->end);
+        }
+        if (st->wait_delivered) {
+          const RMsg *m = &g_array_index(out->msgs, RMsg, out->msgs->len - 1);
+          if (!m->resolved) break; /* its receiver has not reached it */
+          t[p] = fmax(t[p], m->end);
+        }
+        t[p] += (double)st->compute * 1e-12;
+        cur[p]++;
+        sent[p] = false;
+        changed = true;
+      }
+    }
+  }
+  for (uint32_t r = 0; r < o->spec.n_workers; r++) {
+    g_assert(cur[r] == plan->steps[r]->len); /* a collective's steps always complete */
+    end[r] = t[r];
+  }
+  g_free(cur);
+  g_free(sent);
+  g_free(t);
+  g_hash_table_destroy(pairs);
+}
+
+/* ---- the driver ---- */
+
+CsModelOp *cs_model_op_new(CsModelCtx *ctx, const CsCollSpec *spec, GArray *record_steps) {
+  CsModelOp *op = g_new0(CsModelOp, 1);
+  op->ctx = ctx;
+  op->def = cs_collective_def(spec->kind);
+  op->spec = *spec;
+  op->steps = record_steps;
+  op->msgs = g_new(CsModelMsg, (size_t)spec->n_workers * (spec->n_servers + 1) + 1);
+  op->pair_s = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  op->codec_s = -1;
+  /* one worker alone has nothing to exchange, except through servers */
+  if (op->def->schedule || spec->n_workers >= 2) op->def->model(op);
+  return op;
+}
+
+void cs_model_op_free(CsModelOp *op) {
+  if (!op) return;
+  g_hash_table_destroy(op->pair_s);
+  g_free(op->msgs);
+  g_free(op->state);
+  g_free(op);
+}
+
+void cs_model_op_times(CsModelOp *op, bool codec, double *end) {
+  CsCollSpec spec = op->spec;
+  if (!codec) memset(&spec.cost, 0, sizeof spec.cost);
+  CsCollPlan *plan = cs_coll_plan_new(&spec);
+  replay(op, plan, end);
+  cs_coll_plan_free(plan);
+}
+
+double cs_model_op_codec(CsModelOp *op) {
+  if (op->codec_s >= 0) return op->codec_s;
+  CsCollPlan *plan = cs_coll_plan_new(&op->spec);
+  double sum = 0;
+  for (uint32_t r = 0; r < op->spec.n_workers; r++)
+    for (guint i = 0; i < plan->steps[r]->len; i++) sum += (double)g_array_index(plan->steps[r], CsCollStep, i).compute;
+  cs_coll_plan_free(plan);
+  return op->codec_s = sum * 1e-12 / op->spec.n_workers;
+}
+
+void cs_model_op_schedule(CsModelOp *op, const double *start, double *end, double *carry, bool codec,
+                          double *server_add) {
+  g_assert(op->def->schedule);
+  op->def->schedule(op, start, end, carry, codec, server_add);
+}
+
+const char *cs_model_node_name(const CsModelOp *op, uint32_t p) { return op->ctx->t->nodes[cs_model_node(op, p)].name; }

@@ -1,0 +1,146 @@
+/* ps.c - parameter server: each worker pushes shard j of its gradient to
+ * server j; a server decodes and sums the pushes as they come, then
+ * (pull) encodes the sum and sends it to every worker, who decodes it.
+ * Push only (pull: false): the operation ends when the servers have
+ * summed. */
+#include "config.h"
+
+#include <math.h>
+
+#include "commsim/closed_form.h"
+
+static void build(CsCollPlan *plan, const CsCollSpec *s) {
+  uint32_t P = s->n_workers, S = s->n_servers;
+  const CsCodecCost *c = &s->cost;
+  for (uint32_t r = 0; r < P; r++) {
+    for (uint32_t j = 0; j < S; j++)
+      cs_coll_add_step(plan, r, (int32_t)(P + j), cs_coll_payload_bytes(&s->codec, cs_coll_piece(s->elements, S, j)), -1, 0);
+    if (s->pull)
+      for (uint32_t j = 0; j < S; j++) cs_coll_add_step(plan, r, -1, 0, (int32_t)(P + j), cs_coll_cost(c->decode_ps, cs_coll_piece(s->elements, S, j)));
+  }
+  for (uint32_t j = 0; j < S; j++) {
+    uint64_t n = cs_coll_piece(s->elements, S, j);
+    for (uint32_t r = 0; r < P; r++) cs_coll_add_step(plan, P + j, -1, 0, (int32_t)r, cs_coll_cost(c->decode_ps + c->reduce_ps, n));
+    if (s->pull) {
+      cs_coll_add_step(plan, P + j, -1, 0, -1, cs_coll_cost(c->encode_ps, n));
+      for (uint32_t r = 0; r < P; r++) cs_coll_add_step(plan, P + j, (int32_t)r, cs_coll_payload_bytes(&s->codec, n), -1, 0);
+    }
+  }
+}
+
+/* ---- closed form ----
+ * Its workers do not move in lock step: they get their results one after
+ * another and push the next gradient while a server still pulls to the
+ * others.  So ps gives a schedule: per server, the rounds of its pushes
+ * and pulls (evaluated once per bucket size), then each worker's result
+ * from each one's start. */
+typedef struct {
+  CsModelStep push, pull;        /* the P pushes to the server, its P pulls */
+  double up_s;                   /* one shard on a worker's first link */
+  double push_all_s, pull_all_s; /* every server's pushes (pulls) at once: the busiest link's time */
+} Server;
+
+static void model(CsModelOp *o) {
+  uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
+  uint64_t n = o->spec.elements;
+  Server *sv = g_new0(Server, S + 1);
+  o->state = sv;
+  o->codec_s = o->spec.pull ? cs_model_cost(o->spec.cost.decode_ps, n) : 0;
+  for (uint32_t j = 0; j < S; j++) {
+    uint64_t bytes = cs_model_payload(o, cs_coll_piece(n, S, j));
+    uint32_t server = cs_model_node(o, P + j);
+    for (uint32_t r = 0; r < P; r++) o->msgs[r] = (CsModelMsg){cs_model_node(o, r), server, bytes};
+    sv[j].push = cs_model_round(o, o->msgs, P);
+    for (uint32_t r = 0; r < P; r++) o->msgs[r] = (CsModelMsg){server, cs_model_node(o, r), bytes};
+    sv[j].pull = cs_model_round(o, o->msgs, P);
+    /* the stagger: one shard's serialization at the worker's first hop */
+    sv[j].up_s = cs_model_first_hop_s(o, cs_model_node(o, 0), server, bytes);
+    if (o->steps) {
+      g_autofree char *a = g_strdup_printf("push to %s (every worker)", cs_model_node_name(o, P + j));
+      g_autofree char *b = g_strdup_printf("pull from %s (to every worker)", cs_model_node_name(o, P + j));
+      cs_model_record(o, sv[j].push, a, 1);
+      cs_model_record(o, sv[j].pull, b, 1);
+    }
+  }
+  /* a worker's pushes to the servers overlap (and the servers' pulls):
+   * what they share, all at once */
+  CsModelStep all[2];
+  for (int k = 0; k < 2; k++) {
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < S; j++)
+      for (uint32_t r = 0; r < P; r++) {
+        uint64_t bytes = cs_model_payload(o, cs_coll_piece(n, S, j));
+        uint32_t w = cs_model_node(o, r), s = cs_model_node(o, P + j);
+        o->msgs[m++] = k == 0 ? (CsModelMsg){w, s, bytes} : (CsModelMsg){s, w, bytes};
+      }
+    all[k] = cs_model_round(o, o->msgs, m);
+  }
+  for (uint32_t j = 0; j < S; j++) sv[j].push_all_s = all[0].bound_s, sv[j].pull_all_s = all[1].bound_s;
+  if (S > 1) {
+    cs_model_record(o, all[0], "pushes to every server at once", 1);
+    cs_model_record(o, all[1], "pulls from every server at once", 1);
+  }
+}
+
+/* Worker w has its encoded gradient at start[w] and its result at end[w];
+ * pull_free[j] is when server j's last pull left.  A worker's S pushes
+ * leave one after another (its host queue is FIFO); server j's pushes end
+ * when the last arrives and its busiest link has carried them all, it
+ * sums each as it comes, encodes the sum and sends it to the workers in
+ * rank order. */
+static void schedule(CsModelOp *o, const double *start, double *end, double *pull_free, bool codec, double *server_add) {
+  uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
+  uint64_t n = o->spec.elements;
+  const Server *sv = o->state;
+  bool pull = o->spec.pull;
+  CsCodecCost cost = codec ? o->spec.cost : (CsCodecCost){0};
+  double first = INFINITY, last = 0;
+  for (uint32_t r = 0; r < P; r++) first = fmin(first, start[r]), last = fmax(last, start[r]);
+  double push_all = 0;
+  *server_add = 0;
+  for (uint32_t r = 0; r < P; r++) end[r] = 0;
+  for (uint32_t j = 0; j < S; j++) {
+    uint64_t shard = cs_coll_piece(n, S, j);
+    double stag = 0;
+    for (uint32_t i = 0; i < j; i++) stag += sv[i].up_s;
+    /* the last push leaves its worker after its earlier shards; the
+     * busiest link carries all of them from the first */
+    double arrived = fmax(fmax(last + stag + sv[j].up_s, first + stag + sv[j].push.bound_s), first + sv[j].push_all_s) +
+                     sv[j].push.latency_s;
+    /* summed as they come: pushes that start together share the link and
+     * end together, so all P sums follow the last; pushes spread out (the
+     * workers' starts apart) are summed one by one as they land */
+    double proc = cs_model_cost(cost.decode_ps + cost.reduce_ps, shard);
+    double first_done = fmax(first + stag + sv[j].up_s + sv[j].push.latency_s, arrived - (last - first));
+    double summed = fmax(arrived + proc, first_done + P * proc);
+    if (summed > push_all) *server_add = summed - arrived;
+    push_all = fmax(push_all, summed);
+    if (!pull) continue;
+    double from = fmax(summed + cs_model_cost(cost.encode_ps, shard), pull_free[j]);
+    double busy = fmax(sv[j].pull.bound_s, sv[j].pull_all_s);
+    for (uint32_t r = 0; r < P; r++) /* rank order through the server's busiest link */
+      end[r] = fmax(end[r], from + (double)(r + 1) / P * busy + sv[j].pull.latency_s);
+    pull_free[j] = from + busy;
+  }
+  for (uint32_t r = 0; r < P; r++)
+    end[r] = pull ? end[r] + cs_model_cost(cost.decode_ps, n) : push_all; /* push only: the round ends when summed */
+}
+
+static const char *formula(const CsCollSpec *s) {
+  return s->pull ? "ps: each worker pushes shard j to server j (its shards one after another); a server's pushes end "
+                   "when its busiest link has carried all P, it sums each as it comes, then pulls to the workers in "
+                   "rank order; the next bucket's pushes overlap the last pulls"
+                 : "ps (push only): each worker pushes shard j to server j; the round ends when every server has "
+                   "summed its P pushes";
+}
+
+const CsCollectiveDef cs_coll_ps = {
+    .name = "ps",
+    .help = "parameter server: shards pushed to the servers, summed there, pulled back (sync or async)",
+    .flags = CS_COLLF_SERVERS,
+    .chain = CS_CHAIN_GATHER,
+    .build = build,
+    .formula = formula,
+    .model = model,
+    .schedule = schedule,
+};

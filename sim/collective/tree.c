@@ -1,0 +1,77 @@
+/* tree.c - binomial tree: reduce to rank 0, then broadcast back, the
+ * message in `chunks` pieces pipelined down the levels. */
+#include "config.h"
+
+#include "commsim/closed_form.h"
+
+static void build(CsCollPlan *plan, const CsCollSpec *s) {
+  uint32_t P = s->n_workers, C = s->chunks ? s->chunks : 1;
+  const CsCodecCost *c = &s->cost;
+  for (uint32_t r = 0; r < P; r++) {
+    uint32_t low = r ? (uint32_t)__builtin_ctz(r) : 32; /* r's parent is r - 2^low */
+    /* children: r + 2^k for k < low, ascending for the reduce */
+    for (uint32_t ch = 0; ch < C; ch++) {
+      uint64_t n = cs_coll_piece(s->elements, C, ch);
+      for (uint32_t k = 0; k < low && r + (1u << k) < P; k++)
+        cs_coll_add_round_recv(plan, r, (int32_t)(r + (1u << k)), cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, n));
+      if (r) cs_coll_add_step(plan, r, (int32_t)(r - (1u << low)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
+      else { /* the root broadcasts each chunk as soon as it is reduced */
+        for (int k = 31; k >= 0; k--)
+          if ((uint32_t)k < low && r + (1u << k) < P)
+            cs_coll_add_round_send(plan, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n));
+      }
+    }
+    if (r) /* then the broadcast: from the parent, on to the children, largest subtree first */
+      for (uint32_t ch = 0; ch < C; ch++) {
+        uint64_t n = cs_coll_piece(s->elements, C, ch);
+        cs_coll_add_round_recv(plan, r, (int32_t)(r - (1u << low)), 0);
+        for (int k = 31; k >= 0; k--)
+          if ((uint32_t)k < low && r + (1u << k) < P)
+            cs_coll_add_round_send(plan, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n));
+      }
+    cs_coll_add_step(plan, r, -1, 0, -1, cs_coll_cost(c->decode_ps, s->elements));
+  }
+}
+
+/* Level k joins r to its parent r - 2^k (r's lowest set bit k); a level's
+ * messages (one chunk each) travel at once, up then down. */
+static void model(CsModelOp *o) {
+  uint32_t P = o->spec.n_workers, L = 0, C = o->spec.chunks ? o->spec.chunks : 1;
+  while ((1u << L) < P) L++;
+  uint64_t chunk = cs_coll_piece(o->spec.elements, C, 0);
+  for (int down = 0; down < 2; down++)
+    for (uint32_t k = 0; k < L; k++) {
+      uint32_t m = 0;
+      for (uint32_t r = 1; r < P; r++)
+        if ((uint32_t)__builtin_ctz(r) == k) {
+          uint32_t parent = r - (1u << k);
+          uint32_t a = cs_model_node(o, r), b = cs_model_node(o, parent);
+          o->msgs[m++] = down ? (CsModelMsg){b, a, cs_model_payload(o, chunk)} : (CsModelMsg){a, b, cs_model_payload(o, chunk)};
+        }
+      CsModelStep st = cs_model_round(o, o->msgs, m);
+      g_autofree char *label = g_strdup_printf("%s level %u (ranks r with lowest bit %u)", down ? "broadcast" : "reduce", k, k);
+      cs_model_record(o, st, label, C);
+      for (uint32_t r = 1; r < P; r++)
+        if ((uint32_t)__builtin_ctz(r) == k) {
+          uint32_t parent = r - (1u << k);
+          if (down) cs_model_pair(o, parent, r, st.seconds);
+          else cs_model_pair(o, r, parent, st.seconds);
+        }
+    }
+}
+
+static const char *formula(const CsCollSpec *s) {
+  (void)s;
+  return "tree: (ceil(log2 P) + C - 1) rounds up and as many down, each the slowest binomial level's chunk n/C; "
+         "ceil(log2 P) reduce(n) at the root; decode(n)";
+}
+
+const CsCollectiveDef cs_coll_tree = {
+    .name = "tree",
+    .help = "binomial tree to rank 0 and back, pipelined in workload.chunks pieces",
+    .flags = CS_COLLF_REDUCES | CS_COLLF_CHUNKS,
+    .chain = CS_CHAIN_BINOMIAL,
+    .build = build,
+    .formula = formula,
+    .model = model,
+};

@@ -297,11 +297,50 @@ START_TEST(test_reference_lists_every_key) {
 }
 END_TEST
 
+/* The reference's table rows are the parameter table's (params.h), line
+ * for line: `commsim keys --markdown` prints them, so the docs cannot
+ * drift from what the reader takes, its defaults and its values. */
+START_TEST(test_reference_rows_are_the_table) {
+  g_autofree char *path = g_build_filename(test_srcdir(), "docs", "scenario.md", NULL);
+  g_autofree char *doc = NULL;
+  ck_assert(g_file_get_contents(path, &doc, NULL, NULL));
+  g_auto(GStrv) lines = g_strsplit(doc, "\n", -1);
+  GHashTable *rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  int n = 0;
+  for (const CsParam *p = cs_params; p->key; p++, n++) {
+    char *row = cs_param_reference_row(p);
+    ck_assert_msg(g_strv_contains((const char *const *)lines, row), "docs/scenario.md lacks the row\n%s", row);
+    g_hash_table_add(rows, row);
+  }
+  ck_assert_int_eq(n, 110);
+  for (int i = 0; lines[i]; i++)
+    if (g_str_has_prefix(lines[i], "| `"))
+      ck_assert_msg(g_hash_table_contains(rows, lines[i]), "docs/scenario.md has a row the table lacks:\n%s", lines[i]);
+  g_hash_table_destroy(rows);
+  /* and every default the reader starts from is the one the reference
+   * shows (its first word, backquotes aside: "`65pkt` (DCTCP's K ...)") */
+  int bound = 0;
+  for (const CsParam *p = cs_params; p->key; p++) {
+    if (!p->set) continue;
+    g_autofree char *shown = g_strdup(p->doc_default);
+    g_strdelimit(shown, "`", ' ');
+    g_strstrip(shown);
+    char *space = strchr(shown, ' ');
+    if (space) *space = '\0';
+    ck_assert_msg(!strcmp(shown, p->set), "%s: the reader starts from %s, the reference says %s", p->key, p->set,
+                  p->doc_default);
+    bound++;
+  }
+  ck_assert_int_ge(bound, 40);
+}
+END_TEST
+
 static Suite *scenario_suite(void) {
   Suite *s = suite_create("scenario");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_bad_corpus);
+  tcase_add_test(tc, test_reference_rows_are_the_table);
   tcase_add_test(tc, test_examples_validate);
   tcase_add_test(tc, test_usage_errors);
   tcase_add_test(tc, test_defaults);

@@ -21,6 +21,7 @@
 #include "commsim/fabric.h"
 #include "commsim/model.h"
 #include "commsim/net.h"
+#include "commsim/params.h"
 #include "commsim/routing.h"
 #include "commsim/topology.h"
 #include "commsim/workload.h"
@@ -100,17 +101,8 @@ bool cs_scenario_check(const CsScenario *s, const CsTopology *t, const CsRoutes 
 /* The model's estimate of a scenario's training (model.h). */
 bool cs_model_estimate(const CsScenario *s, const CsTopology *t, const CsRoutes *r, CsModel *m, GError **error);
 
-/* What a scalar key holds, for tools that show swept values as numbers. */
-typedef enum {
-  CS_KEY_OTHER,       /* a name, a flag, or a plain number */
-  CS_KEY_BANDWIDTH,   /* bit/s */
-  CS_KEY_TIME,        /* picoseconds in, seconds out */
-  CS_KEY_SIZE,        /* bytes */
-  CS_KEY_BUFFER,      /* bytes, or packets ("64pkt") */
-  CS_KEY_COUNT,       /* "25.6M" */
-  CS_KEY_PROBABILITY, /* "1%" */
-} CsKeyKind;
-/* The kind of a dotted key as --set takes it (list items by number:
+/* The kind (params.h) of a dotted key as --set takes it, for tools that
+ * show swept values as numbers, CS_KEY_OTHER for what has none (list items by number:
  * "links.0.bandwidth"). */
 CsKeyKind cs_scenario_key_kind(const char *dotted);
 /* A value of that kind in base units, as text for a CSV cell

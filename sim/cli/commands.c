@@ -11,5 +11,6 @@ const CsCommand cs_commands[] = {
     {"sweep", "run every point of a scenario's sweep: grid, in parallel", cs_cmd_sweep},
     {"run", "simulate one scenario, print a summary, write CSV files", cs_cmd_run},
     {"validate", "load and check a scenario, print its topology summary", cs_cmd_validate},
+    {"keys", "list every scenario key: its default, its values, what it means", cs_cmd_keys},
     {NULL, NULL, NULL},
 };

@@ -24,6 +24,7 @@ int cs_cmd_model(int argc, char **argv);
 int cs_cmd_sweep(int argc, char **argv);
 int cs_cmd_plot(int argc, char **argv);
 int cs_cmd_codecs(int argc, char **argv);
+int cs_cmd_keys(int argc, char **argv);
 
 enum { CS_EXIT_OK = 0, CS_EXIT_RUNTIME = 1, CS_EXIT_USAGE = 2 };
 

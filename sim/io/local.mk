@@ -9,8 +9,8 @@ tests_test_units_CFLAGS = $(TEST_CFLAGS)
 tests_test_units_LDADD = $(TEST_LIBS)
 
 # Scenario files: YAML tree with locations, then validated structs.
-sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/scenario.c sim/io/world.c sim/io/csv.c sim/io/sweep.c sim/io/plot.c
-pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/scenario.h include/commsim/csv.h include/commsim/sweep.h include/commsim/plot.h
+sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/params.c sim/io/scenario.c sim/io/world.c sim/io/csv.c sim/io/sweep.c sim/io/plot.c
+pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/params.h include/commsim/scenario.h include/commsim/csv.h include/commsim/sweep.h include/commsim/plot.h
 
 check_PROGRAMS += tests/test_scenario
 TESTS += tests/test_scenario

@@ -23,12 +23,6 @@
 static const char *const role_names[] = {"worker", "server", "host", "switch", NULL};
 static const char *const topo_names[] = {"explicit", "star", "ring", "dumbbell",
                                          "fat-tree", "torus2d", "tree", NULL};
-static const char *const routing_names[] = {"shortest", "ecmp", NULL};
-static const char *const queue_names[] = {"droptail", "red", "ecn", NULL};
-static const char *const pattern_names[] = {"cbr", "poisson", "onoff", NULL};
-static const char *const dtype_names[] = {"fp32", "fp16", "bf16", "fp64", NULL};
-static const char *const method_names[] = {"none",   "fp16", "bf16", "uniform", "stochastic",
-                                           "topk",   "randk", "sign", "terngrad", NULL};
 static const char *const trace_names[] = {"summary", "iterations", "messages",
                                           "links",   "packets",    "timeline", NULL};
 static const char *const loss_model_names[] = {"bernoulli", "gilbert-elliott", NULL};
@@ -38,141 +32,21 @@ static CsLoc loc_of(CsScenario *s, const CsYamlNode *n) {
   return (CsLoc){g_string_chunk_insert_const(s->strings, n->origin), n->line, n->col};
 }
 
-/* ---- the keys each section knows ---- */
-
-static const char *const top_keys[] = {"name",     "seed",      "routing",    "fidelity", "duration",
-                                       "defaults", "topology",  "nodes",      "links",    "transport",
-                                       "workload", "background", "flows",     "output",   "sweep",
-                                       NULL};
-#define LINK_KEYS "bandwidth", "latency", "buffer", "queue", "loss", "red", "ecn_threshold"
-static const char *const defaults_keys[] = {LINK_KEYS, NULL};
-static const char *const link_keys[] = {"a", "b", LINK_KEYS, NULL};
-static const char *const bottleneck_keys[] = {LINK_KEYS, NULL};
-static const char *const red_keys[] = {"min", "max", "max_p", "weight", NULL};
-static const char *const loss_keys[] = {"model", "rate", "p", "r", "loss_good", "loss_bad", NULL};
-static const char *const topology_keys[] = {"type",   "workers",        "servers",
-                                            "k",      "x",              "y",
-                                            "leaves", "hosts_per_leaf", "oversubscription",
-                                            "bottleneck", NULL};
-static const char *const node_keys[] = {"name", "role", NULL};
-static const char *const transport_keys[] = {"protocol",  "mtu",     "header",       "ack", "window",
-                                             "init_cwnd", "min_rto", "max_timeouts", "initial_rto", "host_queue", NULL};
-static const char *const workload_keys[] = {
-    "params",      "dtype",  "iterations", "warmup", "compute", "compute_jitter", "backward_fraction",
-    "buckets",     "accumulation", "collective", "chunks", "servers", "sync",
-    "pull",        "compression", NULL};
-static const char *const compression_keys[] = {"method", "bits",           "ratio", "index_bits",
-                                               "bucket", "error_feedback", "cost",  "speedup",
-                                               NULL};
-static const char *const cost_keys[] = {"encode", "decode", "reduce", NULL};
-static const char *const background_keys[] = {"src", "dst", "pattern", "rate", "size", "on", "off",
-                                              NULL};
-static const char *const flow_keys[] = {"src", "dst", "size", "start", NULL};
-static const char *const output_keys[] = {"dir", "traces", "sample_interval", NULL};
+/* ---- the keys: params.h's table ---- */
 
 const char *const *cs_scenario_known_keys(void) {
-  static GPtrArray *all = NULL;
+  static const char **all = NULL; /* built once: sweeps read it from threads */
   if (g_once_init_enter(&all)) {
     GPtrArray *a = g_ptr_array_new();
-    struct {
-      const char *prefix;
-      const char *const *keys;
-    } sections[] = {
-        {"", top_keys},
-        {"defaults.", defaults_keys},
-        {"defaults.red.", red_keys},
-        {"defaults.loss.", loss_keys},
-        {"links[].", link_keys},
-        {"topology.", topology_keys},
-        {"topology.bottleneck.", bottleneck_keys},
-        {"nodes[].", node_keys},
-        {"transport.", transport_keys},
-        {"workload.", workload_keys},
-        {"workload.compression.", compression_keys},
-        {"workload.compression.cost.", cost_keys},
-        {"background[].", background_keys},
-        {"flows[].", flow_keys},
-        {"output.", output_keys},
-    };
-    for (size_t i = 0; i < G_N_ELEMENTS(sections); i++)
-      for (const char *const *k = sections[i].keys; *k; k++)
-        g_ptr_array_add(a, g_strconcat(sections[i].prefix, *k, NULL));
+    for (const CsParam *p = cs_params; p->key; p++) g_ptr_array_add(a, (char *)p->key);
     g_ptr_array_add(a, NULL);
-    g_once_init_leave(&all, a);
+    g_once_init_leave(&all, (const char **)g_ptr_array_free(a, FALSE));
   }
-  return (const char *const *)all->pdata;
+  return all;
 }
 
-/* ---- the kind of each scalar key ---- */
-
-static const struct {
-  const char *key; /* as in cs_scenario_known_keys, "[]" for list items */
-  CsKeyKind kind;
-} key_kinds[] = {
-    {"duration", CS_KEY_TIME},
-    {"seed", CS_KEY_COUNT},
-    {"defaults.bandwidth", CS_KEY_BANDWIDTH},
-    {"defaults.latency", CS_KEY_TIME},
-    {"defaults.buffer", CS_KEY_BUFFER},
-    {"defaults.ecn_threshold", CS_KEY_BUFFER},
-    {"defaults.loss", CS_KEY_PROBABILITY},
-    {"defaults.loss.rate", CS_KEY_PROBABILITY},
-    {"defaults.loss.p", CS_KEY_PROBABILITY},
-    {"defaults.loss.r", CS_KEY_PROBABILITY},
-    {"defaults.loss.loss_good", CS_KEY_PROBABILITY},
-    {"defaults.loss.loss_bad", CS_KEY_PROBABILITY},
-    {"defaults.red.min", CS_KEY_SIZE},
-    {"defaults.red.max", CS_KEY_SIZE},
-    {"defaults.red.max_p", CS_KEY_PROBABILITY},
-    {"defaults.red.weight", CS_KEY_PROBABILITY},
-    {"links[].bandwidth", CS_KEY_BANDWIDTH},
-    {"links[].latency", CS_KEY_TIME},
-    {"links[].buffer", CS_KEY_BUFFER},
-    {"links[].ecn_threshold", CS_KEY_BUFFER},
-    {"links[].loss", CS_KEY_PROBABILITY},
-    {"topology.workers", CS_KEY_COUNT},
-    {"topology.servers", CS_KEY_COUNT},
-    {"topology.k", CS_KEY_COUNT},
-    {"topology.x", CS_KEY_COUNT},
-    {"topology.y", CS_KEY_COUNT},
-    {"topology.leaves", CS_KEY_COUNT},
-    {"topology.hosts_per_leaf", CS_KEY_COUNT},
-    {"topology.bottleneck.bandwidth", CS_KEY_BANDWIDTH},
-    {"topology.bottleneck.latency", CS_KEY_TIME},
-    {"topology.bottleneck.buffer", CS_KEY_BUFFER},
-    {"topology.bottleneck.ecn_threshold", CS_KEY_BUFFER},
-    {"topology.bottleneck.loss", CS_KEY_PROBABILITY},
-    {"transport.mtu", CS_KEY_SIZE},
-    {"transport.header", CS_KEY_SIZE},
-    {"transport.ack", CS_KEY_SIZE},
-    {"transport.window", CS_KEY_BUFFER},
-    {"transport.init_cwnd", CS_KEY_BUFFER},
-    {"transport.min_rto", CS_KEY_TIME},
-    {"transport.initial_rto", CS_KEY_TIME},
-    {"transport.max_timeouts", CS_KEY_COUNT},
-    {"transport.host_queue", CS_KEY_SIZE},
-    {"workload.params", CS_KEY_COUNT},
-    {"workload.iterations", CS_KEY_COUNT},
-    {"workload.warmup", CS_KEY_COUNT},
-    {"workload.compute", CS_KEY_TIME},
-    {"workload.buckets", CS_KEY_SIZE},
-    {"workload.accumulation", CS_KEY_COUNT},
-    {"workload.chunks", CS_KEY_COUNT},
-    {"workload.compression.bits", CS_KEY_COUNT},
-    {"workload.compression.ratio", CS_KEY_PROBABILITY},
-    {"workload.compression.index_bits", CS_KEY_COUNT},
-    {"workload.compression.bucket", CS_KEY_COUNT},
-    {"workload.compression.cost.encode", CS_KEY_TIME},
-    {"workload.compression.cost.decode", CS_KEY_TIME},
-    {"workload.compression.cost.reduce", CS_KEY_TIME},
-    {"background[].rate", CS_KEY_BANDWIDTH},
-    {"background[].size", CS_KEY_SIZE},
-    {"background[].on", CS_KEY_TIME},
-    {"background[].off", CS_KEY_TIME},
-    {"flows[].size", CS_KEY_SIZE},
-    {"flows[].start", CS_KEY_TIME},
-    {"output.sample_interval", CS_KEY_TIME},
-};
+/* The keys of a section, for check_keys. */
+#define KEYS(section) cs_param_section_keys(section)
 
 CsKeyKind cs_scenario_key_kind(const char *dotted) {
   g_auto(GStrv) parts = g_strsplit(dotted, ".", -1);
@@ -182,11 +56,10 @@ CsKeyKind cs_scenario_key_kind(const char *dotted) {
     if (index) g_string_append(k, "[]");
     else g_string_append_printf(k, "%s%s", k->len ? "." : "", parts[i]);
   }
-  CsKeyKind kind = CS_KEY_OTHER;
-  for (size_t i = 0; i < G_N_ELEMENTS(key_kinds); i++)
-    if (!strcmp(key_kinds[i].key, k->str)) kind = key_kinds[i].kind;
+  const CsParam *p = cs_param_find(k->str);
   g_string_free(k, TRUE);
-  return kind;
+  /* what has a number: the rest (names, flags, plain numbers) is "other" */
+  return p && p->kind >= CS_KEY_BANDWIDTH && p->kind <= CS_KEY_PROBABILITY ? p->kind : CS_KEY_OTHER;
 }
 
 char *cs_scenario_value_number(CsKeyKind kind, const char *value, const char **unit) {
@@ -304,24 +177,16 @@ static bool parse_failed(const CsYamlNode *v, const char *kp, GError *e, GError 
   return false;
 }
 
-/* A getter per kind of value: absent keeps the default already in *out. */
-#define DEFINE_GETTER(name, type, parse_call)                                                               \
-  static bool name(const CsYamlNode *map, const char *path, const char *key, type *out, GError **error) {  \
-    CsYamlNode *v;                                                                                        \
-    g_autofree char *kp = NULL;                                                                           \
-    const char *t;                                                                                        \
-    if (!key_scalar(map, path, key, &v, &kp, &t, error)) return false;                                    \
-    if (!t) return true;                                                                                  \
-    GError *e = NULL;                                                                                     \
-    return (parse_call) || parse_failed(v, kp, e, error);                                                 \
-  }
-
-DEFINE_GETTER(get_bandwidth, int64_t, cs_parse_bandwidth(t, out, &e))
-DEFINE_GETTER(get_time, int64_t, cs_parse_time(t, out, &e))
-DEFINE_GETTER(get_size, int64_t, cs_parse_size(t, out, &e))
-DEFINE_GETTER(get_count, int64_t, cs_parse_count(t, out, &e))
-DEFINE_GETTER(get_real, double, cs_parse_real(t, out, &e))
-DEFINE_GETTER(get_prob, double, cs_parse_probability(t, out, &e))
+/* A probability (the loss models' keys): absent keeps the default in *out. */
+static bool get_prob(const CsYamlNode *map, const char *path, const char *key, double *out, GError **error) {
+  CsYamlNode *v;
+  g_autofree char *kp = NULL;
+  const char *t;
+  if (!key_scalar(map, path, key, &v, &kp, &t, error)) return false;
+  if (!t) return true;
+  GError *e = NULL;
+  return cs_parse_probability(t, out, &e) || parse_failed(v, kp, e, error);
+}
 
 static bool parse_bool(const char *t, bool *out, GError **e) {
   if (strcmp(t, "true") == 0) *out = true;
@@ -332,7 +197,6 @@ static bool parse_bool(const char *t, bool *out, GError **e) {
   }
   return true;
 }
-DEFINE_GETTER(get_bool, bool, parse_bool(t, out, &e))
 
 static bool get_buffer(const CsYamlNode *map, const char *path, const char *key, int64_t *out, bool *pkt,
                        GError **error) {
@@ -419,6 +283,113 @@ static bool require_key(const CsYamlNode *map, const char *path, const char *key
     return false;                           \
   } while (0)
 
+/* ---- the keys the table binds (params.h) ---- */
+
+/* p's key within `section` ("" for the top level) when it lies directly in it, else NULL. */
+static const char *key_in(const CsParam *p, const char *section) {
+  size_t n = strlen(section);
+  const char *rest = p->key;
+  if (n) {
+    if (strncmp(p->key, section, n) != 0 || p->key[n] != '.') return NULL;
+    rest = p->key + n + 1;
+  }
+  return strchr(rest, '.') ? NULL : rest;
+}
+
+static void *field_of(void *base, const CsParam *p) { return (char *)base + p->offset; }
+
+/* A value of p's kind into its field (not enums and names, whose
+ * messages are their own). */
+static bool parse_param(const CsParam *p, const char *t, void *base, GError **e) {
+  void *f = field_of(base, p);
+  switch (p->kind) {
+  case CS_KEY_BANDWIDTH: return cs_parse_bandwidth(t, f, e);
+  case CS_KEY_TIME: return cs_parse_time(t, f, e);
+  case CS_KEY_SIZE: return cs_parse_size(t, f, e);
+  case CS_KEY_COUNT: return cs_parse_count(t, f, e);
+  case CS_KEY_REAL: return cs_parse_real(t, f, e);
+  case CS_KEY_PROBABILITY: return cs_parse_probability(t, f, e);
+  case CS_KEY_BOOL: return parse_bool(t, f, e);
+  case CS_KEY_BUFFER: {
+    bool pkt = false;
+    if (!cs_parse_buffer(t, f, &pkt, e)) return false;
+    if (p->flag) *(bool *)((char *)base + p->flag - 1) = pkt;
+    return true;
+  }
+  case CS_KEY_STRING:
+  case CS_KEY_NAME:
+    g_free(*(char **)f);
+    *(char **)f = g_strdup(t);
+    return true;
+  case CS_KEY_ENUM:
+    for (uint32_t i = 0; p->names()[i]; i++)
+      if (!strcmp(p->names()[i], t)) {
+        memcpy(f, &i, sizeof i); /* enums and table rows are 4 bytes */
+        return true;
+      }
+    g_set_error(e, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "'%s' is not a %s", t, p->what);
+    return false;
+  default: g_assert_not_reached();
+  }
+}
+
+/* The rows bound to `base` whose key starts with `prefix`: their defaults
+ * into *ptr (what a new scenario, link or list item starts from). */
+static void apply_defaults(CsParamBase base, const char *prefix, void *ptr) {
+  for (const CsParam *p = cs_params; p->key; p++)
+    if (p->base == base && p->set && g_str_has_prefix(p->key, prefix)) {
+      GError *e = NULL;
+      if (!parse_param(p, p->set, ptr, &e)) g_error("params.c: the default of %s: %s", p->key, e->message);
+    }
+}
+
+/* p's range, on its field, for messages: the value in the field's unit. */
+static double field_number(const CsParam *p, void *base) {
+  void *f = field_of(base, p);
+  return p->kind == CS_KEY_REAL || p->kind == CS_KEY_PROBABILITY ? *(double *)f : (double)*(int64_t *)f;
+}
+
+static bool check_range(const CsYamlNode *map, const char *path, const char *key, const CsParam *p, void *base,
+                        GError **error) {
+  double v = field_number(p, base);
+  bool open = p->range & CS_PARAM_MIN_OPEN;
+  if ((open ? v > p->min : v >= p->min) && v <= p->max) return true;
+  g_autofree char *kp = key_path(path, key);
+  if (isinf(p->max)) FAIL_AT(at(map, key), "%s must be %s %g", kp, open ? "larger than" : "at least", p->min);
+  if (p->kind == CS_KEY_COUNT) FAIL_AT(at(map, key), "%s must be from %g to %g", kp, p->min, p->max);
+  FAIL_AT(at(map, key), "%s must lie in %c%g, %g]", kp, open ? '(' : '[', p->min, p->max);
+}
+
+/* Every key of `section` (its rows' keys, "links[]" for list items) that
+ * the table binds to `base` and `map` holds: read into *ptr, then checked
+ * against its range.  `path` names the map in messages ("links[3]"). */
+static bool read_params(const CsYamlNode *map, const char *path, const char *section, CsParamBase base, void *ptr,
+                        GError **error) {
+  for (const CsParam *p = cs_params; p->key; p++) {
+    const char *key = p->base == base && !p->custom ? key_in(p, section) : NULL;
+    CsYamlNode *v = key ? value_of(map, key) : NULL;
+    if (!v) continue;
+    g_autofree char *kp = key_path(path, key);
+    if (p->kind == CS_KEY_ENUM) {
+      int i = 0;
+      if (!parse_enum(v, kp, p->what, p->names(), &i, error)) return false;
+      memcpy(field_of(ptr, p), &i, sizeof i);
+    } else if (p->kind == CS_KEY_NAME) {
+      if (!get_name(map, path, key, field_of(ptr, p), error)) return false;
+    } else {
+      const char *t = scalar_text(v, kp, error);
+      GError *e = NULL;
+      if (!t) return false;
+      if (!parse_param(p, t, ptr, &e)) return parse_failed(v, kp, e, error);
+    }
+  }
+  for (const CsParam *p = cs_params; p->key; p++) {
+    const char *key = p->base == base && (p->range & CS_PARAM_RANGE) ? key_in(p, section) : NULL;
+    if (key && value_of(map, key) && !check_range(map, path, key, p, ptr, error)) return false;
+  }
+  return true;
+}
+
 /* ---- sections ---- */
 
 static bool read_loss(const CsYamlNode *v, const char *kp, CsLossSpec *loss, GError **error) {
@@ -436,7 +407,7 @@ static bool read_loss(const CsYamlNode *v, const char *kp, CsLossSpec *loss, GEr
     return true;
   }
   if (!expect_kind(v, CS_YAML_MAP, kp, error)) return false;
-  if (!check_keys(v, kp, loss_keys, error)) return false;
+  if (!check_keys(v, kp, KEYS("defaults.loss"), error)) return false;
   if (!require_key(v, kp, "model", error)) return false;
   int model = 0;
   if (!get_enum(v, kp, "model", "loss model", loss_model_names, &model, error)) return false;
@@ -466,15 +437,9 @@ static bool read_loss(const CsYamlNode *v, const char *kp, CsLossSpec *loss, GEr
 }
 
 /* Link settings on top of `*spec` (already holding the inherited ones). */
-static bool read_link_settings(const CsYamlNode *map, const char *path, CsLinkSpec *spec,
+static bool read_link_settings(const CsYamlNode *map, const char *path, const char *section, CsLinkSpec *spec,
                                GError **error) {
-  int q = (int)spec->queue;
-  if (!get_bandwidth(map, path, "bandwidth", &spec->bandwidth, error) ||
-      !get_time(map, path, "latency", &spec->latency, error) ||
-      !get_enum(map, path, "queue", "queue discipline", queue_names, &q, error) ||
-      !get_buffer(map, path, "ecn_threshold", &spec->ecn_threshold, &spec->ecn_threshold_pkt, error))
-    return false;
-  spec->queue = (CsQueueKind)q;
+  if (!read_params(map, path, section, CS_PARAM_LINK, spec, error)) return false;
   if (value_of(map, "buffer")) {
     if (!get_buffer(map, path, "buffer", &spec->buffer, &spec->buffer_pkt, error)) return false;
     spec->buffer_set = true;
@@ -494,10 +459,8 @@ static bool read_link_settings(const CsYamlNode *map, const char *path, CsLinkSp
   }
   if ((v = value_of(map, "red"))) {
     g_autofree char *kp = key_path(path, "red");
-    if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, red_keys, error)) return false;
-    if (!get_size(v, kp, "min", &spec->red.min, error) || !get_size(v, kp, "max", &spec->red.max, error) ||
-        !get_prob(v, kp, "max_p", &spec->red.max_p, error) ||
-        !get_prob(v, kp, "weight", &spec->red.weight, error))
+    if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, KEYS("defaults.red"), error) ||
+        !read_params(v, kp, "defaults.red", CS_PARAM_LINK, spec, error))
       return false;
     if (spec->red.max <= spec->red.min)
       FAIL_AT(v, "%s: max (%" G_GINT64_FORMAT " B) must be larger than min (%" G_GINT64_FORMAT " B)",
@@ -507,35 +470,15 @@ static bool read_link_settings(const CsYamlNode *map, const char *path, CsLinkSp
   return true;
 }
 
-static CsLinkSpec default_link(void) {
-  CsLinkSpec l = {0};
-  l.bandwidth = 10000000000LL; /* 10Gbps */
-  l.latency = 1 * CS_US;
-  l.buffer = 512000; /* 512KB */
-  l.queue = CS_QUEUE_DROPTAIL;
-  l.red = (CsRedSpec){30000, 90000, 0.1, 0.002};
-  l.ecn_threshold = 65; /* packets: DCTCP's K for 10 Gbps (Alizadeh et al., 2010) */
-  l.ecn_threshold_pkt = true;
-  l.loss = (CsLossSpec){CS_LOSS_NONE, 0, 0, 0, 0, 0};
-  return l;
-}
-
 static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsTopologySpec *t = &s->topology;
   if (!expect_kind(v, CS_YAML_MAP, "topology", error) ||
-      !check_keys(v, "topology", topology_keys, error) || !require_key(v, "topology", "type", error))
+      !check_keys(v, "topology", KEYS("topology"), error) || !require_key(v, "topology", "type", error))
     return false;
   int type = 0;
   if (!get_enum(v, "topology", "type", "topology type", topo_names + 1, &type, error)) return false;
   t->type = (CsTopoType)(type + 1);
-  if (!get_count(v, "topology", "workers", &t->workers, error) ||
-      !get_count(v, "topology", "servers", &t->servers, error) ||
-      !get_count(v, "topology", "k", &t->k, error) || !get_count(v, "topology", "x", &t->x, error) ||
-      !get_count(v, "topology", "y", &t->y, error) ||
-      !get_count(v, "topology", "leaves", &t->leaves, error) ||
-      !get_count(v, "topology", "hosts_per_leaf", &t->hosts_per_leaf, error) ||
-      !get_real(v, "topology", "oversubscription", &t->oversubscription, error))
-    return false;
+  if (!read_params(v, "topology", "topology", CS_PARAM_TOPOLOGY, t, error)) return false;
 
   /* Which parameters each type takes. */
   static const char *const takes[][6] = {
@@ -622,8 +565,8 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsYamlNode *b;
   if ((b = value_of(v, "bottleneck"))) {
     if (!expect_kind(b, CS_YAML_MAP, "topology.bottleneck", error) ||
-        !check_keys(b, "topology.bottleneck", bottleneck_keys, error) ||
-        !read_link_settings(b, "topology.bottleneck", &t->bottleneck, error))
+        !check_keys(b, "topology.bottleneck", KEYS("topology.bottleneck"), error) ||
+        !read_link_settings(b, "topology.bottleneck", "topology.bottleneck", &t->bottleneck, error))
       return false;
   }
   return true;
@@ -638,7 +581,7 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
   for (guint i = 0; i < nodes->items->len; i++) {
     CsYamlNode *n = nodes->items->pdata[i];
     g_autofree char *path = g_strdup_printf("nodes[%u]", i);
-    if (!expect_kind(n, CS_YAML_MAP, path, error) || !check_keys(n, path, node_keys, error) ||
+    if (!expect_kind(n, CS_YAML_MAP, path, error) || !check_keys(n, path, KEYS("nodes[]"), error) ||
         !require_key(n, path, "name", error) || !require_key(n, path, "role", error))
       return false;
     CsNodeSpec ns = {NULL, CS_ROLE_HOST, loc_of(s, n)};
@@ -654,13 +597,13 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
   for (guint i = 0; i < links->items->len; i++) {
     CsYamlNode *l = links->items->pdata[i];
     g_autofree char *path = g_strdup_printf("links[%u]", i);
-    if (!expect_kind(l, CS_YAML_MAP, path, error) || !check_keys(l, path, link_keys, error) ||
+    if (!expect_kind(l, CS_YAML_MAP, path, error) || !check_keys(l, path, KEYS("links[]"), error) ||
         !require_key(l, path, "a", error) || !require_key(l, path, "b", error))
       return false;
     CsLinkDecl d = {NULL, NULL, s->defaults, loc_of(s, l)};
     d.spec.buffer_set = false;
     bool ok = get_name(l, path, "a", &d.a, error) && get_name(l, path, "b", &d.b, error) &&
-              read_link_settings(l, path, &d.spec, error);
+              read_link_settings(l, path, "links[]", &d.spec, error);
     g_array_append_val(t->links, d);
     if (!ok) return false;
   }
@@ -670,23 +613,10 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
 static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsTransportSpec *t = &s->transport;
   if (!expect_kind(v, CS_YAML_MAP, "transport", error) ||
-      !check_keys(v, "transport", transport_keys, error))
+      !check_keys(v, "transport", KEYS("transport"), error) ||
+      !read_params(v, "transport", "transport", CS_PARAM_TRANSPORT, t, error))
     return false;
-  int proto = (int)t->protocol;
   bool cwnd_pkt = true;
-  if (!get_enum(v, "transport", "protocol", "protocol", cs_protocol_names(), &proto, error) ||
-      !get_size(v, "transport", "mtu", &t->mtu, error) ||
-      !get_size(v, "transport", "header", &t->header, error) ||
-      !get_size(v, "transport", "ack", &t->ack, error) ||
-      !get_time(v, "transport", "min_rto", &t->min_rto, error) ||
-      !get_count(v, "transport", "max_timeouts", &t->max_timeouts, error) ||
-      !get_time(v, "transport", "initial_rto", &t->initial_rto, error) ||
-      !get_size(v, "transport", "host_queue", &t->host_queue, error))
-    return false;
-  if (t->initial_rto == 0) FAIL_AT(at(v, "initial_rto"), "transport.initial_rto must be larger than 0");
-  t->protocol = (CsProtocol)proto;
-  if (t->max_timeouts < 1 || t->max_timeouts > 1000)
-    FAIL_AT(at(v, "max_timeouts"), "transport.max_timeouts must be from 1 to 1000");
   CsYamlNode *w;
   if ((w = value_of(v, "window"))) {
     bool pkt = false;
@@ -706,45 +636,26 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
   if (t->mtu > 1000000) FAIL_AT(at(v, "mtu"), "transport.mtu: at most 1MB");
   if (t->ack == 0) FAIL_AT(at(v, "ack"), "transport.ack: an acknowledgement needs at least 1 B");
   if (t->ack > t->mtu) FAIL_AT(at(v, "ack"), "transport.ack must not be larger than mtu");
-  if (t->min_rto == 0) FAIL_AT(at(v, "min_rto"), "transport.min_rto must be larger than 0");
   return true;
 }
 
-static bool read_cost(const CsYamlNode *v, CsCompressionSpec *c, GError **error) {
+static bool read_cost(const CsYamlNode *v, CsWorkloadSpec *w, GError **error) {
+  CsCompressionSpec *c = &w->compression;
   const char *kp = "workload.compression.cost";
-  if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, cost_keys, error)) return false;
-  for (const char *const *k = cost_keys; *k; k++)
+  if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, KEYS(kp), error)) return false;
+  for (const char *const *k = KEYS(kp); *k; k++)
     if (!require_key(v, kp, *k, error)) return false;
   c->cost_set = true;
-  return get_time(v, kp, "encode", &c->cost_encode, error) &&
-         get_time(v, kp, "decode", &c->cost_decode, error) &&
-         get_time(v, kp, "reduce", &c->cost_reduce, error);
+  return read_params(v, kp, kp, CS_PARAM_WORKLOAD, w, error);
 }
 
 static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsWorkloadSpec *w = &s->workload;
   const char *P = "workload";
-  if (!expect_kind(v, CS_YAML_MAP, P, error) || !check_keys(v, P, workload_keys, error)) return false;
+  if (!expect_kind(v, CS_YAML_MAP, P, error) || !check_keys(v, P, KEYS(P), error)) return false;
   w->present = true;
   w->at = loc_of(s, v);
-  int dtype = (int)w->dtype, coll = (int)w->collective;
-  if (!get_count(v, P, "params", &w->params, error) ||
-      !get_enum(v, P, "dtype", "dtype", dtype_names, &dtype, error) ||
-      !get_count(v, P, "iterations", &w->iterations, error) ||
-      !get_count(v, P, "warmup", &w->warmup, error) ||
-      !get_time(v, P, "compute", &w->compute, error) ||
-      !get_real(v, P, "compute_jitter", &w->compute_jitter, error) ||
-      !get_real(v, P, "backward_fraction", &w->backward_fraction, error) ||
-      !get_size(v, P, "buckets", &w->buckets, error) ||
-      !get_count(v, P, "accumulation", &w->accumulation, error) ||
-      !get_enum(v, P, "collective", "collective", cs_collective_names(), &coll, error) ||
-      !get_count(v, P, "chunks", &w->chunks, error) || !get_bool(v, P, "sync", &w->sync, error) ||
-      !get_bool(v, P, "pull", &w->pull, error))
-    return false;
-  w->dtype = (CsDtype)dtype;
-  w->collective = (CsCollective)coll;
-  if (w->params < 1) FAIL_AT(at(v, "params"), "workload.params must be at least 1");
-  if (w->iterations < 1) FAIL_AT(at(v, "iterations"), "workload.iterations must be at least 1");
+  if (!read_params(v, P, P, CS_PARAM_WORKLOAD, w, error)) return false;
   if (w->iterations > 1000000) FAIL_AT(at(v, "iterations"), "workload.iterations: at most 1M");
   if (w->warmup >= w->iterations)
     FAIL_AT(value_of(v, "warmup") ? at(v, "warmup") : at(v, "iterations"),
@@ -752,10 +663,6 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
             (gint64)w->warmup, (gint64)w->iterations);
   if (w->compute_jitter < 0)
     FAIL_AT(at(v, "compute_jitter"), "workload.compute_jitter is a relative standard deviation: 0 or more");
-  if (w->backward_fraction < 0 || w->backward_fraction > 1)
-    FAIL_AT(at(v, "backward_fraction"), "workload.backward_fraction must lie in [0, 1]");
-  if (w->accumulation < 1) FAIL_AT(at(v, "accumulation"), "workload.accumulation must be at least 1");
-  if (w->chunks < 1) FAIL_AT(at(v, "chunks"), "workload.chunks must be at least 1");
   const char *coll_name = cs_collective_name(w->collective);
   bool servers = cs_collective_has(w->collective, CS_COLLF_SERVERS);
   if (w->chunks > 1 && !cs_collective_has(w->collective, CS_COLLF_CHUNKS))
@@ -788,25 +695,12 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsYamlNode *cv;
   if ((cv = value_of(v, "compression"))) {
     const char *C = "workload.compression";
-    if (!expect_kind(cv, CS_YAML_MAP, C, error) || !check_keys(cv, C, compression_keys, error))
+    if (!expect_kind(cv, CS_YAML_MAP, C, error) || !check_keys(cv, C, KEYS(C), error) ||
+        !read_params(cv, C, C, CS_PARAM_WORKLOAD, w, error))
       return false;
-    int method = (int)c->method;
-    if (!get_enum(cv, C, "method", "compression method", method_names, &method, error) ||
-        !get_count(cv, C, "bits", &c->bits, error) || !get_prob(cv, C, "ratio", &c->ratio, error) ||
-        !get_count(cv, C, "index_bits", &c->index_bits, error) ||
-        !get_count(cv, C, "bucket", &c->bucket, error) ||
-        !get_bool(cv, C, "error_feedback", &c->error_feedback, error) ||
-        !get_real(cv, C, "speedup", &c->speedup, error))
-      return false;
-    c->method = (CsCodecMethod)method;
-    if (c->bits < 1 || c->bits > 16) FAIL_AT(at(cv, "bits"), "%s.bits must be from 1 to 16", C);
-    if (!(c->ratio > 0 && c->ratio <= 1)) FAIL_AT(at(cv, "ratio"), "%s.ratio must lie in (0, 1]", C);
-    if (c->index_bits < 0 || c->index_bits > 64)
-      FAIL_AT(at(cv, "index_bits"), "%s.index_bits must be from 0 to 64", C);
     if (c->bucket < 1) FAIL_AT(at(cv, "bucket"), "%s.bucket must be at least 1 element", C);
-    if (!(c->speedup > 0)) FAIL_AT(at(cv, "speedup"), "%s.speedup must be larger than 0", C);
     CsYamlNode *cost;
-    if ((cost = value_of(cv, "cost")) && !read_cost(cost, c, error)) return false;
+    if ((cost = value_of(cv, "cost")) && !read_cost(cost, w, error)) return false;
   }
   g_autofree char *refusal = cs_collective_codec_refusal(w->collective, c->method);
   if (refusal) {
@@ -823,18 +717,14 @@ static bool read_background(const CsYamlNode *v, CsScenario *s, GError **error) 
   for (guint i = 0; i < v->items->len; i++) {
     CsYamlNode *e = v->items->pdata[i];
     g_autofree char *path = g_strdup_printf("background[%u]", i);
-    if (!expect_kind(e, CS_YAML_MAP, path, error) || !check_keys(e, path, background_keys, error))
+    if (!expect_kind(e, CS_YAML_MAP, path, error) || !check_keys(e, path, KEYS("background[]"), error))
       return false;
     for (const char *const *k = (const char *const[]){"src", "dst", "pattern", "rate", NULL}; *k; k++)
       if (!require_key(e, path, *k, error)) return false;
-    CsBackgroundSpec b = {NULL, NULL, CS_PATTERN_CBR, 0, 1500, 0, 0, loc_of(s, e)};
-    int pattern = 0;
-    bool ok = get_name(e, path, "src", &b.src, error) && get_name(e, path, "dst", &b.dst, error) &&
-              get_enum(e, path, "pattern", "traffic pattern", pattern_names, &pattern, error) &&
-              get_bandwidth(e, path, "rate", &b.rate, error) && get_size(e, path, "size", &b.size, error) &&
-              get_time(e, path, "on", &b.on, error) && get_time(e, path, "off", &b.off, error);
-    b.pattern = (CsPattern)pattern;
-    g_array_append_val(s->background, b);
+    CsBackgroundSpec b = {.at = loc_of(s, e)};
+    apply_defaults(CS_PARAM_BACKGROUND, "background[].", &b);
+    bool ok = read_params(e, path, "background[]", CS_PARAM_BACKGROUND, &b, error);
+    g_array_append_val(s->background, b); /* the scenario owns the names, also bad ones */
     if (!ok) return false;
     if (b.rate == 0) FAIL_AT(at(e, "rate"), "%s.rate must be larger than 0", path);
     if (b.size == 0) FAIL_AT(at(e, "size"), "%s.size must be at least 1 B", path);
@@ -856,13 +746,13 @@ static bool read_flows(const CsYamlNode *v, CsScenario *s, GError **error) {
   for (guint i = 0; i < v->items->len; i++) {
     CsYamlNode *e = v->items->pdata[i];
     g_autofree char *path = g_strdup_printf("flows[%u]", i);
-    if (!expect_kind(e, CS_YAML_MAP, path, error) || !check_keys(e, path, flow_keys, error))
+    if (!expect_kind(e, CS_YAML_MAP, path, error) || !check_keys(e, path, KEYS("flows[]"), error))
       return false;
     for (const char *const *k = (const char *const[]){"src", "dst", "size", NULL}; *k; k++)
       if (!require_key(e, path, *k, error)) return false;
-    CsFlowSpec f = {NULL, NULL, 0, 0, loc_of(s, e)};
-    bool ok = get_name(e, path, "src", &f.src, error) && get_name(e, path, "dst", &f.dst, error) &&
-              get_size(e, path, "size", &f.size, error) && get_time(e, path, "start", &f.start, error);
+    CsFlowSpec f = {.at = loc_of(s, e)};
+    apply_defaults(CS_PARAM_FLOW, "flows[].", &f);
+    bool ok = read_params(e, path, "flows[]", CS_PARAM_FLOW, &f, error);
     g_array_append_val(s->flows, f);
     if (!ok) return false;
     if (f.size == 0) FAIL_AT(at(e, "size"), "%s.size must be at least 1 B", path);
@@ -873,12 +763,9 @@ static bool read_flows(const CsYamlNode *v, CsScenario *s, GError **error) {
 
 static bool read_output(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsOutputSpec *o = &s->output;
-  if (!expect_kind(v, CS_YAML_MAP, "output", error) || !check_keys(v, "output", output_keys, error) ||
-      !get_string(v, "output", "dir", &o->dir, error) ||
-      !get_time(v, "output", "sample_interval", &o->sample_interval, error))
+  if (!expect_kind(v, CS_YAML_MAP, "output", error) || !check_keys(v, "output", KEYS("output"), error) ||
+      !read_params(v, "output", "output", CS_PARAM_OUTPUT, o, error))
     return false;
-  if (value_of(v, "sample_interval") && o->sample_interval == 0)
-    FAIL_AT(at(v, "sample_interval"), "output.sample_interval must be larger than 0");
   CsYamlNode *t;
   if ((t = value_of(v, "traces"))) {
     if (!expect_kind(t, CS_YAML_SEQ, "output.traces", error)) return false;
@@ -951,7 +838,7 @@ static char *file_stem(const char *path) {
 }
 
 static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
-  if (!check_keys(root, "", top_keys, error)) return false;
+  if (!check_keys(root, "", KEYS(""), error)) return false;
   if (!get_string(root, "", "name", &s->name, error)) return false;
   if (!valid_name(s->name))
     FAIL_AT(at(root, "name"), "name: '%s' may hold letters, digits, '_', '.', ':' and '-' only (it names output folders)",
@@ -965,9 +852,6 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
       FAIL_AT(v, "seed: '%s' is not a whole number from 0 to 2^64-1", t);
     s->seed = seed;
   }
-  int routing = 0;
-  if (!get_enum(root, "", "routing", "routing", routing_names, &routing, error)) return false;
-  s->routing = (CsRouting)routing;
   if ((v = value_of(root, "fidelity"))) {
     int fid = 0;
     if (!parse_enum(v, "fidelity", "fidelity", cs_fidelity_names(), &fid, error)) return false;
@@ -976,12 +860,12 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
               cs_fidelities[fid].help);
     s->fidelity = (uint32_t)fid;
   }
-  if (!get_time(root, "", "duration", &s->duration, error)) return false;
+  if (!read_params(root, "", "", CS_PARAM_SCENARIO, s, error)) return false;
 
   if ((v = value_of(root, "defaults"))) {
     if (!expect_kind(v, CS_YAML_MAP, "defaults", error) ||
-        !check_keys(v, "defaults", defaults_keys, error) ||
-        !read_link_settings(v, "defaults", &s->defaults, error))
+        !check_keys(v, "defaults", KEYS("defaults"), error) ||
+        !read_link_settings(v, "defaults", "defaults", &s->defaults, error))
       return false;
     s->defaults.buffer_set = false; /* a default buffer bounds switch ports only */
   }
@@ -1026,31 +910,21 @@ static CsScenario *scenario_new(const char *path) {
   s->topology.at = (CsLoc){g_string_chunk_insert_const(s->strings, path), 0, 0};
   s->name = file_stem(path);
   s->seed = 1;
-  s->routing = CS_ROUTING_SHORTEST;
-  s->defaults = default_link();
-  s->topology.workers = -1;
-  s->topology.oversubscription = 1.0;
+  /* every bound key's default (params.c), then what the table cannot say */
+  apply_defaults(CS_PARAM_SCENARIO, "", s);
+  apply_defaults(CS_PARAM_LINK, "defaults.", &s->defaults);
+  apply_defaults(CS_PARAM_TOPOLOGY, "topology.", &s->topology);
+  apply_defaults(CS_PARAM_TRANSPORT, "transport.", &s->transport);
+  apply_defaults(CS_PARAM_WORKLOAD, "workload.", &s->workload);
+  apply_defaults(CS_PARAM_OUTPUT, "output.", &s->output);
+  s->topology.workers = -1;       /* every host that is not a server */
+  s->transport.host_queue = -1;   /* 100 us of the host's link */
   s->topology.nodes = g_array_new(FALSE, TRUE, sizeof(CsNodeSpec));
   s->topology.links = g_array_new(FALSE, TRUE, sizeof(CsLinkDecl));
-  s->transport = (CsTransportSpec){CS_PROTO_RENO, 1500, 58, 64, 4096, false, 10, 1 * CS_MS, 15, 10 * CS_MS, -1};
-  CsWorkloadSpec *w = &s->workload;
-  w->params = 25600000;
-  w->dtype = CS_DTYPE_FP32;
-  w->iterations = 10;
-  w->compute = 50 * CS_MS;
-  w->backward_fraction = 0.66;
-  w->buckets = 25000000;
-  w->accumulation = 1;
-  w->collective = CS_COLL_RING;
-  w->chunks = 1;
-  w->servers = g_array_new(FALSE, TRUE, sizeof(CsNameRef));
-  w->sync = true;
-  w->pull = true;
-  w->compression = (CsCompressionSpec){CS_CODEC_NONE, 8, 0.01, 32, 512, false, false, 0, 0, 0, 1.0};
+  s->workload.servers = g_array_new(FALSE, TRUE, sizeof(CsNameRef));
   s->background = g_array_new(FALSE, TRUE, sizeof(CsBackgroundSpec));
   s->flows = g_array_new(FALSE, TRUE, sizeof(CsFlowSpec));
   s->output.traces = CS_TRACE_SUMMARY | CS_TRACE_ITERATIONS | CS_TRACE_MESSAGES | CS_TRACE_LINKS;
-  s->output.sample_interval = 100 * CS_US;
   s->sweep = g_array_new(FALSE, TRUE, sizeof(CsSweepAxis));
   return s;
 }

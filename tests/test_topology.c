@@ -10,6 +10,7 @@
 
 #include "commsim/routing.h"
 #include "commsim/scenario.h"
+#include "commsim/params.h"
 #include "commsim/topology.h"
 
 typedef struct {
@@ -286,11 +287,35 @@ START_TEST(test_routes_too_large) {
 }
 END_TEST
 
+/* The generators' table: every row whole, named as topology.type's
+ * values (which the reference lists), and what each takes covers what it
+ * needs. */
+START_TEST(test_generator_table) {
+  const char *const *names = cs_topo_generator_names();
+  const CsParam *type = cs_param_find("topology.type");
+  ck_assert_ptr_nonnull(type);
+  size_t n = 0;
+  for (size_t i = 1; cs_topo_generators[i]; i++, n++) {
+    const CsTopoGenerator *g = cs_topo_generators[i];
+    ck_assert_str_eq(names[i - 1], g->name);
+    ck_assert_str_eq(cs_topo_type_name((CsTopoType)i), g->name);
+    ck_assert(g->build && g->help && g->takes && g->needs);
+    for (const char *const *k = g->needs; *k; k++) ck_assert(g_strv_contains(g->takes, *k));
+    g_autofree char *quoted = g_strdup_printf("`%s`", g->name);
+    ck_assert_msg(strstr(type->values, quoted), "topology.type's reference does not list %s", g->name);
+  }
+  ck_assert_uint_eq(n, 6);
+  ck_assert_ptr_null(names[n]);
+  ck_assert_ptr_null(cs_topo_generators[CS_TOPO_EXPLICIT]->build);
+}
+END_TEST
+
 static Suite *topology_suite(void) {
   Suite *s = suite_create("topology");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_star);
+  tcase_add_test(tc, test_generator_table);
   tcase_add_test(tc, test_ring);
   tcase_add_test(tc, test_dumbbell);
   tcase_add_test(tc, test_fat_tree);

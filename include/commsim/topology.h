@@ -129,6 +129,29 @@ bool cs_topology_check_host(const CsTopology *t, const char *name, const char *w
  * the bit/s; -1 when that is below 1 bit/s or beyond int64. */
 int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double oversubscription);
 
+/* ---- the generators: one row per topology.type ----
+ * A generator is one file under sim/net/topo/ and one row of
+ * cs_topo_generators (its table, sim/net/topo/generators.c). */
+typedef struct CsTopoBuilder CsTopoBuilder; /* hosts, switches, links (sim/net/topo/builder.h) */
+typedef struct {
+  const char *name;
+  const char *help;         /* one line: what it builds */
+  const char *const *takes; /* the keys of topology: it reads besides type, in the order messages list them */
+  const char *const *needs; /* those it requires */
+  /* What its values must satisfy beyond their kinds: NULL, or a message
+   * (to free) about topology.*key; `defaults` are the links' settings. */
+  char *(*check)(const CsTopologySpec *t, const CsLinkSpec *defaults, const char **key);
+  /* The hosts it lays out; NULL: workers + servers. */
+  int64_t (*hosts)(const CsTopologySpec *t);
+  /* Lay out its hosts, switches and links; the bisection bandwidth it knows, or -1. */
+  int64_t (*build)(CsTopoBuilder *b, const CsTopologySpec *t, const CsLinkSpec *defaults);
+} CsTopoGenerator;
+
+/* Indexed by CsTopoType (row 0, explicit, has no build), NULL-terminated. */
+extern const CsTopoGenerator *const cs_topo_generators[];
+/* The generators' names (explicit aside), NULL-terminated: topology.type's values. */
+const char *const *cs_topo_generator_names(void);
+
 const char *cs_role_name(CsRole role);
 const char *cs_topo_type_name(CsTopoType type);
 const char *cs_queue_name(CsQueueKind q);

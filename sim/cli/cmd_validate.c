@@ -85,7 +85,7 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
   printf("%-12s %s (tables: %zu bytes)\n", "routing", s->routing == CS_ROUTING_ECMP ? "ecmp" : "shortest",
          st.table_bytes);
   print_link_spec("defaults", &s->defaults);
-  if (s->topology.type == CS_TOPO_DUMBBELL) print_link_spec("bottleneck", &s->topology.bottleneck);
+  if (g_strv_contains(cs_topo_generators[s->topology.type]->takes, "bottleneck")) print_link_spec("bottleneck", &s->topology.bottleneck);
 
   const CsTransportSpec *tr = &s->transport;
   char win[CS_FORMAT_LEN], rto[CS_FORMAT_LEN];

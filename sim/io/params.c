@@ -27,6 +27,7 @@ const char *const *cs_method_names(void) { return method_names; }
 
 static const char *protocol_help(uint32_t i) { return cs_protocols[i].help; }
 static const char *collective_help(uint32_t i) { return cs_collectives[i]->help; }
+static const char *generator_help(uint32_t i) { return cs_topo_generators[i + 1]->help; }
 
 const CsParam cs_params[] = {
     {.key = "name",
@@ -331,7 +332,8 @@ const CsParam cs_params[] = {
      .kind = CS_KEY_ENUM,
      .help = "the generator",
      .values = "`star`, `ring`, `dumbbell`, `fat-tree`, `torus2d`, `tree`",
-     .doc_default = "required"},
+     .doc_default = "required",
+     .names = cs_topo_generator_names, .what = "topology type", .choice_help = generator_help},
     {.key = "topology.workers",
      .kind = CS_KEY_COUNT,
      .help = "hosts that train; the first host positions. Omitted: every host that is not a server",

@@ -21,8 +21,6 @@
 /* ---- names ---- */
 
 static const char *const role_names[] = {"worker", "server", "host", "switch", NULL};
-static const char *const topo_names[] = {"explicit", "star", "ring", "dumbbell",
-                                         "fat-tree", "torus2d", "tree", NULL};
 static const char *const trace_names[] = {"summary", "iterations", "messages",
                                           "links",   "packets",    "timeline", NULL};
 static const char *const loss_model_names[] = {"bernoulli", "gilbert-elliott", NULL};
@@ -476,75 +474,28 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
       !check_keys(v, "topology", KEYS("topology"), error) || !require_key(v, "topology", "type", error))
     return false;
   int type = 0;
-  if (!get_enum(v, "topology", "type", "topology type", topo_names + 1, &type, error)) return false;
+  if (!get_enum(v, "topology", "type", "topology type", cs_topo_generator_names(), &type, error)) return false;
   t->type = (CsTopoType)(type + 1);
+  const CsTopoGenerator *gen = cs_topo_generators[t->type];
   if (!read_params(v, "topology", "topology", CS_PARAM_TOPOLOGY, t, error)) return false;
 
-  /* Which parameters each type takes. */
-  static const char *const takes[][6] = {
-      [CS_TOPO_STAR] = {"workers", "servers", NULL},
-      [CS_TOPO_RING] = {"workers", "servers", NULL},
-      [CS_TOPO_DUMBBELL] = {"workers", "servers", "bottleneck", NULL},
-      [CS_TOPO_FAT_TREE] = {"k", "workers", "servers", NULL},
-      [CS_TOPO_TORUS2D] = {"x", "y", "workers", "servers", NULL},
-      [CS_TOPO_TREE] = {"leaves", "hosts_per_leaf", "oversubscription", "workers", "servers", NULL},
-  };
+  /* what the generator takes, needs and checks */
   for (guint i = 0; i < v->keys->len; i++) {
     CsYamlNode *k = v->keys->pdata[i];
-    if (strcmp(k->text, "type") == 0 || g_strv_contains(takes[t->type], k->text)) continue;
-    g_autofree char *list = join_list(takes[t->type]);
-    FAIL_AT(k, "topology: '%s' is not a parameter of type %s (it takes %s)", k->text,
-            topo_names[t->type], list);
+    if (strcmp(k->text, "type") == 0 || g_strv_contains(gen->takes, k->text)) continue;
+    g_autofree char *list = join_list(gen->takes);
+    FAIL_AT(k, "topology: '%s' is not a parameter of type %s (it takes %s)", k->text, gen->name, list);
   }
-  const char *need[3] = {NULL};
-  switch (t->type) {
-  case CS_TOPO_STAR:
-  case CS_TOPO_RING:
-  case CS_TOPO_DUMBBELL: need[0] = "workers"; break;
-  case CS_TOPO_FAT_TREE: need[0] = "k"; break;
-  case CS_TOPO_TORUS2D: need[0] = "x", need[1] = "y"; break;
-  case CS_TOPO_TREE: need[0] = "leaves", need[1] = "hosts_per_leaf"; break;
-  default: break;
-  }
-  for (int i = 0; need[i]; i++)
-    if (!value_of(v, need[i]))
-      FAIL_AT(v, "topology: type %s needs '%s'", topo_names[t->type], need[i]);
-
-  if (t->type == CS_TOPO_FAT_TREE && (t->k < 2 || t->k % 2 != 0 || t->k > 256))
-    FAIL_AT(at(v, "k"), "topology.k: a fat-tree needs an even k from 2 to 256, not %" G_GINT64_FORMAT,
-            (gint64)t->k);
-  if (t->type == CS_TOPO_TORUS2D) {
-    if (t->x < 1 || t->x > 65536) FAIL_AT(at(v, "x"), "topology.x must be from 1 to 65536");
-    if (t->y < 1 || t->y > 65536) FAIL_AT(at(v, "y"), "topology.y must be from 1 to 65536");
-  }
-  if (t->type == CS_TOPO_TREE) {
-    if (t->leaves < 1) FAIL_AT(at(v, "leaves"), "topology.leaves must be at least 1");
-    if (t->hosts_per_leaf < 1)
-      FAIL_AT(at(v, "hosts_per_leaf"), "topology.hosts_per_leaf must be at least 1");
-    if (t->leaves > 1000000 || t->hosts_per_leaf > 1000000 / t->leaves) /* before multiplying */
-      FAIL_AT(at(v, "hosts_per_leaf"), "topology: more than 1,000,000 hosts is beyond what commsim simulates");
-    if (!(t->oversubscription > 0) || !isfinite(t->oversubscription))
-      FAIL_AT(at(v, "oversubscription"), "topology.oversubscription must be a number larger than 0");
-    if (cs_tree_uplink_bps(s->defaults.bandwidth, t->hosts_per_leaf, t->oversubscription) < 0) {
-      double up = (double)s->defaults.bandwidth * (double)t->hosts_per_leaf / t->oversubscription;
-      FAIL_AT(at(v, "oversubscription"),
-              "topology.oversubscription: %g gives leaf uplinks of %.4g bit/s (%" G_GINT64_FORMAT
-              " bit/s x %" G_GINT64_FORMAT " hosts / %g): a bandwidth must lie from 1 bit/s to %.4g bit/s",
-              t->oversubscription, up, (gint64)s->defaults.bandwidth, (gint64)t->hosts_per_leaf,
-              t->oversubscription, (double)INT64_MAX);
-    }
-  }
+  for (const char *const *need = gen->needs; *need; need++)
+    if (!value_of(v, *need)) FAIL_AT(v, "topology: type %s needs '%s'", gen->name, *need);
+  const char *key = NULL;
+  g_autofree char *refusal = gen->check ? gen->check(t, &s->defaults, &key) : NULL;
+  if (refusal) FAIL_AT(at(v, key), "%s", refusal);
   if (t->workers > 1000000 || t->servers > 1000000) /* before adding them */
     FAIL_AT(t->workers > 1000000 ? at(v, "workers") : at(v, "servers"),
             "topology: more than 1,000,000 hosts is beyond what commsim simulates");
-  /* Hosts the generator makes, before roles are assigned. */
-  int64_t hosts = -1;
-  switch (t->type) {
-  case CS_TOPO_FAT_TREE: hosts = t->k * t->k * t->k / 4; break;
-  case CS_TOPO_TORUS2D: hosts = t->x * t->y; break;
-  case CS_TOPO_TREE: hosts = t->leaves * t->hosts_per_leaf; break;
-  default: break;
-  }
+  /* Hosts the generator makes, before roles are assigned (-1: one per worker and server). */
+  int64_t hosts = gen->hosts ? gen->hosts(t) : -1;
   if (hosts >= 0) {
     if (t->servers > hosts)
       FAIL_AT(at(v, "servers"), "topology.servers: %" G_GINT64_FORMAT " servers do not fit in %" G_GINT64_FORMAT " hosts",
@@ -552,10 +503,9 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
     if (t->workers >= 0 && t->workers + t->servers > hosts)
       FAIL_AT(at(v, "workers"),
               "topology.workers: %" G_GINT64_FORMAT " workers and %" G_GINT64_FORMAT " servers do not fit in the %" G_GINT64_FORMAT " hosts of this %s",
-              (gint64)t->workers, (gint64)t->servers, (gint64)hosts, topo_names[t->type]);
+              (gint64)t->workers, (gint64)t->servers, (gint64)hosts, gen->name);
   } else if (t->workers + t->servers < 2) {
-    FAIL_AT(at(v, "workers"), "topology: a %s needs at least 2 hosts (workers + servers)",
-            topo_names[t->type]);
+    FAIL_AT(at(v, "workers"), "topology: a %s needs at least 2 hosts (workers + servers)", gen->name);
   }
   if (t->workers + t->servers > 1000000 || hosts > 1000000)
     FAIL_AT(v, "topology: more than 1,000,000 hosts is beyond what commsim simulates");

@@ -1,11 +1,10 @@
-/* topology.c - generators, explicit topologies, and the name checks.
+/* topology.c - explicit topologies, the generators' results, and the
+ * name checks.
  *
- * Generators first lay out H hosts and give them roles (workers w0.. in
- * the first positions, servers ps0.. in the last, idle hosts h0.. between
- * when `workers` leaves some over), then add switches sw0.. and links in a
- * documented order.  Explicit topologies take nodes and links as written.
- * Both end in the same place: a link list, turned into per-node port
- * arrays sorted by peer.
+ * Generators (one file each under topo/) lay out hosts with their roles,
+ * then switches and links in a documented order.  Explicit topologies
+ * take nodes and links as written.  Both end in the same place: a link
+ * list, turned into per-node port arrays sorted by peer.
  */
 #include "config.h"
 
@@ -15,132 +14,14 @@
 
 #include "commsim/topology.h"
 #include "commsim/yamltree.h"
+#include "topo/builder.h"
 
-typedef struct {
-  GArray *nodes; /* CsNode */
-  GArray *links; /* CsLink */
-} Builder;
+typedef CsTopoBuilder Builder;
 
 static uint32_t add_node(Builder *b, char *name, CsRole role) {
   CsNode n = {name, role, 0, 0, -1};
   g_array_append_val(b->nodes, n);
   return b->nodes->len - 1;
-}
-
-static void add_link(Builder *b, uint32_t a, uint32_t c, const CsLinkSpec *spec) {
-  CsLink l = {a, c, *spec};
-  g_array_append_val(b->links, l);
-}
-
-/* H hosts with roles by position; returns the index of the first. */
-static uint32_t add_hosts(Builder *b, int64_t hosts, int64_t workers, int64_t servers) {
-  if (workers < 0) workers = hosts - servers;
-  uint32_t first = b->nodes->len;
-  int64_t idle = 0;
-  for (int64_t i = 0; i < hosts; i++) {
-    if (i < workers) add_node(b, g_strdup_printf("w%" G_GINT64_FORMAT, (gint64)i), CS_ROLE_WORKER);
-    else if (i >= hosts - servers)
-      add_node(b, g_strdup_printf("ps%" G_GINT64_FORMAT, (gint64)(i - (hosts - servers))), CS_ROLE_SERVER);
-    else add_node(b, g_strdup_printf("h%" G_GINT64_FORMAT, (gint64)idle++), CS_ROLE_HOST);
-  }
-  return first;
-}
-
-static uint32_t add_switch(Builder *b, uint32_t *counter) {
-  return add_node(b, g_strdup_printf("sw%u", (*counter)++), CS_ROLE_SWITCH);
-}
-
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/* Returns the bisection bandwidth the generator knows, or -1. */
-static int64_t generate(Builder *b, const CsTopologySpec *t, const CsLinkSpec *d) {
-  int64_t bw = d->bandwidth;
-  uint32_t sw = 0;
-  switch (t->type) {
-  case CS_TOPO_STAR: {
-    int64_t H = t->workers + t->servers;
-    uint32_t h0 = add_hosts(b, H, t->workers, t->servers);
-    uint32_t c = add_switch(b, &sw);
-    for (int64_t i = 0; i < H; i++) add_link(b, h0 + (uint32_t)i, c, d);
-    return H / 2 * bw; /* a non-blocking switch: half the hosts send to the other half */
-  }
-  case CS_TOPO_RING: {
-    int64_t H = t->workers + t->servers;
-    uint32_t h0 = add_hosts(b, H, t->workers, t->servers);
-    for (int64_t i = 0; i < H; i++) {
-      if (H == 2 && i == 1) break; /* a ring of two is one link */
-      add_link(b, h0 + (uint32_t)i, h0 + (uint32_t)((i + 1) % H), d);
-    }
-    return H == 2 ? bw : 2 * bw; /* a cut through a cycle crosses two links */
-  }
-  case CS_TOPO_DUMBBELL: {
-    int64_t H = t->workers + t->servers;
-    uint32_t h0 = add_hosts(b, H, t->workers, t->servers);
-    uint32_t left = add_switch(b, &sw), right = add_switch(b, &sw);
-    int64_t nleft = (H + 1) / 2;
-    for (int64_t i = 0; i < H; i++) add_link(b, h0 + (uint32_t)i, i < nleft ? left : right, d);
-    add_link(b, left, right, &t->bottleneck);
-    return min64(t->bottleneck.bandwidth, H / 2 * bw);
-  }
-  case CS_TOPO_FAT_TREE: {
-    /* Al-Fares et al. (2008): k pods of k/2 edge and k/2 aggregation
-     * switches; each edge switch serves k/2 hosts; (k/2)^2 cores, agg j of
-     * every pod joins cores j*k/2 .. j*k/2 + k/2 - 1.  Switch numbering:
-     * edges pod by pod, then aggregations pod by pod, then cores. */
-    int64_t k = t->k, half = k / 2, H = k * k * k / 4;
-    uint32_t h0 = add_hosts(b, H, t->workers, t->servers);
-    uint32_t edge0 = b->nodes->len;
-    for (int64_t i = 0; i < k * half; i++) add_switch(b, &sw);
-    uint32_t agg0 = b->nodes->len;
-    for (int64_t i = 0; i < k * half; i++) add_switch(b, &sw);
-    uint32_t core0 = b->nodes->len;
-    for (int64_t i = 0; i < half * half; i++) add_switch(b, &sw);
-    for (int64_t p = 0; p < k; p++)
-      for (int64_t e = 0; e < half; e++) {
-        uint32_t edge = edge0 + (uint32_t)(p * half + e);
-        for (int64_t i = 0; i < half; i++)
-          add_link(b, h0 + (uint32_t)(p * half * half + e * half + i), edge, d);
-        for (int64_t a = 0; a < half; a++) add_link(b, edge, agg0 + (uint32_t)(p * half + a), d);
-      }
-    for (int64_t p = 0; p < k; p++)
-      for (int64_t a = 0; a < half; a++)
-        for (int64_t c = 0; c < half; c++)
-          add_link(b, agg0 + (uint32_t)(p * half + a), core0 + (uint32_t)(a * half + c), d);
-    return H / 2 * bw; /* full bisection */
-  }
-  case CS_TOPO_TORUS2D: {
-    int64_t X = t->x, Y = t->y, H = X * Y;
-    uint32_t h0 = add_hosts(b, H, t->workers, t->servers);
-    for (int64_t j = 0; j < Y; j++)
-      for (int64_t i = 0; i < X; i++) {
-        uint32_t me = h0 + (uint32_t)(j * X + i);
-        /* +x neighbour; with X == 2 the wraparound is the same link, with
-         * X == 1 there is none. */
-        if (X >= 3 || (X == 2 && i == 0)) add_link(b, me, h0 + (uint32_t)(j * X + (i + 1) % X), d);
-        if (Y >= 3 || (Y == 2 && j == 0)) add_link(b, me, h0 + (uint32_t)(((j + 1) % Y) * X + i), d);
-      }
-    /* Halve across the longer side: the cut crosses each row (column) of
-     * the other side twice with wraparound, once without. */
-    int64_t longer = X >= Y ? X : Y, shorter = X >= Y ? Y : X;
-    if (longer < 2) return -1;
-    return shorter * (longer >= 3 ? 2 : 1) * bw;
-  }
-  case CS_TOPO_TREE: {
-    int64_t L = t->leaves, n = t->hosts_per_leaf, H = L * n;
-    uint32_t h0 = add_hosts(b, H, t->workers, t->servers);
-    uint32_t root = add_switch(b, &sw);
-    CsLinkSpec up = *d;
-    up.bandwidth = cs_tree_uplink_bps(bw, n, t->oversubscription); /* in range: checked at load */
-    for (int64_t l = 0; l < L; l++) {
-      uint32_t leaf = add_switch(b, &sw);
-      add_link(b, leaf, root, &up);
-      for (int64_t i = 0; i < n; i++) add_link(b, h0 + (uint32_t)(l * n + i), leaf, d);
-    }
-    if (L == 1) return H / 2 * bw;
-    return min64(H / 2 * bw, L / 2 * up.bandwidth);
-  }
-  default: return -1;
-  }
 }
 
 static bool explicit_topology(Builder *b, const CsTopologySpec *t, GHashTable *by_name, GError **error) {
@@ -210,7 +91,7 @@ static bool explicit_topology(Builder *b, const CsTopologySpec *t, GHashTable *b
       ok = false;
       break;
     }
-    add_link(b, ends[0], ends[1], &l->spec);
+    cs_topo_add_link(b, ends[0], ends[1], &l->spec);
     /* `keys` does not grow past its reserved size, so kp stays valid */
     g_hash_table_insert(pairs, kp, GUINT_TO_POINTER(i + 1));
   }
@@ -250,7 +131,7 @@ bool cs_topology_check_host(const CsTopology *t, const char *name, const char *w
 }
 
 CsTopology *cs_topology_new(const CsTopologySpec *spec, const CsLinkSpec *defaults, GError **error) {
-  Builder b = {g_array_new(FALSE, TRUE, sizeof(CsNode)), g_array_new(FALSE, TRUE, sizeof(CsLink))};
+  Builder b = {g_array_new(FALSE, TRUE, sizeof(CsNode)), g_array_new(FALSE, TRUE, sizeof(CsLink)), 0};
   CsTopology *t = g_new0(CsTopology, 1);
   t->by_name = g_hash_table_new(g_str_hash, g_str_equal);
   t->bisection_bps = -1;
@@ -258,7 +139,7 @@ CsTopology *cs_topology_new(const CsTopologySpec *spec, const CsLinkSpec *defaul
   if (spec->type == CS_TOPO_EXPLICIT) {
     ok = explicit_topology(&b, spec, t->by_name, error);
   } else {
-    t->bisection_bps = generate(&b, spec, defaults);
+    t->bisection_bps = cs_topo_generators[spec->type]->build(&b, spec, defaults);
     for (guint i = 0; i < b.nodes->len; i++)
       g_hash_table_insert(t->by_name, g_array_index(b.nodes, CsNode, i).name, GUINT_TO_POINTER(i + 1));
   }
@@ -363,11 +244,10 @@ int64_t cs_topology_find(const CsTopology *t, const char *name) {
 /* ---- names of things ---- */
 
 static const char *const role_names[] = {"worker", "server", "host", "switch"};
-static const char *const topo_names[] = {"explicit", "star", "ring", "dumbbell", "fat-tree", "torus2d", "tree"};
 static const char *const queue_names[] = {"droptail", "red", "ecn"};
 
 const char *cs_role_name(CsRole r) { return role_names[r]; }
-const char *cs_topo_type_name(CsTopoType t) { return topo_names[t]; }
+const char *cs_topo_type_name(CsTopoType t) { return cs_topo_generators[t]->name; }
 const char *cs_queue_name(CsQueueKind q) { return queue_names[q]; }
 
 int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double oversubscription) {

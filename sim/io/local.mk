@@ -9,8 +9,8 @@ tests_test_units_CFLAGS = $(TEST_CFLAGS)
 tests_test_units_LDADD = $(TEST_LIBS)
 
 # Scenario files: YAML tree with locations, then validated structs.
-sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/params.c sim/io/scenario.c sim/io/world.c sim/io/csv.c sim/io/sweep.c sim/io/plot.c
-pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/params.h include/commsim/scenario.h include/commsim/csv.h include/commsim/sweep.h include/commsim/plot.h
+sim_libcommsim_la_SOURCES += sim/io/yamltree.c sim/io/params.c sim/io/scenario.c sim/io/world.c sim/io/csv.c sim/io/plot.c
+pkginclude_HEADERS += include/commsim/yamltree.h include/commsim/params.h include/commsim/scenario.h include/commsim/csv.h include/commsim/plot.h
 
 check_PROGRAMS += tests/test_scenario
 TESTS += tests/test_scenario
@@ -20,23 +20,6 @@ tests_test_scenario_LDADD = $(TEST_LIBS)
 # test_scenario runs sim/commsim on the corpus: `make check` builds it first (check-am needs all-am)
 EXTRA_DIST += tests/scenarios docs topologies
 
-check_PROGRAMS += tests/test_run
-TESTS += tests/test_run
-tests_test_run_SOURCES = tests/test_run.c tests/testutil.h
-tests_test_run_CFLAGS = $(TEST_CFLAGS)
-tests_test_run_LDADD = $(TEST_LIBS)
-
-check_PROGRAMS += tests/test_sweep
-TESTS += tests/test_sweep
-tests_test_sweep_SOURCES = tests/test_sweep.c tests/testutil.h
-tests_test_sweep_CFLAGS = $(TEST_CFLAGS)
-tests_test_sweep_LDADD = $(TEST_LIBS)
-
-check_PROGRAMS += tests/test_traces
-TESTS += tests/test_traces
-tests_test_traces_SOURCES = tests/test_traces.c
-tests_test_traces_CFLAGS = $(TEST_CFLAGS)
-tests_test_traces_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/test_plot
 TESTS += tests/test_plot

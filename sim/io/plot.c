@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "commsim/plot.h"
-#include "commsim/sweep.h"
 #include "commsim/units.h"
 #include "commsim/yamltree.h"
 

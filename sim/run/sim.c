@@ -1,0 +1,165 @@
+/* sim.c - assembling one simulation: its world, network, workload and
+ * sampling plan; what the other files of the run layer read back. */
+#include "config.h"
+
+#include "sim_private.h"
+
+
+/* How long the run will last and which link directions it will use,
+ * roughly and before running: the model's iterations for the workload
+ * (on an idle network, so on the short side), each flow alone at its
+ * path's slowest link, and the background sources' paths. */
+static double estimate_run(CsSim *sim, uint8_t *used) {
+  const CsScenario *s = sim->s;
+  const CsTopology *t = sim->t;
+  double end = 0;
+  if (s->workload.present) {
+    CsModel m;
+    if (cs_model_estimate(s, t, sim->r, &m, NULL)) {
+      end = m.iter_overlap_s * (double)s->workload.iterations;
+      for (uint32_t d = 0; d < 2 * t->n_links; d++) used[d] |= m.dirs_used[d];
+      cs_model_clear(&m);
+    }
+  }
+  uint32_t *ports = g_new(uint32_t, t->n_nodes + 1);
+  for (int k = 0; k < 2; k++) {
+    guint n = k == 0 ? s->flows->len : s->background->len;
+    for (guint i = 0; i < n; i++) {
+      const char *src = k == 0 ? g_array_index(s->flows, CsFlowSpec, i).src : g_array_index(s->background, CsBackgroundSpec, i).src;
+      const char *dst = k == 0 ? g_array_index(s->flows, CsFlowSpec, i).dst : g_array_index(s->background, CsBackgroundSpec, i).dst;
+      uint32_t a = (uint32_t)cs_topology_find(t, src), b = (uint32_t)cs_topology_find(t, dst);
+      double lat = 0, bmin = INFINITY;
+      for (int dir = 0; dir < 2; dir++) { /* data one way, ACKs the other */
+        int h = cs_routes_path(sim->r, dir ? b : a, (uint32_t)t->nodes[dir ? a : b].host, 0, ports, (int)t->n_nodes);
+        for (int j = 0; j < h; j++) {
+          const CsPort *pt = &t->ports[ports[j]];
+          used[2 * pt->link + pt->dir] = 1;
+          if (dir == 0) {
+            lat += (double)t->links[pt->link].spec.latency * 1e-12;
+            bmin = fmin(bmin, (double)t->links[pt->link].spec.bandwidth);
+          }
+        }
+      }
+      if (k == 0) {
+        const CsFlowSpec *f = &g_array_index(s->flows, CsFlowSpec, i);
+        end = fmax(end, (double)f->start * 1e-12 + lat + (double)f->size * 8.0 * s->transport.mtu /
+                                                          (double)(s->transport.mtu - s->transport.header) / bmin);
+      }
+    }
+  }
+  g_free(ports);
+  if (s->duration > 0 && (end == 0 || end > (double)s->duration * 1e-12)) end = (double)s->duration * 1e-12;
+  return end;
+}
+
+/* links.csv (and timeline.json's queue counters) sample every link
+ * direction every sample_interval.  An interval that would take more than
+ * CS_SIM_MAX_SAMPLES samples or write more than CS_SIM_MAX_LINK_ROWS rows
+ * (by estimate_run) is raised, with a note, to the smallest of 1, 2, 5 x
+ * 10^k ps that does not; cs_sim_set_force keeps it. */
+static void plan_sampling(CsSim *sim) {
+  const CsScenario *s = sim->s;
+  sim->sample_interval = s->output.sample_interval;
+  if (!(s->output.traces & (CS_TRACE_LINKS | CS_TRACE_TIMELINE))) return;
+  uint8_t *used = g_new0(uint8_t, 2 * (size_t)sim->t->n_links + 1);
+  double end = estimate_run(sim, used);
+  uint32_t dirs = 0;
+  for (uint32_t d = 0; d < 2 * sim->t->n_links; d++) dirs += used[d];
+  g_free(used);
+  double iv = (double)s->output.sample_interval * 1e-12;
+  double samples = end / iv, rows = samples * dirs;
+  if (samples <= CS_SIM_MAX_SAMPLES && rows <= CS_SIM_MAX_LINK_ROWS) return;
+  double want = fmax(end / CS_SIM_MAX_SAMPLES, end * dirs / CS_SIM_MAX_LINK_ROWS);
+  CsTime raised = 0;
+  for (CsTime decade = 1; !raised && decade <= CS_TIME_MAX / 10; decade *= 10)
+    for (int m = 1; m <= 5 && !raised; m += m == 1 ? 1 : 3) /* 1, 2, 5 */
+      if ((double)(m * decade) * 1e-12 >= want) raised = m * decade;
+  if (!raised) raised = CS_TIME_MAX / 10;
+  sim->sample_interval = raised;
+  char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
+  sim->note = g_strdup_printf("%s: warning: output.sample_interval %s would take about %.3g samples and %.3g rows of "
+                              "links.csv (about %s of simulated time over %u link directions): raised to %s; "
+                              "--force keeps %s",
+                              s->file, cs_format_time(s->output.sample_interval, b1), samples, rows,
+                              cs_format_human_seconds(end, b3), dirs, cs_format_time(raised, b2),
+                              cs_format_time(s->output.sample_interval, b1));
+}
+
+void cs_sim_set_force(CsSim *sim, bool force) {
+  if (!force) return;
+  sim->sample_interval = sim->s->output.sample_interval;
+  g_clear_pointer(&sim->note, g_free);
+}
+
+const char *cs_sim_note(const CsSim *sim) { return sim->note; }
+CsTime cs_sim_sample_interval(const CsSim *sim) { return sim->sample_interval; }
+
+CsSim *cs_sim_new(const CsScenario *s, GError **error) {
+  CsSim *sim = g_new0(CsSim, 1);
+  sim->s = s;
+  sim->t = cs_topology_build(s, error);
+  if (!sim->t) goto fail;
+  sim->r = cs_scenario_routes(s, sim->t, error);
+  if (!sim->r || !cs_scenario_check(s, sim->t, sim->r, error)) goto fail;
+  sim->e = cs_engine_new();
+  sim->net_config = cs_scenario_net_config(s);
+  sim->fabric = cs_fabric_new(&cs_fidelities[s->fidelity], sim->e, &sim->net_config, sim->t, sim->r);
+  cs_fabric_set_idle(sim->fabric, cs_sim_on_idle, sim);
+  sim->env = cs_coll_env_new(sim->e, sim->fabric, sim->t);
+  if (s->workload.present) {
+    sim->wl = cs_workload_new(sim->env, sim->e, &s->workload, s->seed, sim->t, error);
+    if (!sim->wl) goto fail;
+  }
+  plan_sampling(sim);
+  return sim;
+fail:
+  cs_sim_free(sim);
+  return NULL;
+}
+
+void cs_sim_free(CsSim *sim) {
+  if (!sim) return;
+  if (sim->links_csv) cs_csv_abort(sim->links_csv);
+  if (sim->packets_csv) cs_csv_abort(sim->packets_csv);
+  g_free(sim->outdir);
+  g_free(sim->note);
+  g_clear_error(&sim->trace_error);
+  g_clear_error(&sim->check_error);
+  if (sim->queue_samples) g_array_free(sim->queue_samples, TRUE);
+  g_free(sim->queue_shown);
+  g_free(sim->queue_seen);
+  cs_workload_free(sim->wl);
+  cs_coll_env_free(sim->env);
+  cs_fabric_free(sim->fabric);
+  cs_engine_free(sim->e);
+  cs_routes_free(sim->r);
+  cs_topology_free(sim->t);
+  g_free(sim);
+}
+
+CsEngine *cs_sim_engine(CsSim *sim) { return sim->e; }
+uint64_t cs_sim_events(const CsSim *sim) { return cs_engine_events_executed(sim->e); }
+CsFabric *cs_sim_fabric(CsSim *sim) { return sim->fabric; }
+CsNet *cs_sim_net(CsSim *sim) { return sim->fabric->ops == cs_fidelities[0].ops ? sim->fabric->impl : NULL; }
+const CsTopology *cs_sim_topology(const CsSim *sim) { return sim->t; }
+CsWorkload *cs_sim_workload(CsSim *sim) { return sim->wl; }
+CsTime cs_sim_end_time(const CsSim *sim) { return sim->end; }
+double cs_sim_wall_seconds(const CsSim *sim) { return sim->wall; }
+uint32_t cs_sim_failed(const CsSim *sim) { return sim->failed; }
+
+uint32_t cs_sim_unfinished(const CsSim *sim) {
+  uint32_t n = sim->s->flows->len - sim->flows_started;
+  for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) {
+    const CsMessageStats *st = cs_fabric_message(sim->fabric, m);
+    n += !st->delivered && !st->failed;
+  }
+  return n;
+}
+
+uint32_t cs_sim_unfinished_workers(const CsSim *sim) {
+  if (!sim->wl) return 0;
+  uint32_t n = 0, it = cs_workload_iterations(sim->wl);
+  for (uint32_t w = 0; w < cs_workload_workers(sim->wl); w++) n += cs_workload_record(sim->wl, w, it) == NULL;
+  return n;
+}
+

@@ -1,0 +1,76 @@
+/* sim_private.h - one simulation's state, shared by the files of the run
+ * layer that assemble it (sim.c), run it (control.c), trace it while it
+ * runs (traces.c), sum it up (summary.c) and write its files
+ * (writers.c).  Nothing outside sim/run/ sees it. */
+#ifndef COMMSIM_RUN_SIM_PRIVATE_H
+#define COMMSIM_RUN_SIM_PRIVATE_H
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commsim/codec.h"
+#include "commsim/collective.h"
+#include "commsim/csv.h"
+#include "commsim/model.h"
+#include "commsim/units.h"
+#include "commsim/plot.h"
+#include "commsim/rng.h"
+#include "commsim/sim.h"
+#include "commsim/workload.h"
+
+struct CsSim {
+  const CsScenario *s;
+  CsTopology *t;
+  CsRoutes *r;
+  CsEngine *e;
+  CsFabric *fabric;
+  CsNetConfig net_config;
+  CsCollEnv *env;
+  CsWorkload *wl;
+  uint32_t flows_started;
+  uint32_t failed;
+  CsTime end;
+  double wall;
+  CsSummary summary;
+  bool summarized;
+  char *outdir;
+  CsCsv *links_csv, *packets_csv;
+  CsTime last_sample;
+  CsTime sample_interval; /* output.sample_interval, or raised (plan_sampling) */
+  char *note;             /* what plan_sampling changed, for the user */
+  GArray *queue_samples;  /* QueueSample, for timeline.json's counters */
+  uint64_t *queue_shown;  /* per link direction: the counter's last value */
+  uint32_t *queue_seen;   /* per link direction: the last sampling pass that reported it */
+  uint32_t sample_pass;
+  GError *trace_error; /* the first failure to open a trace */
+  CsProgressFn progress;
+  void *progress_ctx;
+  volatile sig_atomic_t *interrupt; /* set by a signal handler */
+  bool checks;                      /* --check */
+  uint64_t checks_run;
+  CsTime last_check;
+  GError *check_error;
+  bool reproducible; /* wall_s written as 0 */
+  bool interrupted;  /* the hook saw the interrupt flag */
+};
+
+/* A link queue's counter value from `time` on (timeline.json). */
+typedef struct {
+  CsTime time;
+  uint32_t dir; /* 2 * link + direction */
+  uint64_t bytes;
+} QueueSample;
+
+/* control.c: every message finished; stop unless more work is to come. */
+void cs_sim_on_idle(void *ctx);
+/* traces.c: open the files written while the run goes (links.csv,
+ * packets.csv, timeline's queue counters); sample the links now. */
+void cs_sim_open_traces(CsSim *sim);
+void cs_sim_sample_links(CsSim *sim);
+
+#endif

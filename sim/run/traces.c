@@ -1,0 +1,123 @@
+/* traces.c - the files written while the run goes: links.csv samples,
+ * packets.csv rows, timeline.json's queue counters. */
+#include "config.h"
+
+#include "sim_private.h"
+
+/* ---- traces written while the run goes ---- */
+
+static const char *node_name(const CsSim *sim, uint32_t n) { return sim->t->nodes[n].name; }
+
+static void queue_counter(CsSim *sim, uint32_t di, uint64_t bytes) {
+  if (sim->queue_shown[di] == bytes) return;
+  sim->queue_shown[di] = bytes;
+  QueueSample q = {sim->last_sample, di, bytes};
+  g_array_append_val(sim->queue_samples, q);
+}
+
+static void link_row(void *ctx, uint32_t link, int dir, const CsLinkSample *x) {
+  CsSim *sim = ctx;
+  if (sim->queue_samples) {
+    sim->queue_seen[2 * link + (uint32_t)dir] = sim->sample_pass;
+    queue_counter(sim, 2 * link + (uint32_t)dir, x->queue_max);
+  }
+  CsCsv *c = sim->links_csv;
+  if (!c) return;
+  const CsLink *l = &sim->t->links[link];
+  cs_csv_str(c, node_name(sim, dir ? l->b : l->a));
+  cs_csv_str(c, node_name(sim, dir ? l->a : l->b));
+  cs_csv_time(c, sim->last_sample);
+  cs_csv_time(c, cs_engine_now(sim->e));
+  cs_csv_uint(c, x->bytes);
+  cs_csv_real(c, x->utilization);
+  cs_csv_real(c, x->queue_mean);
+  cs_csv_uint(c, x->queue_max);
+  cs_csv_uint(c, x->drops);
+  cs_csv_uint(c, x->losses);
+  cs_csv_uint(c, x->marks);
+  cs_csv_end_row(c);
+}
+
+void cs_sim_sample_links(CsSim *sim) {
+  sim->sample_pass++;
+  cs_fabric_sample_links(sim->fabric, sim->last_sample, link_row, sim);
+  if (sim->queue_samples) /* directions idle over the whole interval: back to 0 */
+    for (uint32_t di = 0; di < 2 * sim->t->n_links; di++)
+      if (sim->queue_seen[di] != sim->sample_pass) queue_counter(sim, di, 0);
+  sim->last_sample = cs_engine_now(sim->e);
+}
+
+/* The sampler is the engine's daemon: it never keeps a run going, so a
+ * run ends at its last event, traced or not. */
+static void on_sample(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  CsSim *sim = ctx;
+  cs_sim_sample_links(sim);
+  /* No packet anywhere and nothing happens before the next event: skip
+   * the empty intervals up to the boundary at or before it, so that a
+   * long idle stretch (a late flow start, a long compute phase) costs one
+   * sample, not one per interval.  (With packets queued or on a wire the
+   * links are busy between events: no skipping then.) */
+  CsTime iv = sim->sample_interval, now = cs_engine_now(e);
+  if (iv > CS_TIME_MAX - now) return; /* the end of simulated time */
+  CsTime at = now + iv;
+  if (!cs_fabric_busy(sim->fabric)) {
+    CsTime next = cs_engine_next_time(e);
+    if (next == CS_TIME_MAX) return;
+    if (next > at && next - next % iv > at) at = next - next % iv;
+  }
+  cs_engine_set_daemon(e, at, on_sample, sim);
+}
+
+static const char *const event_names[] = {"enqueue", "transmit", "drop", "loss", "deliver", "ack"};
+
+static void packet_row(void *ctx, const CsPacketTrace *ev) {
+  CsSim *sim = ctx;
+  CsCsv *c = sim->packets_csv;
+  cs_csv_time(c, ev->time);
+  cs_csv_str(c, event_names[ev->event]);
+  if (ev->link != UINT32_MAX) {
+    const CsLink *l = &sim->t->links[ev->link];
+    cs_csv_str(c, node_name(sim, ev->dir ? l->b : l->a));
+    cs_csv_str(c, node_name(sim, ev->dir ? l->a : l->b));
+  } else {
+    cs_csv_str(c, node_name(sim, sim->t->hosts[ev->src_host]));
+    cs_csv_str(c, node_name(sim, sim->t->hosts[ev->dst_host]));
+  }
+  if (ev->background) {
+    char b[24];
+    snprintf(b, sizeof b, "bg%u", ev->owner);
+    cs_csv_str(c, b);
+  } else {
+    cs_csv_uint(c, ev->owner);
+  }
+  cs_csv_uint(c, ev->seq);
+  cs_csv_uint(c, ev->bytes);
+  cs_csv_uint(c, ev->queue_bytes);
+  cs_csv_end_row(c);
+}
+
+void cs_sim_open_traces(CsSim *sim) {
+  unsigned tr = sim->s->output.traces;
+  if (!sim->outdir) return;
+  cs_csv_remove_stale(sim->outdir); /* what killed runs left */
+  if (tr & CS_TRACE_LINKS) {
+    static const char *cols[] = {"src", "dst", "t_start_s", "t_end_s", "bytes", "utilization", "queue_mean_bytes",
+                                 "queue_max_bytes", "drops", "losses", "marks", NULL};
+    sim->links_csv = cs_csv_open(sim->outdir, "links.csv", cols, sim->trace_error ? NULL : &sim->trace_error);
+  }
+  if (tr & CS_TRACE_PACKETS) {
+    static const char *cols[] = {"time_s", "event", "src", "dst", "flow", "seq", "bytes", "queue_bytes", NULL};
+    sim->packets_csv = cs_csv_open(sim->outdir, "packets.csv", cols, sim->trace_error ? NULL : &sim->trace_error);
+    if (sim->packets_csv) cs_fabric_set_packet_trace(sim->fabric, packet_row, sim);
+  }
+  if (tr & CS_TRACE_TIMELINE) {
+    cs_coll_record_spans(sim->env, true);
+    sim->queue_samples = g_array_new(FALSE, FALSE, sizeof(QueueSample));
+    sim->queue_shown = g_new0(uint64_t, 2 * (size_t)sim->t->n_links + 1);
+    sim->queue_seen = g_new0(uint32_t, 2 * (size_t)sim->t->n_links + 1);
+  }
+  if (sim->links_csv || sim->queue_samples)
+    cs_engine_set_daemon(sim->e, sim->sample_interval, on_sample, sim);
+}
+

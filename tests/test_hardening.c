@@ -179,7 +179,7 @@ static bool break_and_check(CsEngine *engine, void *ctx) {
   CsNet *net = cs_sim_net(b->sim);
   LinkDir *full = NULL;
   for (uint32_t i = 0; i < 2 * cs_sim_topology(b->sim)->n_links; i++)
-    if (net->dirs[i].q_len > 1) full = &net->dirs[i];
+    if (net->dirs[i].q.len > 1) full = &net->dirs[i];
   if (!full) return true;
   g_autofree char *before = check_msg(net, true);
   b->clean_before = before == NULL;

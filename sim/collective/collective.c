@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "commsim/collective.h"
+#include "commsim/ring.h"
 
 /* ---- environment: the network and per-node codec streams ---- */
 
@@ -24,7 +25,6 @@ typedef struct {
   uint32_t next_free;
 } ComputeDone;
 
-#define NO_SLOT UINT32_MAX
 
 struct CsCollEnv {
   ComputeDone *done; /* pool of pending compute steps */
@@ -42,7 +42,7 @@ struct CsCollEnv {
 CsCollEnv *cs_coll_env_new(CsEngine *engine, CsFabric *fabric, const CsTopology *t) {
   CsCollEnv *env = g_new0(CsCollEnv, 1);
   env->engine = engine;
-  env->done_free = NO_SLOT;
+  env->done_free = CS_POOL_NONE;
   env->fabric = fabric;
   env->t = t;
   env->busy_until = g_new0(CsTime, t->n_nodes);
@@ -68,8 +68,7 @@ static void on_compute(CsEngine *e, void *ctx, uint64_t arg) {
   CsCollEnv *env = ctx;
   uint32_t slot = (uint32_t)arg;
   ComputeDone copy = env->done[slot];
-  env->done[slot].next_free = env->done_free;
-  env->done_free = slot;
+  CS_POOL_PUT(env->done, env->done_free, next_free, slot);
   copy.fn(copy.ctx, copy.arg);
 }
 
@@ -84,17 +83,9 @@ void cs_coll_compute(CsCollEnv *env, uint32_t node, CsTime duration, CsComputeFn
     CsCodecSpan sp = {node, start, end};
     g_array_append_val(env->spans, sp);
   }
-  uint32_t slot = env->done_free;
-  if (slot != NO_SLOT) {
-    env->done_free = env->done[slot].next_free;
-  } else {
-    if (env->done_len == env->done_cap) {
-      env->done_cap = env->done_cap ? 2 * env->done_cap : 64;
-      env->done = g_renew(ComputeDone, env->done, env->done_cap);
-    }
-    slot = env->done_len++;
-  }
-  env->done[slot] = (ComputeDone){fn, ctx, arg, NO_SLOT};
+  uint32_t slot;
+  CS_POOL_TAKE(env->done, env->done_len, env->done_cap, env->done_free, next_free, 64, slot);
+  env->done[slot] = (ComputeDone){fn, ctx, arg, CS_POOL_NONE};
   cs_engine_schedule_at(env->engine, end, on_compute, env, slot);
 }
 

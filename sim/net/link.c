@@ -19,16 +19,8 @@
 /* ---- packet pool ---- */
 
 uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind) {
-  uint32_t p = net->free_head;
-  if (G_LIKELY(p != NO_PACKET)) {
-    net->free_head = net->pool[p].next_free;
-  } else {
-    if (net->pool_len == net->pool_cap) {
-      net->pool_cap = net->pool_cap ? net->pool_cap * 2 : 1024;
-      net->pool = g_renew(Packet, net->pool, net->pool_cap);
-    }
-    p = net->pool_len++;
-  }
+  uint32_t p;
+  CS_POOL_TAKE(net->pool, net->pool_len, net->pool_cap, net->free_head, next_free, 1024, p);
   net->counts[kind].sent++;
   net->counts[kind].in_flight++;
   Packet *pk = &net->pool[p];
@@ -40,8 +32,7 @@ uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind) {
 
 void cs_net_packet_free(CsNet *net, uint32_t p) {
   net->counts[net->pool[p].kind].in_flight--;
-  net->pool[p].next_free = net->free_head;
-  net->free_head = p;
+  CS_POOL_PUT(net->pool, net->free_head, next_free, p);
 }
 
 /* ---- paths ---- */
@@ -62,14 +53,13 @@ uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint6
 /* Retire waiting packets whose transmission started by `now`, summing the
  * time-integral of the bytes waiting. */
 static inline void catch_up(LinkDir *d, CsTime now) {
-  while (d->q_len > 0) {
-    Waiting *w = &d->q[d->q_head];
+  while (d->q.len > 0) {
+    Waiting *w = &CS_RING_FRONT(d->q);
     if (w->start > now) break;
     d->st.queue_integral += (double)d->q_bytes * (double)(w->start - d->q_last);
     d->q_last = w->start;
     d->q_bytes -= w->bytes;
-    d->q_head = (d->q_head + 1) & (d->q_cap - 1);
-    d->q_len--;
+    CS_RING_POP(d->q);
   }
   d->st.queue_integral += (double)d->q_bytes * (double)(now - d->q_last);
   d->q_last = now;
@@ -86,21 +76,11 @@ CsTime cs_net_host_queue_full(CsNet *net, uint32_t port) {
                                                  : MAX((uint64_t)d->bandwidth / 80000, 2 * (uint64_t)net->transport.mtu);
   if (d->q_bytes < limit) return 0;
   /* when the last waiting packet starts, the queue holds none waiting */
-  return d->q[(d->q_head + d->q_len - 1) & (d->q_cap - 1)].start;
+  return CS_RING_BACK(d->q).start;
 }
 
 static void queue_push(LinkDir *d, CsTime start, uint32_t bytes) {
-  if (d->q_len == d->q_cap) {
-    uint32_t cap = d->q_cap ? d->q_cap * 2 : 64;
-    Waiting *q = g_new(Waiting, cap);
-    for (uint32_t i = 0; i < d->q_len; i++) q[i] = d->q[(d->q_head + i) & (d->q_cap - 1)];
-    g_free(d->q);
-    d->q = q;
-    d->q_head = 0;
-    d->q_cap = cap;
-  }
-  d->q[(d->q_head + d->q_len) & (d->q_cap - 1)] = (Waiting){start, bytes};
-  d->q_len++;
+  CS_RING_PUSH(d->q, 64, (Waiting){start, bytes});
   d->q_bytes += bytes;
   if (d->q_bytes > d->st.queue_max) d->st.queue_max = d->q_bytes;
   if (d->q_bytes > d->iv_qmax) d->iv_qmax = d->q_bytes;
@@ -124,7 +104,7 @@ static inline CsTime transmit_end(LinkDir *d, CsTime start, uint32_t bytes) {
  * 1993, with the idle-time decay). */
 static bool red_drop(LinkDir *d, CsTime now, uint32_t bytes) {
   double w = d->red.weight;
-  if (d->q_len == 0 && now >= d->busy_until) {
+  if (d->q.len == 0 && now >= d->busy_until) {
     /* idle: decay as if m small packets had left meanwhile */
     double tx = (double)bytes * 8e12 / (double)d->bandwidth;
     double m = tx > 0 ? (double)(now - d->busy_until) / tx : 0;
@@ -157,17 +137,8 @@ static void on_pipe(CsEngine *e, void *ctx, uint64_t arg);
  * the direction's event. */
 static void pipe_push(CsNet *net, uint32_t di, uint32_t p, CsTime arrive) {
   LinkDir *d = &net->dirs[di];
-  if (d->pipe_len == d->pipe_cap) {
-    uint32_t cap = d->pipe_cap ? d->pipe_cap * 2 : 64;
-    InPipe *q = g_new(InPipe, cap);
-    for (uint32_t i = 0; i < d->pipe_len; i++) q[i] = d->pipe[(d->pipe_head + i) & (d->pipe_cap - 1)];
-    g_free(d->pipe);
-    d->pipe = q;
-    d->pipe_head = 0;
-    d->pipe_cap = cap;
-  }
-  d->pipe[(d->pipe_head + d->pipe_len) & (d->pipe_cap - 1)] = (InPipe){arrive, p};
-  if (d->pipe_len++ == 0) cs_engine_schedule_at(net->engine, arrive, on_pipe, net, di);
+  CS_RING_PUSH(d->pipe, 64, (InPipe){arrive, p});
+  if (d->pipe.len == 1) cs_engine_schedule_at(net->engine, arrive, on_pipe, net, di);
 }
 
 /* Packet p is at a node and leaves by port `port`. */
@@ -180,10 +151,10 @@ static void forward(CsNet *net, uint32_t p, uint32_t port) {
   CsTime start = now > d->busy_until ? now : d->busy_until;
   if (start > now) { /* it would wait: does it fit, and what do RED and ECN say? */
     bool drop = false;
-    if (d->bounded) drop = d->cap_pkt ? d->q_len + 1 > (uint64_t)d->cap : d->q_bytes + pk->bytes > (uint64_t)d->cap;
+    if (d->bounded) drop = d->cap_pkt ? d->q.len + 1 > (uint64_t)d->cap : d->q_bytes + pk->bytes > (uint64_t)d->cap;
     /* a host's own queue holds what its transport lets in (host_queue);
      * open-loop background packets find it full at txqueuelen */
-    else if (pk->kind == PKT_BG) drop = d->q_len >= CS_NET_HOST_BG_PACKETS;
+    else if (pk->kind == PKT_BG) drop = d->q.len >= CS_NET_HOST_BG_PACKETS;
     if (!drop && d->queue == CS_QUEUE_RED) drop = red_drop(d, now, pk->bytes);
     if (drop) {
       d->st.drops++;
@@ -194,7 +165,7 @@ static void forward(CsNet *net, uint32_t p, uint32_t port) {
       return;
     }
     if (d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
-        (d->ecn_k_pkt ? d->q_len + 1 > (uint64_t)d->ecn_k : d->q_bytes + pk->bytes > (uint64_t)d->ecn_k)) {
+        (d->ecn_k_pkt ? d->q.len + 1 > (uint64_t)d->ecn_k : d->q_bytes + pk->bytes > (uint64_t)d->ecn_k)) {
       pk->flags |= F_CE;
       d->st.marks++;
       net->marks++;
@@ -243,9 +214,9 @@ static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   CsNet *net = ctx;
   uint32_t di = (uint32_t)arg;
   LinkDir *d = &net->dirs[di];
-  uint32_t p = d->pipe[d->pipe_head].packet;
-  d->pipe_head = (d->pipe_head + 1) & (d->pipe_cap - 1);
-  if (--d->pipe_len > 0) cs_engine_schedule_at(e, d->pipe[d->pipe_head].arrive, on_pipe, net, di);
+  uint32_t p = CS_RING_FRONT(d->pipe).packet;
+  CS_RING_POP(d->pipe);
+  if (d->pipe.len > 0) cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di);
   d->out_bytes += net->pool[p].bytes;
   arrive(net, p, d->to_node);
 }
@@ -317,7 +288,7 @@ static bool check_bytes(const CsNet *net, GError **error) {
   for (uint32_t di = 0; di < 2 * t->n_links; di++) {
     const LinkDir *d = &net->dirs[di];
     uint64_t wire = 0;
-    for (uint32_t i = 0; i < d->pipe_len; i++) wire += net->pool[d->pipe[(d->pipe_head + i) & (d->pipe_cap - 1)].packet].bytes;
+    for (uint32_t i = 0; i < d->pipe.len; i++) wire += net->pool[CS_RING_AT(d->pipe, i).packet].bytes;
     if (d->st.bytes != d->loss_bytes + d->out_bytes + wire)
       return internal_error(error,
                             "link %s: bytes do not add up: transmitted %" G_GUINT64_FORMAT " != lost %" G_GUINT64_FORMAT
@@ -413,8 +384,8 @@ bool cs_net_check_state(const CsNet *net, GError **error) {
     const LinkDir *d = &net->dirs[di];
     uint64_t bytes = 0;
     CsTime prev = d->q_last;
-    for (uint32_t i = 0; i < d->q_len; i++) {
-      const Waiting *w = &d->q[(d->q_head + i) & (d->q_cap - 1)];
+    for (uint32_t i = 0; i < d->q.len; i++) {
+      const Waiting *w = &CS_RING_AT(d->q, i);
       if (w->start < prev)
         return internal_error(error, "link %s: queue entry %u starts at %" G_GINT64_FORMAT " ps, before %" G_GINT64_FORMAT,
                               dir_name(net, di, name, sizeof name), i, (gint64)w->start, (gint64)prev);
@@ -424,12 +395,12 @@ bool cs_net_check_state(const CsNet *net, GError **error) {
     if (bytes != d->q_bytes)
       return internal_error(error, "link %s: the queue holds %" G_GUINT64_FORMAT " bytes but counts %" G_GUINT64_FORMAT,
                             dir_name(net, di, name, sizeof name), bytes, d->q_bytes);
-    if (d->q_len > 0 && d->q[(d->q_head + d->q_len - 1) & (d->q_cap - 1)].start > d->busy_until)
+    if (d->q.len > 0 && CS_RING_BACK(d->q).start > d->busy_until)
       return internal_error(error, "link %s: a waiting packet starts after the link's busy period ends",
                             dir_name(net, di, name, sizeof name));
     prev = now;
-    for (uint32_t i = 0; i < d->pipe_len; i++) {
-      const InPipe *x = &d->pipe[(d->pipe_head + i) & (d->pipe_cap - 1)];
+    for (uint32_t i = 0; i < d->pipe.len; i++) {
+      const InPipe *x = &CS_RING_AT(d->pipe, i);
       if (x->arrive < prev)
         return internal_error(error, "link %s: pipe entry %u arrives at %" G_GINT64_FORMAT " ps, before %" G_GINT64_FORMAT,
                               dir_name(net, di, name, sizeof name), i, (gint64)x->arrive, (gint64)prev);
@@ -438,7 +409,7 @@ bool cs_net_check_state(const CsNet *net, GError **error) {
           net->pool[x->packet].hop > net->pool[x->packet].hops)
         return internal_error(error, "link %s: pipe entry %u is not a live packet", dir_name(net, di, name, sizeof name), i);
     }
-    on_wires += d->pipe_len;
+    on_wires += d->pipe.len;
   }
   uint64_t alive = cs_net_packets_in_flight(net);
   if (alive != on_wires)
@@ -497,7 +468,7 @@ CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir) {
   /* transmissions are booked when scheduled: take out what has not been
    * sent by now, so utilization never passes 1 when a run stops early */
   st.bytes -= d->q_bytes;
-  st.packets -= d->q_len;
+  st.packets -= d->q.len;
   if (d->busy_until > now) st.busy -= d->busy_until - now;
   return st;
 }

@@ -41,8 +41,8 @@ CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *cfg, const CsTopology *t,
 void cs_net_free(CsNet *net) {
   if (!net) return;
   for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
-    g_free(net->dirs[i].q);
-    g_free(net->dirs[i].pipe);
+    CS_RING_FREE(net->dirs[i].q);
+    CS_RING_FREE(net->dirs[i].pipe);
   }
   g_free(net->dirs);
   g_free(net->node_injected);

@@ -6,10 +6,11 @@
 #include "commsim/cc.h"
 #include "commsim/loss.h"
 #include "commsim/net.h"
+#include "commsim/ring.h"
 #include "commsim/rng.h"
 
 enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
-#define NO_PACKET UINT32_MAX
+#define NO_PACKET CS_POOL_NONE /* the pool of packets: ring.h's macros */
 enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8 };
 
 /* 48 bytes.  `path` and `hops` name the packet's route in the path arena:
@@ -63,9 +64,8 @@ typedef struct {
    * period began, so rounding never accumulates */
   CsTime period_start, busy_until;
   uint64_t period_bits;
-  /* waiting packets: a ring */
-  Waiting *q;
-  uint32_t q_head, q_len, q_cap;
+  /* waiting packets */
+  CS_RING(Waiting) q;
   uint64_t q_bytes;
   CsTime q_last; /* the time up to which queue_integral is summed */
   /* RED */
@@ -73,8 +73,7 @@ typedef struct {
   uint32_t red_count;
   CsRng red_rng;
   CsLossState loss;
-  InPipe *pipe;
-  uint32_t pipe_head, pipe_len, pipe_cap;
+  CS_RING(InPipe) pipe; /* packets on the wire, in arrival order */
   CsLinkStats st;
   /* byte conservation: st.bytes = loss_bytes + out_bytes + bytes in the pipe */
   uint64_t drop_bytes, loss_bytes, out_bytes;
@@ -104,6 +103,11 @@ typedef struct {
   uint32_t consecutive_timeouts;
 } Conn;
 
+/* A retransmission in flight: its packet and the number of that transmission. */
+typedef struct {
+  uint32_t seq, xmit;
+} Rtx;
+
 /* A message: its packets' scoreboard at both ends, its loss recovery and
  * retransmission timer, its route and its statistics. */
 typedef struct {
@@ -125,8 +129,7 @@ typedef struct {
   uint32_t xmits;    /* transmissions so far */
   /* retransmissions in flight, in transmission order: one is lost when
    * DUP_THRESH packets sent after it have arrived (as RACK does) */
-  uint32_t *rtx_seq, *rtx_xmit;
-  uint32_t rtx_head, rtx_len, rtx_cap;
+  CS_RING(Rtx) rtx;
   uint32_t no_cut_until; /* losses below it belong to a timeout already paid for */
   uint32_t una, nxt;
   uint32_t high_sacked; /* 1 + the highest packet known received */

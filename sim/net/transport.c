@@ -72,20 +72,7 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
   pk->xmit = ++f->xmits;
   f->xmit_of[seq & f->ring_mask] = pk->xmit;
   if (retx) { /* remember it, in transmission order */
-    if (f->rtx_len == f->rtx_cap) {
-      uint32_t cap = f->rtx_cap ? 2 * f->rtx_cap : 16;
-      uint32_t *sq = g_new(uint32_t, cap), *xm = g_new(uint32_t, cap);
-      for (uint32_t i = 0; i < f->rtx_len; i++) {
-        sq[i] = f->rtx_seq[(f->rtx_head + i) % f->rtx_cap];
-        xm[i] = f->rtx_xmit[(f->rtx_head + i) % f->rtx_cap];
-      }
-      g_free(f->rtx_seq);
-      g_free(f->rtx_xmit);
-      f->rtx_seq = sq, f->rtx_xmit = xm, f->rtx_head = 0, f->rtx_cap = cap;
-    }
-    uint32_t at = (f->rtx_head + f->rtx_len++) % f->rtx_cap;
-    f->rtx_seq[at] = seq;
-    f->rtx_xmit[at] = pk->xmit;
+    CS_RING_PUSH(f->rtx, 16, (Rtx){seq, pk->xmit});
   }
   f->stats.wire_bytes += pk->bytes;
   if (retx) {
@@ -166,10 +153,8 @@ static void finish_sender(CsNet *net, uint32_t fi) {
   g_free(f->state);
   f->state = NULL;
   g_free(f->xmit_of);
-  g_free(f->rtx_seq);
-  g_free(f->rtx_xmit);
-  f->xmit_of = f->rtx_seq = f->rtx_xmit = NULL;
-  f->rtx_len = f->rtx_cap = 0;
+  f->xmit_of = NULL;
+  CS_RING_FREE(f->rtx);
   if (f->stats.delivered || f->stats.failed) message_finished(net);
 }
 
@@ -242,10 +227,9 @@ static void sender_ack(CsNet *net, const Packet *ack) {
     f->loss_scan++;
   }
   /* a retransmission is lost when DUP_THRESH later transmissions arrived */
-  while (f->rtx_len > 0 && f->rtx_xmit[f->rtx_head] + DUP_THRESH < ack->xmit) {
-    uint32_t seq = f->rtx_seq[f->rtx_head], xm = f->rtx_xmit[f->rtx_head];
-    f->rtx_head = (f->rtx_head + 1) % f->rtx_cap;
-    f->rtx_len--;
+  while (f->rtx.len > 0 && CS_RING_FRONT(f->rtx).xmit + DUP_THRESH < ack->xmit) {
+    uint32_t seq = CS_RING_FRONT(f->rtx).seq, xm = CS_RING_FRONT(f->rtx).xmit;
+    CS_RING_POP(f->rtx);
     if (seq >= f->una && seq < f->nxt && st_get(f, seq) == S_FLIGHT && f->xmit_of[seq & f->ring_mask] == xm) {
       mark_lost(f, seq);
       enter_recovery(f, c, seq);
@@ -313,7 +297,7 @@ static void on_timer(CsEngine *e, void *ctx, uint64_t arg) {
    * timeout are part of it and cause no further cut */
   f->in_recovery = false;
   f->no_cut_until = f->nxt;
-  f->rtx_len = 0; /* every retransmission in flight is presumed lost now */
+  f->rtx.len = 0; /* every retransmission in flight is presumed lost now */
   c->rto = MIN(2 * c->rto, MAX_RTO); /* back off until an ACK brings a new sample */
   send_more(net, fi);
   f = msg_of(net, fi);
@@ -370,10 +354,7 @@ void cs_transport_receive(CsNet *net, uint32_t p) {
 /* A connection for a new message (today one each; the RTT estimate is the
  * host pair's). */
 static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst) {
-  if (net->n_conns == net->cap_conns) {
-    net->cap_conns = net->cap_conns ? 2 * net->cap_conns : 64;
-    net->conns = g_renew(Conn, net->conns, net->cap_conns);
-  }
+  CS_GROW(net->conns, net->n_conns, net->cap_conns, 64);
   uint32_t ci = net->n_conns++;
   Conn *c = &net->conns[ci];
   memset(c, 0, sizeof *c);
@@ -396,10 +377,7 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   g_assert(src != dst && src < net->t->n_hosts && dst < net->t->n_hosts && payload > 0);
   uint64_t n = (payload + net->mss - 1) / net->mss;
   g_assert(n <= CS_NET_MAX_PACKETS); /* checked at set-up */
-  if (net->n_msgs == net->cap_msgs) {
-    net->cap_msgs = net->cap_msgs ? 2 * net->cap_msgs : 64;
-    net->msgs = g_renew(Message, net->msgs, net->cap_msgs);
-  }
+  CS_GROW(net->msgs, net->n_msgs, net->cap_msgs, 64);
   uint32_t fi = net->n_msgs++;
   Message *f = &net->msgs[fi];
   memset(f, 0, sizeof *f);
@@ -449,8 +427,7 @@ void cs_transport_free(CsNet *net) {
     g_free(net->msgs[i].state);
     g_free(net->msgs[i].rcv_bits);
     g_free(net->msgs[i].xmit_of);
-    g_free(net->msgs[i].rtx_seq);
-    g_free(net->msgs[i].rtx_xmit);
+    CS_RING_FREE(net->msgs[i].rtx);
   }
   g_free(net->msgs);
   g_free(net->conns);

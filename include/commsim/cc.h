@@ -20,6 +20,10 @@
  *
  * One algorithm is one file under sim/net/cc/ and one row of the protocol
  * table (cs_protocols); the scenario's transport.protocol names the row.
+ *
+ * Layer 2 (network; docs/design.md). Owns congestion-control algorithms and
+ * the protocols' table; does not touch the transport's scoreboard and timers
+ * (transport.c).
  */
 #ifndef COMMSIM_CC_H
 #define COMMSIM_CC_H

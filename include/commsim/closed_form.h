@@ -20,6 +20,9 @@
  * the same rendezvous rounds.  A collective whose workers do not move in
  * lock step (ps) gives a `schedule` instead: each worker's result time
  * from each worker's start.
+ *
+ * Layer 4 (collectives; docs/design.md). Owns the closed-form rounds and
+ * their replay; does not touch the simulation.
  */
 #ifndef COMMSIM_CLOSED_FORM_H
 #define COMMSIM_CLOSED_FORM_H

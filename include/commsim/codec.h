@@ -14,6 +14,10 @@
  * from call to call (top-k's candidates, the x + e sum), so nothing is
  * allocated per element.  Payloads are in-memory messages in host byte
  * order, self-describing (a 64-byte header), checked before they are read.
+ *
+ * Layer 1 (models; docs/design.md). Owns codec parameters, wire sizes, costs
+ * and kernels; does not touch the engine (only rng.h), the network,
+ * collectives, scenarios.
  */
 #ifndef COMMSIM_CODEC_H
 #define COMMSIM_CODEC_H

@@ -15,6 +15,10 @@
  *
  * Sizes come from the codec's wire formula; compute times from its cost
  * per element.  Nothing here runs a kernel.
+ *
+ * Layer 4 (collectives; docs/design.md). Owns step plans, the step machine,
+ * codec streams, the collectives' table; does not touch the packet network
+ * (only fabric.h), workloads, scenarios.
  */
 #ifndef COMMSIM_COLLECTIVE_H
 #define COMMSIM_COLLECTIVE_H

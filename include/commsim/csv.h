@@ -4,6 +4,9 @@
  * its own name by cs_csv_close(), so a file that exists is complete (a run
  * stopped half-way leaves the old file or none).  Times are written in
  * seconds with 12 decimals: exactly the simulated picoseconds.
+ *
+ * Layer 0 (base; docs/design.md). Owns CSV files written whole or not at all;
+ * does not touch what the rows mean.
  */
 #ifndef COMMSIM_CSV_H
 #define COMMSIM_CSV_H

@@ -12,6 +12,9 @@
  * so scheduling does not call malloc once the pool has grown to the number
  * of events pending at once.  Cancelling is O(1): the event is marked and
  * skipped when its time comes (as ns-3's EventId::Cancel does).
+ *
+ * Layer 0 (base; docs/design.md). Owns the clock, the event queue, hooks and
+ * the daemon timer; does not touch what events do.
  */
 #ifndef COMMSIM_ENGINE_H
 #define COMMSIM_ENGINE_H

@@ -4,6 +4,9 @@
  * that gave the value) before "error:".  A spec keeps the CsLoc of the
  * YAML node it was read from, so that a check made long after reading -
  * once the network is built, say - still points at the key.
+ *
+ * Layer 0 (base; docs/design.md). Owns located errors (CsLoc) and their
+ * messages; does not touch anything above the base.
  */
 #ifndef COMMSIM_ERROR_H
 #define COMMSIM_ERROR_H

@@ -15,6 +15,9 @@
  * An implementation is an ops table over its own object; a hook it cannot
  * serve is NULL (a fluid model has no packet events) and the inline
  * wrappers below answer for it.
+ *
+ * Layer 3 (fabric; docs/design.md). Owns the message interface and the
+ * fidelities' table; does not touch collectives and workloads (its callers).
  */
 #ifndef COMMSIM_FABRIC_H
 #define COMMSIM_FABRIC_H
@@ -59,12 +62,6 @@ typedef struct {
   void *impl;
 } CsFabric;
 
-/* What a fabric is built from. */
-typedef struct {
-  uint64_t seed;
-  const void *config; /* the implementation's own (the packet network: a CsNetConfig) */
-} CsFabricConfig;
-
 /* The fidelities: one row per implementation.  A row without `new` is a
  * fidelity that is planned: the scenario reader refuses it, naming it. */
 typedef struct {
@@ -78,7 +75,8 @@ extern const CsFidelityDef cs_fidelities[]; /* terminated by a NULL name */
 const CsFidelityDef *cs_fidelity_find(const char *name);
 const char *const *cs_fidelity_names(void);
 
-/* A fabric of fidelity `def` (one with `new`); free with cs_fabric_free. */
+/* A fabric of fidelity `def` (one with `new`), from the implementation's
+ * own config (the packet network's: a CsNetConfig); free with cs_fabric_free. */
 CsFabric *cs_fabric_new(const CsFidelityDef *def, CsEngine *engine, const void *config, const CsTopology *t,
                         const CsRoutes *r);
 void cs_fabric_free(CsFabric *f);

@@ -6,6 +6,9 @@
  * state's probability; the long-run loss rate is
  * p/(p+r) * loss_bad + r/(p+r) * loss_good.  Each direction owns its
  * random stream, derived from the seed and the link's identity.
+ *
+ * Layer 1 (models; docs/design.md). Owns per-packet loss models; does not
+ * touch anything but rng.h.
  */
 #ifndef COMMSIM_LOSS_H
 #define COMMSIM_LOSS_H

@@ -25,6 +25,9 @@
  * work is added where the simulation charges it.  What this leaves out is
  * what the simulation adds: windows, queues, drops, loss, retransmissions,
  * background traffic and stragglers.
+ *
+ * Layer 5 (workload; docs/design.md). Owns the closed-form estimate of an
+ * iteration; does not touch the simulation, scenarios.
  */
 #ifndef COMMSIM_MODEL_H
 #define COMMSIM_MODEL_H

@@ -14,6 +14,10 @@
  * flight when the run ends; cs_net_check_accounting() proves the counts
  * add up.  Packets come from a pool that grows to the number in flight at
  * once and is then recycled: memory does not grow with packets sent.
+ *
+ * Layer 2 (network; docs/design.md). Owns the packet network: packets,
+ * queues, links, transport, background; does not touch collectives,
+ * workloads, scenarios: it is configured by CsNetConfig.
  */
 #ifndef COMMSIM_NET_H
 #define COMMSIM_NET_H

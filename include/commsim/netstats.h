@@ -2,6 +2,9 @@
  * statistics, a link direction's counters and samples, the run's totals,
  * packet events.  The message fabric (fabric.h) hands these out; the
  * packet network (net.h) is the first that fills them.
+ *
+ * Layer 2 (network; docs/design.md). Owns what any network reports
+ * (statistics, samples, traces); does not touch how it is modelled.
  */
 #ifndef COMMSIM_NETSTATS_H
 #define COMMSIM_NETSTATS_H

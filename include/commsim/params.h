@@ -11,6 +11,9 @@
  * compares them line by line).  Keys with checks of their own (loss
  * models, a window in packets or bytes, lists) are read by hand in
  * scenario.c and marked `custom` or left unbound here.
+ *
+ * Layer 6 (scenario; docs/design.md). Owns the table of scenario keys; does
+ * not touch the simulation.
  */
 #ifndef COMMSIM_PARAMS_H
 #define COMMSIM_PARAMS_H

@@ -8,6 +8,9 @@
  * points); iteration_vs_AXIS for every swept axis with numbers, a line per
  * value of the other axes together; speedup_vs_AXIS (over the method none
  * at the same other values) when a compression-method axis holds none.
+ *
+ * Layer 0 (base; docs/design.md). Owns gnuplot scripts over a run or sweep
+ * folder's files; does not touch simulator types: it reads files only.
  */
 #ifndef COMMSIM_PLOT_H
 #define COMMSIM_PLOT_H

@@ -8,6 +8,9 @@
  *
  * Macros, so that each user keeps its struct compact, its element type
  * and the fast path inlined (the packet path runs through them).
+ *
+ * Layer 0 (base; docs/design.md). Owns the ring, pool and growable array
+ * macros; does not touch anything else.
  */
 #ifndef COMMSIM_RING_H
 #define COMMSIM_RING_H

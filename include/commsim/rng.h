@@ -7,6 +7,9 @@
  * reshuffle the draws of the others (common random numbers across the
  * points of a sweep).  Stream ids are computed once, at set-up, from the
  * identity of the owner (cs_rng_stream_id); never per draw.
+ *
+ * Layer 0 (base; docs/design.md). Owns reproducible random streams; does not
+ * touch anything else.
  */
 #ifndef COMMSIM_RNG_H
 #define COMMSIM_RNG_H

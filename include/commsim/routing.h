@@ -6,6 +6,9 @@
  * order breaks ties), with `ecmp` one chosen by a hash of the flow among
  * all of them.  A flow looks its path up once, when it starts; packets
  * then follow the path with no lookup at all.
+ *
+ * Layer 1 (models; docs/design.md). Owns routing tables and paths; does not
+ * touch the network's state, scenarios.
  */
 #ifndef COMMSIM_ROUTING_H
 #define COMMSIM_ROUTING_H

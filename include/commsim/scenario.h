@@ -6,6 +6,9 @@
  * Every error names FILE:LINE:COLUMN.  Nothing here builds the network:
  * the topology module turns `topology` (or `nodes` + `links`) into nodes
  * and links, and checks names and connectivity.
+ *
+ * Layer 6 (scenario; docs/design.md). Owns the scenario's structs, their
+ * reading and their one validation pass; does not touch running anything.
  */
 #ifndef COMMSIM_SCENARIO_H
 #define COMMSIM_SCENARIO_H

@@ -5,6 +5,9 @@
  * It starts the scenario's flows and background traffic, runs until the
  * work is done (or `duration`), checks that every packet is accounted
  * for, and writes the output files.
+ *
+ * Layer 7 (run; docs/design.md). Owns one simulation: assembly, run,
+ * statistics, files; does not touch the command line.
  */
 #ifndef COMMSIM_SIM_H
 #define COMMSIM_SIM_H

@@ -10,6 +10,9 @@
  * summary.csv (written last, atomically) and the same fingerprint is
  * complete and is not run again, so an interrupted sweep resumes.  sweep.csv has
  * one row per point, in grid order whatever the number of threads.
+ *
+ * Layer 7 (run; docs/design.md). Owns sweeps: points, their folders, the
+ * results table, merging; does not touch the command line.
  */
 #ifndef COMMSIM_SWEEP_H
 #define COMMSIM_SWEEP_H

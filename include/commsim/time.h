@@ -2,6 +2,9 @@
  *
  * The type and its saturating sums, apart from the engine, so that what
  * only measures time (codec costs, specs) needs nothing else of it.
+ *
+ * Layer 0 (base; docs/design.md). Owns simulated time and its saturating
+ * sums; does not touch anything else.
  */
 #ifndef COMMSIM_TIME_H
 #define COMMSIM_TIME_H

@@ -6,6 +6,9 @@
  * are sorted by the node at their far end, so "the first port that leads
  * there" breaks ties by node order.  Names are for set-up and output only:
  * nothing on the simulated path looks a name up.
+ *
+ * Layer 1 (models; docs/design.md). Owns nodes, links, ports and the topology
+ * generators' table; does not touch routing, the network's state, scenarios.
  */
 #ifndef COMMSIM_TOPOLOGY_H
 #define COMMSIM_TOPOLOGY_H

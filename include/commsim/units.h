@@ -9,6 +9,9 @@
  * in 64 bits, fractions of a base unit and unknown suffixes are errors
  * whose message quotes the value and lists the accepted suffixes; the
  * caller adds the location.
+ *
+ * Layer 0 (base; docs/design.md). Owns parsing and formatting quantities with
+ * units; does not touch scenario or simulator types.
  */
 #ifndef COMMSIM_UNITS_H
 #define COMMSIM_UNITS_H

@@ -15,6 +15,9 @@
  * its whole gradient to the servers and pulls the parameters back on its
  * own; staleness counts the other workers' updates applied between its
  * pull and its next push.
+ *
+ * Layer 5 (workload; docs/design.md). Owns training iterations over a
+ * collective; does not touch the packet network, scenarios.
  */
 #ifndef COMMSIM_WORKLOAD_H
 #define COMMSIM_WORKLOAD_H

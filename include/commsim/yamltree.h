@@ -8,6 +8,9 @@
  * overrides are applied to the tree before anything reads it, so they meet
  * the same checks as the file.  Scalars stay strings: their meaning (unit,
  * enum, number) is for the reader of the tree to decide.
+ *
+ * Layer 0 (base; docs/design.md). Owns the YAML tree with locations, aliases,
+ * merge keys; does not touch what the keys mean (scenario.c).
  */
 #ifndef COMMSIM_YAMLTREE_H
 #define COMMSIM_YAMLTREE_H

@@ -159,6 +159,58 @@ bool cs_codec_cost_resolve(CsCodecMethod method, double speedup,
  * CS_TIME_MAX when it does not fit (the engine then reports the overflow). */
 CsTime cs_codec_cost_time(double ps_per_element, uint64_t n);
 
+/* ---- the methods: one row each ----
+ * A method is a row (CsCodecMethodDef) in the file of its family under
+ * sim/codec/ (cast.c: none, fp16, bf16; quantize.c: uniform, stochastic,
+ * terngrad; sign.c; sparse.c: topk, randk).  The table (methods.c) lists
+ * the rows in CsCodecMethod's order: a method's number is its row, and the
+ * number a payload's header carries.  Adding one: its file, its row in
+ * methods.c and its name at the end of CsCodecMethod.
+ *
+ * Which CsCodecParams fields a method reads (validation checks them, a
+ * payload's header keeps them, the others are ignored): */
+enum {
+  CS_CODEC_USES_BITS = 1u << 0,       /* bits, 1..16: the width of its codes */
+  CS_CODEC_USES_RATIO = 1u << 1,      /* ratio: it sends k = cs_codec_k(ratio, n) values, not n */
+  CS_CODEC_USES_INDEX_BITS = 1u << 2, /* index_bits, 0..64: wire bits per value's index */
+  CS_CODEC_USES_BUCKET = 1u << 3,     /* bucket, >= 1: elements per scale */
+};
+
+/* A method's payload hooks (encode, decode, a reduction hop), in the
+ * private sim/codec/codec_private.h: only the codec's files frame
+ * payloads. */
+typedef struct CsCodecKernelOps CsCodecKernelOps;
+
+typedef struct {
+  const char *name; /* as in the SPEC */
+  const char *help; /* one line: what it sends */
+  unsigned uses;    /* CS_CODEC_USES_* */
+  /* cs_codec_method_summable(); a method that is not says why (for
+   * messages: "each worker keeps different indices, ...") */
+  bool summable;
+  const char *why_not_summable;
+  CsCodecCost cost; /* the measured defaults, at speedup 1 */
+  /* its parameters for tables, appended to out: "b=8 m=512" */
+  void (*describe)(const CsCodecParams *params, GString *out);
+  /* the SPEC's wire bits for n elements of which the payload carries k
+   * values (k = n unless it uses ratio), saturated at UINT64_MAX */
+  uint64_t (*wire_bits)(const CsCodecParams *params, uint64_t n, uint64_t k);
+  const CsCodecKernelOps *kernel;
+} CsCodecMethodDef;
+
+/* The table (methods.c): indexed by CsCodecMethod, terminated by NULL. */
+extern const CsCodecMethodDef *const cs_codec_methods[];
+/* The row of `name`, or NULL; its number into *method when method is not
+ * NULL. */
+const CsCodecMethodDef *cs_codec_method_find(const char *name, CsCodecMethod *method);
+/* The names in table order, NULL-terminated (for messages and the
+ * scenario reader). */
+const char *const *cs_codec_method_names(void);
+/* The row of a method, or NULL for a number outside the table. */
+static inline const CsCodecMethodDef *cs_codec_method_def(CsCodecMethod method) {
+  return (unsigned)method < CS_CODEC_N_METHODS ? cs_codec_methods[method] : NULL;
+}
+
 /* A scenario's workload.compression section. */
 typedef struct {
   CsCodecMethod method;

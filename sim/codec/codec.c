@@ -1,68 +1,67 @@
-/* codec.c - names, wire sizes, collectives and costs of the gradient
- * codecs, and the payload framing around the kernels of kernels.c.
- *
- * A payload is a 64-byte header followed by the body, each section at an
- * 8-byte offset so that the kernels read and write typed arrays in place:
- *
- *   none         values (n x dtype)
- *   fp16, bf16   values (n x 16 bits)
- *   uniform      (min, max) per bucket as fp32 | codes, b bits each
- *   stochastic   scale per bucket as fp32      | codes, b bits each
- *   sign         scale per bucket              | codes, 1 bit each
- *   terngrad     scale per bucket              | codes, 2 bits each
- *   topk         values (k x dtype)            | indices (k x 32 bits, increasing)
- *   randk        values (k x dtype); the indices are drawn again from (seed, round)
+/* codec.c - what every codec method shares: names, parameters, wire
+ * sizes, collectives and costs through the method table (methods.c), and
+ * the payload framing around the methods' hooks (codec_private.h): the
+ * header, its checks, error feedback and the reduction hop.  What a method
+ * does with its elements is in its family's file (cast.c, quantize.c,
+ * sign.c, sparse.c); the per-element loops are in kernels.c.
  *
  * The body is the SPEC's wire formula rounded up to whole bytes, plus at
- * most 7 bytes of padding between sections, except top-k's indices: they
- * are stored in 32 bits whatever `index_bits` says (index_bits models an
- * index coding; the wire size uses it, the buffer does not).
+ * most 7 bytes of padding between sections, except top-k's indices (see
+ * sparse.c).
  */
 #include "config.h"
 
 #include "commsim/codec.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
-#include "commsim/rng.h"
-#include "kernels.h"
+#include "codec_private.h"
 
 G_DEFINE_QUARK(cs-codec-error-quark, cs_codec_error)
 
 /* ---- names ---- */
 
-static const char *const method_names[CS_CODEC_N_METHODS] = {
-    "none", "fp16", "bf16", "uniform", "stochastic", "topk", "randk", "sign", "terngrad"};
 static const char *const dtype_names[CS_DTYPE_N] = {"fp32", "fp16", "bf16", "fp64"};
 static const int dtype_bit_counts[CS_DTYPE_N] = {32, 16, 16, 64};
 
-#define METHOD_LIST "none, fp16, bf16, uniform, stochastic, topk, randk, sign or terngrad"
 #define DTYPE_LIST "fp32, fp16, bf16 or fp64"
 #define COLLECTIVE_LIST "ps, ring, tree, halving-doubling or allgather"
 
-static bool valid_method(CsCodecMethod m) { return (unsigned)m < CS_CODEC_N_METHODS; }
 static bool valid_dtype(CsDtype d) { return (unsigned)d < CS_DTYPE_N; }
 
+/* The i-th of `total` names of a list read as "a, b or c". */
+static void append_listed(GString *s, size_t i, size_t total, const char *name) {
+  if (i > 0) g_string_append(s, i + 1 == total ? " or " : ", ");
+  g_string_append(s, name);
+}
+
+/* "none, fp16, ... or terngrad", for messages (built once, like the
+ * names). */
+static const char *method_list(void) {
+  static const char *list = NULL;
+  if (g_once_init_enter(&list)) {
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; cs_codec_methods[i]; i++)
+      append_listed(s, i, CS_CODEC_N_METHODS, cs_codec_methods[i]->name);
+    g_once_init_leave(&list, g_string_free(s, FALSE));
+  }
+  return list;
+}
+
 const char *cs_codec_method_name(CsCodecMethod m) {
-  return valid_method(m) ? method_names[m] : "(invalid)";
+  const CsCodecMethodDef *def = cs_codec_method_def(m);
+  return def ? def->name : "(invalid)";
 }
 
 const char *cs_dtype_name(CsDtype d) { return valid_dtype(d) ? dtype_names[d] : "(invalid)"; }
 
 int cs_dtype_bits(CsDtype d) { return valid_dtype(d) ? dtype_bit_counts[d] : 0; }
 
-static size_t dtype_bytes(CsDtype d) { return (size_t)cs_dtype_bits(d) / 8; }
-
 bool cs_codec_method_parse(const char *text, CsCodecMethod *method, GError **error) {
-  for (int m = 0; m < CS_CODEC_N_METHODS; m++)
-    if (text && strcmp(text, method_names[m]) == 0) {
-      *method = (CsCodecMethod)m;
-      return true;
-    }
+  if (cs_codec_method_find(text, method)) return true;
   g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
-              "'%s' is not a compression method: use " METHOD_LIST, text ? text : "");
+              "'%s' is not a compression method: use %s", text ? text : "", method_list());
   return false;
 }
 
@@ -74,6 +73,12 @@ bool cs_dtype_parse(const char *text, CsDtype *dtype, GError **error) {
     }
   g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
               "'%s' is not a gradient dtype: use " DTYPE_LIST, text ? text : "");
+  return false;
+}
+
+static bool invalid_method_error(GError **error, CsCodecMethod m) {
+  g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
+              "invalid compression method %d: use %s", (int)m, method_list());
   return false;
 }
 
@@ -91,42 +96,35 @@ void cs_codec_params_init(CsCodecParams *p) {
   p->seed = 0;
 }
 
-static bool uses_bits(CsCodecMethod m) { return m == CS_CODEC_UNIFORM || m == CS_CODEC_STOCHASTIC; }
-static bool uses_ratio(CsCodecMethod m) { return m == CS_CODEC_TOPK || m == CS_CODEC_RANDK; }
-static bool uses_bucket(CsCodecMethod m) {
-  return m == CS_CODEC_UNIFORM || m == CS_CODEC_STOCHASTIC || m == CS_CODEC_SIGN ||
-         m == CS_CODEC_TERNGRAD;
-}
+static bool uses(const CsCodecMethodDef *def, unsigned what) { return (def->uses & what) != 0; }
 
 bool cs_codec_params_validate(const CsCodecParams *p, GError **error) {
-  if (!valid_method(p->method)) {
-    g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
-                "invalid compression method %d: use " METHOD_LIST, (int)p->method);
-    return false;
-  }
+  const CsCodecMethodDef *def = cs_codec_method_def(p->method);
+  if (!def) return invalid_method_error(error, p->method);
   if (!valid_dtype(p->dtype)) {
     g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
                 "invalid gradient dtype %d: use " DTYPE_LIST, (int)p->dtype);
     return false;
   }
-  const char *name = method_names[p->method];
-  if (uses_bits(p->method) && (p->bits < 1 || p->bits > 16)) {
+  const char *name = def->name;
+  if (uses(def, CS_CODEC_USES_BITS) && (p->bits < 1 || p->bits > 16)) {
     g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
                 "%s: bits is %d: use a whole number from 1 to 16", name, p->bits);
     return false;
   }
-  if (uses_ratio(p->method) && !(p->ratio > 0.0 && p->ratio <= 1.0)) {
+  if (uses(def, CS_CODEC_USES_RATIO) && !(p->ratio > 0.0 && p->ratio <= 1.0)) {
     g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
                 "%s: ratio is %g: use a share of the elements in (0, 1], such as 0.01", name,
                 p->ratio);
     return false;
   }
-  if (p->method == CS_CODEC_TOPK && (p->index_bits < 0 || p->index_bits > 64)) {
+  if (uses(def, CS_CODEC_USES_INDEX_BITS) && (p->index_bits < 0 || p->index_bits > 64)) {
     g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
-                "topk: index_bits is %d: use 0 to 64 (0 counts the values only)", p->index_bits);
+                "%s: index_bits is %d: use 0 to 64 (0 counts the values only)", name,
+                p->index_bits);
     return false;
   }
-  if (uses_bucket(p->method) && p->bucket < 1) {
+  if (uses(def, CS_CODEC_USES_BUCKET) && p->bucket < 1) {
     g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
                 "%s: bucket is %" G_GINT64_FORMAT ": use 1 or more elements per scale", name,
                 (gint64)p->bucket);
@@ -137,35 +135,11 @@ bool cs_codec_params_validate(const CsCodecParams *p, GError **error) {
 
 char *cs_codec_params_describe(const CsCodecParams *p) {
   GString *s = g_string_new(NULL);
-  char r[G_ASCII_DTOSTR_BUF_SIZE];
-  switch (p->method) {
-    case CS_CODEC_NONE:
-      g_string_append(s, cs_dtype_name(p->dtype));
-      break;
-    case CS_CODEC_FP16:
-    case CS_CODEC_BF16:
-      g_string_append(s, "rne");
-      break;
-    case CS_CODEC_UNIFORM:
-    case CS_CODEC_STOCHASTIC:
-      g_string_append_printf(s, "b=%d m=%" G_GINT64_FORMAT, p->bits, (gint64)p->bucket);
-      break;
-    case CS_CODEC_SIGN:
-    case CS_CODEC_TERNGRAD:
-      g_string_append_printf(s, "m=%" G_GINT64_FORMAT, (gint64)p->bucket);
-      break;
-    case CS_CODEC_TOPK:
-      g_string_append_printf(s, "r=%s idx=%d", g_ascii_formatd(r, sizeof r, "%g", p->ratio),
-                             p->index_bits);
-      break;
-    case CS_CODEC_RANDK:
-      g_string_append_printf(s, "r=%s", g_ascii_formatd(r, sizeof r, "%g", p->ratio));
-      break;
-    default:
-      g_string_append(s, "?");
-  }
-  if ((p->method == CS_CODEC_TOPK || p->method == CS_CODEC_RANDK) && p->dtype != CS_DTYPE_FP32)
-    g_string_append_printf(s, " %s", cs_dtype_name(p->dtype));
+  const CsCodecMethodDef *def = cs_codec_method_def(p->method);
+  if (def)
+    def->describe(p, s);
+  else
+    g_string_append(s, "?");
   if (p->error_feedback) g_string_append(s, " ef");
   return g_string_free(s, FALSE);
 }
@@ -186,42 +160,19 @@ uint64_t cs_codec_k(double ratio, uint64_t n) {
   return k < 1 ? 1 : (k > n ? n : k);
 }
 
-typedef unsigned __int128 u128;
-
-static uint64_t saturate(u128 v) { return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v; }
-
-static uint64_t buckets_of(uint64_t n, int64_t bucket) {
-  uint64_t m = bucket < 1 ? 1 : (uint64_t)bucket;
-  return n / m + (n % m != 0);
+/* The values a payload of n elements carries. */
+static uint64_t payload_k(const CsCodecMethodDef *def, const CsCodecParams *p, uint64_t n) {
+  return uses(def, CS_CODEC_USES_RATIO) ? cs_codec_k(p->ratio, n) : n;
 }
 
 uint64_t cs_codec_wire_bits(const CsCodecParams *p, uint64_t n) {
-  u128 d = (u128)cs_dtype_bits(p->dtype), nn = n;
-  switch (p->method) {
-    case CS_CODEC_NONE:
-      return saturate(nn * d);
-    case CS_CODEC_FP16:
-    case CS_CODEC_BF16:
-      return saturate(16 * nn);
-    case CS_CODEC_UNIFORM:
-      return saturate((u128)p->bits * nn + 64 * (u128)buckets_of(n, p->bucket));
-    case CS_CODEC_STOCHASTIC:
-      return saturate((u128)p->bits * nn + 32 * (u128)buckets_of(n, p->bucket));
-    case CS_CODEC_TOPK:
-      return saturate((u128)cs_codec_k(p->ratio, n) * (d + (u128)p->index_bits));
-    case CS_CODEC_RANDK:
-      return saturate((u128)cs_codec_k(p->ratio, n) * d);
-    case CS_CODEC_SIGN:
-      return saturate(nn + 32 * (u128)buckets_of(n, p->bucket));
-    case CS_CODEC_TERNGRAD:
-      return saturate(2 * nn + 32 * (u128)buckets_of(n, p->bucket));
-    default:
-      return 0;
-  }
+  const CsCodecMethodDef *def = cs_codec_method_def(p->method);
+  return def ? def->wire_bits(p, n, payload_k(def, p, n)) : 0;
 }
 
 bool cs_codec_method_summable(CsCodecMethod m) {
-  return valid_method(m) && m != CS_CODEC_TOPK && m != CS_CODEC_SIGN && m != CS_CODEC_TERNGRAD;
+  const CsCodecMethodDef *def = cs_codec_method_def(m);
+  return def && def->summable;
 }
 
 /* ---- collectives ---- */
@@ -255,7 +206,7 @@ const char *cs_codec_collective_name(CsCodecCollective c) {
 }
 
 unsigned cs_codec_method_collectives(CsCodecMethod m) {
-  if (!valid_method(m)) return 0;
+  if (!cs_codec_method_def(m)) return 0;
   /* A reduction hop (ring, tree, halving-doubling) must turn two payloads
    * into one of the same kind: only summable methods can. */
   return cs_codec_method_summable(m) ? CS_CODEC_COLL_ALL
@@ -263,22 +214,14 @@ unsigned cs_codec_method_collectives(CsCodecMethod m) {
 }
 
 const char *cs_codec_why_not_summable(CsCodecMethod m) {
-  switch (m) {
-    case CS_CODEC_TOPK:
-      return "each worker keeps different indices, so payloads cannot be added at a "
-             "reduction hop";
-    case CS_CODEC_SIGN:
-      return "1-bit signs cannot be added at a reduction hop (the ps takes a majority vote)";
-    case CS_CODEC_TERNGRAD:
-      return "ternary codes with each worker's own scale cannot be added at a reduction hop";
-    default:
-      return "its payloads cannot be added at a reduction hop";
-  }
+  const CsCodecMethodDef *def = cs_codec_method_def(m);
+  return def && def->why_not_summable ? def->why_not_summable
+                                      : "its payloads cannot be added at a reduction hop";
 }
 
 char *cs_codec_collective_refusal(CsCodecMethod m, const char *collective) {
   CsCodecCollective c;
-  if (!valid_method(m)) return g_strdup_printf("invalid compression method %d", (int)m);
+  if (!cs_codec_method_def(m)) return g_strdup_printf("invalid compression method %d", (int)m);
   if (!cs_codec_collective_parse(collective, &c, NULL))
     return g_strdup_printf("'%s' is not a collective: use " COLLECTIVE_LIST,
                            collective ? collective : "");
@@ -287,15 +230,12 @@ char *cs_codec_collective_refusal(CsCodecMethod m, const char *collective) {
   GString *names = g_string_new(NULL);
   size_t count = 0, total = 0;
   for (size_t i = 0; i < G_N_ELEMENTS(collectives); i++) total += (allowed & collectives[i].flag) != 0;
-  for (size_t i = 0; i < G_N_ELEMENTS(collectives); i++) {
-    if (!(allowed & collectives[i].flag)) continue;
-    if (count > 0) g_string_append(names, count + 1 == total ? " or " : ", ");
-    g_string_append(names, collectives[i].name);
-    count++;
-  }
+  for (size_t i = 0; i < G_N_ELEMENTS(collectives); i++)
+    if (allowed & collectives[i].flag) append_listed(names, count++, total, collectives[i].name);
   char *msg = g_strdup_printf("compression method '%s' cannot be carried by collective '%s': %s; "
                               "use %s",
-                              method_names[m], collective, cs_codec_why_not_summable(m), names->str);
+                              cs_codec_method_name(m), collective, cs_codec_why_not_summable(m),
+                              names->str);
   g_string_free(names, TRUE);
   return msg;
 }
@@ -312,31 +252,19 @@ bool cs_codec_check_collective(CsCodecMethod m, const char *collective, GError *
 
 /* ---- cost ---- */
 
-/* Per element of the fp32 gradient, in ps, at the SPEC defaults (b 8,
- * r 0.01, bucket 512), one thread, measured on the project's machine
- * (AMD EPYC, 2 cores, AVX2 clones and F16C; bench/RESULTS.md) with
+/* The rows' costs: per element of the fp32 gradient, in ps, at the SPEC
+ * defaults (b 8, r 0.01, bucket 512), one thread, measured on the
+ * project's machine (AMD EPYC, 2 cores, AVX2 clones and F16C;
+ * bench/RESULTS.md) with
  *   sim/commsim codecs --elements 16M --repeat 5            (2026-12-02)
- * and rounded to the picosecond.  none encodes and decodes nothing (the
- * gradient is sent as it is).  reduce is the fp32 addition of one decoded
- * payload into the sum (cs_codec_add, the median of the dense rows: 258
- * ps, memory-bound like memcpy's 271 ps); for topk it is merging two
- * payloads (cs_codec_sparse_merge), for randk adding its k values, for
- * sign a two-voter majority vote, each per element of the gradient. */
-static const CsCodecCost default_costs[CS_CODEC_N_METHODS] = {
-    [CS_CODEC_NONE] = {0, 0, 258},
-    [CS_CODEC_FP16] = {203, 208, 258},
-    [CS_CODEC_BF16] = {225, 202, 258},
-    [CS_CODEC_UNIFORM] = {461, 195, 258},
-    [CS_CODEC_STOCHASTIC] = {835, 197, 258},
-    [CS_CODEC_TOPK] = {637, 265, 336},
-    [CS_CODEC_RANDK] = {99, 284, 5},
-    [CS_CODEC_SIGN] = {246, 188, 570},
-    [CS_CODEC_TERNGRAD] = {1007, 201, 258},
-};
-
+ * and rounded to the picosecond.  reduce is the fp32 addition of one
+ * decoded payload into the sum (cs_codec_add, the median of the dense
+ * rows: 258 ps, memory-bound like memcpy's 271 ps), except where a row
+ * says otherwise (topk, randk, sign). */
 CsCodecCost cs_codec_cost_default(CsCodecMethod m) {
   CsCodecCost zero = {0, 0, 0};
-  return valid_method(m) ? default_costs[m] : zero;
+  const CsCodecMethodDef *def = cs_codec_method_def(m);
+  return def ? def->cost : zero;
 }
 
 static bool override_field(const char *name, CsTime set, double dflt, double *out,
@@ -356,18 +284,15 @@ static bool override_field(const char *name, CsTime set, double dflt, double *ou
 
 bool cs_codec_cost_resolve(CsCodecMethod m, double speedup, const CsCodecCostOverride *ovr,
                            CsCodecCost *cost, GError **error) {
-  if (!valid_method(m)) {
-    g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
-                "invalid compression method %d: use " METHOD_LIST, (int)m);
-    return false;
-  }
+  const CsCodecMethodDef *def = cs_codec_method_def(m);
+  if (!def) return invalid_method_error(error, m);
   if (!(isfinite(speedup) && speedup > 0.0)) {
     g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
                 "compression.speedup is %g: use a factor greater than 0 (50 for a GPU, say)",
                 speedup);
     return false;
   }
-  CsCodecCost d = default_costs[m];
+  CsCodecCost d = def->cost;
   d.encode_ps /= speedup;
   d.decode_ps /= speedup;
   d.reduce_ps /= speedup;
@@ -391,102 +316,56 @@ CsTime cs_codec_cost_time(double ps_per_element, uint64_t n) {
   return (CsTime)llround(t);
 }
 
-/* ---- payload layout ---- */
+/* ---- payload framing ---- */
 
-#define HEADER_BYTES 64
 #define PAYLOAD_MAGIC 0x31475343u /* "CSG1" */
 
-typedef struct {
-  uint32_t magic;
-  uint8_t method, dtype, bits, index_bits;
-  uint64_t n, k, bucket, seed, round, body_len, reserved;
-} Header;
-G_STATIC_ASSERT(sizeof(Header) == HEADER_BYTES);
-
-typedef struct {
-  size_t meta_off, codes_off, idx_off, total;
-} Layout;
-
-static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
-
-static int code_bits(CsCodecMethod m, int bits) {
-  switch (m) {
-    case CS_CODEC_UNIFORM:
-    case CS_CODEC_STOCHASTIC:
-      return bits;
-    case CS_CODEC_SIGN:
-      return 1;
-    case CS_CODEC_TERNGRAD:
-      return 2;
-    default:
-      return 0;
-  }
+/* The width of a method's codes: its fixed one, or `bits`. */
+static int code_bits(const CsCodecMethodDef *def, int bits) {
+  return uses(def, CS_CODEC_USES_BITS) ? bits : def->kernel->code_bits;
 }
 
-static uint32_t code_levels(CsCodecMethod m, int bits) {
-  switch (m) {
-    case CS_CODEC_UNIFORM:
-    case CS_CODEC_STOCHASTIC:
-      return (1u << bits) - 1u;
-    case CS_CODEC_SIGN:
-      return 1;
-    case CS_CODEC_TERNGRAD:
-      return 2;
-    default:
-      return 0;
-  }
-}
-
-/* Sections of a payload.  n <= CS_CODEC_MAX_ELEMENTS keeps every size far
- * from overflow; bucket >= 1, k <= n. */
-static Layout layout_of(CsCodecMethod m, CsDtype d, int bits, uint64_t n, uint64_t k,
-                        uint64_t bucket) {
-  Layout l = {HEADER_BYTES, HEADER_BYTES, HEADER_BYTES, HEADER_BYTES};
-  size_t vb = dtype_bytes(d);
-  size_t nb = n == 0 ? 0 : (size_t)buckets_of(n, (int64_t)MIN(bucket, n));
-  switch (m) {
-    case CS_CODEC_NONE:
-      l.total += n * vb;
-      break;
-    case CS_CODEC_FP16:
-    case CS_CODEC_BF16:
-      l.total += 2 * n;
-      break;
-    case CS_CODEC_UNIFORM:
-    case CS_CODEC_STOCHASTIC:
-    case CS_CODEC_SIGN:
-    case CS_CODEC_TERNGRAD: {
-      size_t meta = nb * (m == CS_CODEC_UNIFORM ? 8 : 4);
-      l.codes_off = HEADER_BYTES + align8(meta);
-      l.total = l.codes_off + (n * (size_t)code_bits(m, bits) + 7) / 8;
-      break;
-    }
-    case CS_CODEC_TOPK:
-      l.idx_off = HEADER_BYTES + align8(k * vb);
-      l.total = l.idx_off + 4 * k;
-      break;
-    case CS_CODEC_RANDK:
-      l.total += k * vb;
-      break;
-    default:
-      break;
-  }
+CsCodecLayout cs_codec_layout(const CsCodecHeader *h) {
+  CsCodecLayout l = {CS_CODEC_HEADER_BYTES, CS_CODEC_HEADER_BYTES, CS_CODEC_HEADER_BYTES,
+                     CS_CODEC_HEADER_BYTES};
+  cs_codec_methods[h->method]->kernel->layout(h, &l);
   return l;
 }
 
-static uint64_t payload_k(const CsCodecParams *p, uint64_t n) {
-  return uses_ratio(p->method) ? cs_codec_k(p->ratio, n) : n;
+/* The header of the payload that the codec's parameters make of n
+ * elements: what the hooks work from, written after them.  Parameters a
+ * method does not use are left 0, and so is a bucket larger than n (one
+ * bucket).  n <= CS_CODEC_MAX_ELEMENTS keeps every size far from
+ * overflow. */
+static CsCodecHeader header_for(const CsCodecParams *p, uint64_t n, uint64_t round,
+                                CsCodecLayout *l) {
+  const CsCodecMethodDef *def = cs_codec_methods[p->method];
+  CsCodecHeader h = {
+      .magic = PAYLOAD_MAGIC,
+      .method = (uint8_t)p->method,
+      .dtype = (uint8_t)p->dtype,
+      .bits = (uint8_t)code_bits(def, p->bits),
+      .index_bits = (uint8_t)(uses(def, CS_CODEC_USES_INDEX_BITS) ? p->index_bits : 0),
+      .n = n,
+      .k = payload_k(def, p, n),
+      .bucket = uses(def, CS_CODEC_USES_BUCKET) ? (uint64_t)MIN((uint64_t)p->bucket, MAX(n, 1)) : 0,
+      .seed = p->seed,
+      .round = round,
+      .reserved = 0,
+  };
+  *l = cs_codec_layout(&h);
+  h.body_len = l->total - CS_CODEC_HEADER_BYTES;
+  return h;
 }
 
 size_t cs_codec_payload_size(const CsCodecParams *p, uint64_t n) {
   if (!cs_codec_params_validate(p, NULL) || n > CS_CODEC_MAX_ELEMENTS) return 0;
-  return layout_of(p->method, p->dtype, code_bits(p->method, p->bits), n, payload_k(p, n),
-                   (uint64_t)p->bucket)
-      .total;
+  CsCodecLayout l;
+  header_for(p, n, 0, &l);
+  return l.total;
 }
 
-static bool payload_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static bool payload_error(GError **error, const char *fmt, ...) {
+bool cs_codec_payload_error(GError **error, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   char *msg = g_strdup_vprintf(fmt, ap);
@@ -496,60 +375,90 @@ static bool payload_error(GError **error, const char *fmt, ...) {
   return false;
 }
 
-/* Everything a decoder relies on, checked before a byte of the body is
- * read: a payload that passes cannot make a kernel read or write out of
- * bounds (top-k's indices are checked separately, as they are read). */
-static bool parse_payload(const void *payload, size_t len, Header *h, Layout *l,
-                          GError **error) {
-  if (payload == NULL) return payload_error(error, "no buffer");
-  if ((uintptr_t)payload % 8 != 0) return payload_error(error, "buffer is not 8-byte aligned");
-  if (len < HEADER_BYTES)
-    return payload_error(error, "%zu bytes, shorter than its %d-byte header", len, HEADER_BYTES);
+bool cs_codec_parse_payload(const void *payload, size_t len, CsCodecHeader *h, CsCodecLayout *l,
+                            GError **error) {
+  if (payload == NULL) return cs_codec_payload_error(error, "no buffer");
+  if ((uintptr_t)payload % 8 != 0)
+    return cs_codec_payload_error(error, "buffer is not 8-byte aligned");
+  if (len < CS_CODEC_HEADER_BYTES)
+    return cs_codec_payload_error(error, "%zu bytes, shorter than its %d-byte header", len,
+                                  CS_CODEC_HEADER_BYTES);
   memcpy(h, payload, sizeof *h);
-  if (h->magic != PAYLOAD_MAGIC) return payload_error(error, "not a commsim codec payload");
-  if (h->method >= CS_CODEC_N_METHODS) return payload_error(error, "unknown method %u", h->method);
-  if (h->dtype >= CS_DTYPE_N) return payload_error(error, "unknown dtype %u", h->dtype);
-  CsCodecMethod m = h->method;
+  if (h->magic != PAYLOAD_MAGIC)
+    return cs_codec_payload_error(error, "not a commsim codec payload");
+  const CsCodecMethodDef *def = cs_codec_method_def(h->method);
+  if (!def) return cs_codec_payload_error(error, "unknown method %u", h->method);
+  if (h->dtype >= CS_DTYPE_N) return cs_codec_payload_error(error, "unknown dtype %u", h->dtype);
   if (h->n > CS_CODEC_MAX_ELEMENTS)
-    return payload_error(error, "%" G_GUINT64_FORMAT " elements, more than a kernel takes",
-                         (guint64)h->n);
-  if (uses_bits(m) && (h->bits < 1 || h->bits > 16))
-    return payload_error(error, "%s with %u bits", method_names[m], h->bits);
-  if (m == CS_CODEC_SIGN && h->bits != 1) return payload_error(error, "sign with %u bits", h->bits);
-  if (m == CS_CODEC_TERNGRAD && h->bits != 2)
-    return payload_error(error, "terngrad with %u bits", h->bits);
-  if (uses_bucket(m) && h->bucket < 1) return payload_error(error, "bucket of 0 elements");
-  if (uses_ratio(m) ? (h->k > h->n || (h->n > 0 && h->k == 0)) : h->k != h->n)
-    return payload_error(error, "%" G_GUINT64_FORMAT " values for %" G_GUINT64_FORMAT " elements",
-                         (guint64)h->k, (guint64)h->n);
-  *l = layout_of(m, h->dtype, h->bits, h->n, h->k, h->bucket);
-  if (len != l->total || h->body_len != l->total - HEADER_BYTES)
-    return payload_error(error, "%zu bytes where its header makes %zu", len, l->total);
+    return cs_codec_payload_error(error, "%" G_GUINT64_FORMAT " elements, more than a kernel takes",
+                                  (guint64)h->n);
+  int fixed = def->kernel->code_bits;
+  if (uses(def, CS_CODEC_USES_BITS) ? (h->bits < 1 || h->bits > 16) : (fixed && h->bits != fixed))
+    return cs_codec_payload_error(error, "%s with %u bits", def->name, h->bits);
+  if (uses(def, CS_CODEC_USES_BUCKET) && h->bucket < 1)
+    return cs_codec_payload_error(error, "bucket of 0 elements");
+  if (uses(def, CS_CODEC_USES_RATIO) ? (h->k > h->n || (h->n > 0 && h->k == 0)) : h->k != h->n)
+    return cs_codec_payload_error(error,
+                                  "%" G_GUINT64_FORMAT " values for %" G_GUINT64_FORMAT " elements",
+                                  (guint64)h->k, (guint64)h->n);
+  *l = cs_codec_layout(h);
+  if (len != l->total || h->body_len != l->total - CS_CODEC_HEADER_BYTES)
+    return cs_codec_payload_error(error, "%zu bytes where its header makes %zu", len, l->total);
   return true;
 }
 
-static void write_header(uint8_t *out, CsCodecMethod m, const CsCodecParams *p, uint64_t n,
-                         uint64_t k, uint64_t round, const Layout *l) {
-  Header h = {
-      .magic = PAYLOAD_MAGIC,
-      .method = (uint8_t)m,
-      .dtype = (uint8_t)p->dtype,
-      .bits = (uint8_t)code_bits(m, p->bits),
-      .index_bits = (uint8_t)(m == CS_CODEC_TOPK ? p->index_bits : 0),
-      .n = n,
-      .k = k,
-      .bucket = uses_bucket(m) ? (uint64_t)MIN((uint64_t)p->bucket, MAX(n, 1)) : 0,
-      .seed = p->seed,
-      .round = round,
-      .body_len = l->total - HEADER_BYTES,
-      .reserved = 0,
-  };
-  memcpy(out, &h, sizeof h);
+bool cs_codec_parse_pair(const void *a, size_t a_len, const void *b, size_t b_len,
+                         CsCodecHeader *ha, CsCodecLayout *la, CsCodecHeader *hb, CsCodecLayout *lb,
+                         GError **error) {
+  if (!cs_codec_parse_payload(a, a_len, ha, la, error) ||
+      !cs_codec_parse_payload(b, b_len, hb, lb, error))
+    return false;
+  if (ha->method != hb->method || ha->n != hb->n || ha->dtype != hb->dtype)
+    return cs_codec_payload_error(
+        error,
+        "cannot combine %s (%" G_GUINT64_FORMAT " x %s) with %s (%" G_GUINT64_FORMAT " x %s)",
+        cs_codec_method_name(ha->method), (guint64)ha->n, cs_dtype_name(ha->dtype),
+        cs_codec_method_name(hb->method), (guint64)hb->n, cs_dtype_name(hb->dtype));
+  return true;
+}
+
+bool cs_codec_check_buffers(const void *x, size_t n, void *out, size_t out_cap, size_t need,
+                            size_t *out_len, GError **error) {
+  if (n > CS_CODEC_MAX_ELEMENTS) {
+    g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
+                "%zu elements: a kernel takes at most %" G_GUINT64_FORMAT, n,
+                (guint64)CS_CODEC_MAX_ELEMENTS);
+    return false;
+  }
+  if ((n > 0 && x == NULL) || out == NULL || out_len == NULL) {
+    g_set_error_literal(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
+                        "codec: missing input, output or length");
+    return false;
+  }
+  if ((uintptr_t)out % 8 != 0) {
+    g_set_error_literal(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
+                        "codec: the output buffer is not 8-byte aligned");
+    return false;
+  }
+  if (out_cap < need) {
+    g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
+                "codec: the output holds %zu bytes, the payload needs %zu", out_cap, need);
+    return false;
+  }
+  return true;
+}
+
+bool cs_codec_nonfinite_error(GError **error, CsCodecMethod method, const float *x, size_t i,
+                              const char *why) {
+  g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_NONFINITE,
+              "%s cannot encode element %zu, which is %s: %s", cs_codec_method_name(method), i,
+              isnan(x[i]) ? "NaN" : (x[i] > 0 ? "inf" : "-inf"), why);
+  return false;
 }
 
 /* ---- values in a dtype (none, topk, randk) ---- */
 
-static void store_values(CsDtype d, const float *v, size_t k, uint8_t *dst) {
+void cs_codec_store_values(CsDtype d, const float *v, size_t k, uint8_t *dst) {
   switch (d) {
     case CS_DTYPE_FP32:
       memcpy(dst, v, k * sizeof *v);
@@ -568,7 +477,7 @@ static void store_values(CsDtype d, const float *v, size_t k, uint8_t *dst) {
   }
 }
 
-static void load_values(CsDtype d, const uint8_t *src, size_t k, float *out, bool add) {
+void cs_codec_load_values(CsDtype d, const uint8_t *src, size_t k, float *out, bool add) {
   switch (d) {
     case CS_DTYPE_FP32:
       cs_kern_f32_copy((const float *)(const void *)src, k, out, add);
@@ -587,23 +496,7 @@ static void load_values(CsDtype d, const uint8_t *src, size_t k, float *out, boo
   }
 }
 
-/* Values travel through the sparse paths in batches of this many, on the
- * stack. */
-#define BATCH 1024
-
 /* ---- the codec ---- */
-
-struct CsCodec {
-  CsCodecParams p;
-  uint64_t worker;
-  float *residual; /* error feedback: e, residual_n elements */
-  size_t residual_n;
-  float *tmp; /* x + e, or a reduction's sum */
-  size_t tmp_cap;
-  float *vals; /* top-k's values before conversion to a 16/64-bit dtype */
-  size_t vals_cap;
-  CsTopkScratch topk;
-};
 
 CsCodec *cs_codec_new(const CsCodecParams *params, uint64_t worker, GError **error) {
   if (!params) {
@@ -633,7 +526,7 @@ const float *cs_codec_residual(const CsCodec *c, size_t *n) {
   return c->residual;
 }
 
-static float *grow(float **buf, size_t *cap, size_t n) {
+float *cs_codec_grow(float **buf, size_t *cap, size_t n) {
   if (*cap < n) {
     g_free(*buf);
     *buf = g_new(float, MAX(n, 1));
@@ -642,175 +535,34 @@ static float *grow(float **buf, size_t *cap, size_t n) {
   return *buf;
 }
 
-static bool nonfinite_error(GError **error, const char *method, const float *x, size_t i,
-                            const char *why) {
-  g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_NONFINITE,
-              "%s cannot encode element %zu, which is %s: %s", method, i,
-              isnan(x[i]) ? "NaN" : (x[i] > 0 ? "inf" : "-inf"), why);
-  return false;
-}
-
-static uint64_t stochastic_stream(uint64_t worker, uint64_t round) {
-  return cs_rng_stream_id("codec-stochastic", worker, round);
-}
-
-static uint64_t randk_stream(uint64_t round) { return cs_rng_stream_id("codec-randk", round, 0); }
+/* ---- encode, decode ---- */
 
 /* Encode x with the codec's parameters (no error feedback) into out,
- * which holds the layout's total. */
-static bool encode_raw(CsCodec *c, uint64_t round, const float *x, size_t n, uint8_t *out,
-                       const Layout *l, GError **error) {
-  const CsCodecParams *p = &c->p;
-  const CsCodecMethod m = p->method;
-  const char *name = method_names[m];
-  size_t bucket = (size_t)MIN((uint64_t)p->bucket, MAX(n, 1));
-  uint64_t k = payload_k(p, n);
-  size_t bad = 0;
-  uint8_t *body = out + HEADER_BYTES;
-  float *meta = (float *)(void *)(out + l->meta_off);
-  uint8_t *codes = out + l->codes_off;
-  const char *scale_why = "a bucket's scale would not be finite";
-  if (n == 0) {
-    write_header(out, m, p, n, k, round, l);
-    return true;
-  }
-  switch (m) {
-    case CS_CODEC_NONE:
-      store_values(p->dtype, x, n, body);
-      break;
-    case CS_CODEC_FP16:
-      cs_kern_f32_to_f16(x, n, (uint16_t *)(void *)body);
-      break;
-    case CS_CODEC_BF16:
-      cs_kern_f32_to_bf16(x, n, (uint16_t *)(void *)body);
-      break;
-    case CS_CODEC_UNIFORM:
-      if (!cs_kern_uniform_encode(x, n, p->bits, bucket, meta, codes, &bad))
-        return nonfinite_error(error, name, x, bad, scale_why);
-      break;
-    case CS_CODEC_STOCHASTIC:
-    case CS_CODEC_TERNGRAD: {
-      int b = code_bits(m, p->bits);
-      if (!cs_kern_stochastic_encode(x, n, b, code_levels(m, p->bits), bucket, p->seed,
-                                     stochastic_stream(c->worker, round), meta, codes, &bad))
-        return nonfinite_error(error, name, x, bad, scale_why);
-      break;
-    }
-    case CS_CODEC_SIGN:
-      if (!cs_kern_sign_encode(x, n, bucket, meta, codes, &bad))
-        return nonfinite_error(error, name, x, bad, scale_why);
-      break;
-    case CS_CODEC_TOPK: {
-      if (k == 0) break;
-      uint32_t *idx = (uint32_t *)(void *)(out + l->idx_off);
-      float *val = p->dtype == CS_DTYPE_FP32 ? (float *)(void *)body
-                                             : grow(&c->vals, &c->vals_cap, (size_t)k);
-      if (!cs_kern_topk(x, n, (size_t)k, &c->topk, idx, val, &bad, CS_TOPK_AUTO))
-        return nonfinite_error(error, name, x, bad, "NaN has no magnitude to rank");
-      if (p->dtype != CS_DTYPE_FP32) store_values(p->dtype, val, (size_t)k, body);
-      break;
-    }
-    case CS_CODEC_RANDK: {
-      CsRandkIter it;
-      uint32_t idx[BATCH];
-      float v[BATCH];
-      size_t vb = dtype_bytes(p->dtype), done = 0, got;
-      cs_randk_iter_init(&it, n, (size_t)k, p->seed, randk_stream(round));
-      while ((got = cs_randk_iter_next(&it, idx, BATCH)) > 0) {
-        for (size_t j = 0; j < got; j++) v[j] = x[idx[j]];
-        store_values(p->dtype, v, got, body + done * vb);
-        done += got;
-      }
-      break;
-    }
-    default:
-      g_assert_not_reached();
-  }
-  write_header(out, m, p, n, k, round, l);
-  return true;
-}
-
-static bool check_indices(const uint32_t *idx, uint64_t k, uint64_t n, GError **error) {
-  for (uint64_t j = 0; j < k; j++)
-    if (idx[j] >= n || (j > 0 && idx[j] <= idx[j - 1]))
-      return payload_error(error, "index %" G_GUINT64_FORMAT " (%u) is out of order or range",
-                           (guint64)j, idx[j]);
+ * which holds l's total, as the header h says. */
+static bool encode_raw(CsCodec *c, const CsCodecHeader *h, const CsCodecLayout *l, const float *x,
+                       uint8_t *out, GError **error) {
+  if (h->n > 0 && !cs_codec_methods[h->method]->kernel->encode(c, h, l, x, out, error))
+    return false;
+  memcpy(out, h, sizeof *h);
   return true;
 }
 
 /* out (=, +=) the payload's values; the header has been parsed. */
-static bool decode_parsed(const uint8_t *in, const Header *h, const Layout *l, float *out,
-                          bool add, GError **error) {
-  const CsCodecMethod m = h->method;
-  const size_t n = (size_t)h->n;
-  const uint8_t *body = in + HEADER_BYTES;
-  const float *meta = (const float *)(const void *)(in + l->meta_off);
-  const uint8_t *codes = in + l->codes_off;
-  size_t vb = dtype_bytes(h->dtype);
-  if (n == 0) return true;
-  /* a header may name any bucket >= 1; past n it is one bucket */
-  size_t bucket = (size_t)MIN(h->bucket, MAX(h->n, 1));
-  switch (m) {
-    case CS_CODEC_NONE:
-      load_values(h->dtype, body, n, out, add);
-      break;
-    case CS_CODEC_FP16:
-      cs_kern_f16_to_f32((const uint16_t *)(const void *)body, n, out, add);
-      break;
-    case CS_CODEC_BF16:
-      cs_kern_bf16_to_f32((const uint16_t *)(const void *)body, n, out, add);
-      break;
-    case CS_CODEC_UNIFORM:
-      cs_kern_grid_decode(CS_GRID_UNIFORM, codes, meta, n, h->bits, code_levels(m, h->bits),
-                          bucket, out, add);
-      break;
-    case CS_CODEC_STOCHASTIC:
-    case CS_CODEC_SIGN:
-    case CS_CODEC_TERNGRAD:
-      cs_kern_grid_decode(CS_GRID_SYMMETRIC, codes, meta, n, h->bits, code_levels(m, h->bits),
-                          bucket, out, add);
-      break;
-    case CS_CODEC_TOPK: {
-      const uint32_t *idx = (const uint32_t *)(const void *)(in + l->idx_off);
-      if (!check_indices(idx, h->k, h->n, error)) return false;
-      if (!add) memset(out, 0, n * sizeof *out);
-      float v[BATCH];
-      for (size_t j0 = 0; j0 < h->k; j0 += BATCH) {
-        size_t len = MIN((size_t)BATCH, (size_t)h->k - j0);
-        load_values(h->dtype, body + j0 * vb, len, v, false);
-        for (size_t j = 0; j < len; j++) out[idx[j0 + j]] += v[j];
-      }
-      break;
-    }
-    case CS_CODEC_RANDK: {
-      if (!add) memset(out, 0, n * sizeof *out);
-      CsRandkIter it;
-      uint32_t idx[BATCH];
-      float v[BATCH];
-      size_t done = 0, got;
-      cs_randk_iter_init(&it, n, (size_t)h->k, h->seed, randk_stream(h->round));
-      while ((got = cs_randk_iter_next(&it, idx, BATCH)) > 0) {
-        load_values(h->dtype, body + done * vb, got, v, false);
-        for (size_t j = 0; j < got; j++) out[idx[j]] += v[j];
-        done += got;
-      }
-      break;
-    }
-    default:
-      g_assert_not_reached();
-  }
-  return true;
+static bool decode_parsed(const uint8_t *in, const CsCodecHeader *h, const CsCodecLayout *l,
+                          float *out, bool add, GError **error) {
+  if (h->n == 0) return true;
+  return cs_codec_methods[h->method]->kernel->decode(in, h, l, out, add, error);
 }
 
 static bool decode_into(const void *payload, size_t len, float *out, size_t n, bool add,
                         GError **error) {
-  Header h;
-  Layout l;
-  if (!parse_payload(payload, len, &h, &l, error)) return false;
+  CsCodecHeader h;
+  CsCodecLayout l;
+  if (!cs_codec_parse_payload(payload, len, &h, &l, error)) return false;
   if (h.n != n)
-    return payload_error(error, "%" G_GUINT64_FORMAT " elements, the output holds %zu",
-                         (guint64)h.n, n);
-  if (n > 0 && out == NULL) return payload_error(error, "no output array");
+    return cs_codec_payload_error(error, "%" G_GUINT64_FORMAT " elements, the output holds %zu",
+                                  (guint64)h.n, n);
+  if (n > 0 && out == NULL) return cs_codec_payload_error(error, "no output array");
   return decode_parsed(payload, &h, &l, out, add, error);
 }
 
@@ -824,9 +576,9 @@ bool cs_codec_decode_add(const void *payload, size_t len, float *acc, size_t n, 
 
 bool cs_codec_payload_info(const void *payload, size_t len, CsCodecPayloadInfo *info,
                            GError **error) {
-  Header h;
-  Layout l;
-  if (!parse_payload(payload, len, &h, &l, error)) return false;
+  CsCodecHeader h;
+  CsCodecLayout l;
+  if (!cs_codec_parse_payload(payload, len, &h, &l, error)) return false;
   CsCodecParams p;
   cs_codec_params_init(&p);
   p.method = h.method;
@@ -842,38 +594,7 @@ bool cs_codec_payload_info(const void *payload, size_t len, CsCodecPayloadInfo *
   info->k = h.k;
   info->bucket = h.bucket;
   /* the formula with this payload's k (a sparse merge makes k grow) */
-  if (uses_ratio(h.method)) {
-    uint64_t per = (uint64_t)cs_dtype_bits(h.dtype) + (h.method == CS_CODEC_TOPK ? h.index_bits : 0);
-    info->wire_bits = saturate((u128)h.k * per);
-  } else {
-    info->wire_bits = cs_codec_wire_bits(&p, h.n);
-  }
-  return true;
-}
-
-static bool check_buffers(const void *x, size_t n, void *out, size_t out_cap, size_t need,
-                          size_t *out_len, GError **error) {
-  if (n > CS_CODEC_MAX_ELEMENTS) {
-    g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
-                "%zu elements: a kernel takes at most %" G_GUINT64_FORMAT, n,
-                (guint64)CS_CODEC_MAX_ELEMENTS);
-    return false;
-  }
-  if ((n > 0 && x == NULL) || out == NULL || out_len == NULL) {
-    g_set_error_literal(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
-                        "codec: missing input, output or length");
-    return false;
-  }
-  if ((uintptr_t)out % 8 != 0) {
-    g_set_error_literal(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
-                        "codec: the output buffer is not 8-byte aligned");
-    return false;
-  }
-  if (out_cap < need) {
-    g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_INVALID,
-                "codec: the output holds %zu bytes, the payload needs %zu", out_cap, need);
-    return false;
-  }
+  info->wire_bits = cs_codec_methods[h.method]->wire_bits(&p, h.n, h.k);
   return true;
 }
 
@@ -884,9 +605,9 @@ bool cs_codec_encode(CsCodec *c, uint64_t round, const float *x, size_t n, void 
     return false;
   }
   const CsCodecParams *p = &c->p;
-  Layout l = layout_of(p->method, p->dtype, code_bits(p->method, p->bits), n,
-                       payload_k(p, n), (uint64_t)p->bucket);
-  if (!check_buffers(x, n, out, out_cap, l.total, out_len, error)) return false;
+  CsCodecLayout l;
+  CsCodecHeader h = header_for(p, n, round, &l);
+  if (!cs_codec_check_buffers(x, n, out, out_cap, l.total, out_len, error)) return false;
   const float *src = x;
   if (p->error_feedback) {
     if (c->residual && c->residual_n != n) {
@@ -900,21 +621,19 @@ bool cs_codec_encode(CsCodec *c, uint64_t round, const float *x, size_t n, void 
       c->residual = g_new0(float, MAX(n, 1));
       c->residual_n = n;
     }
-    float *s = grow(&c->tmp, &c->tmp_cap, n);
+    float *s = cs_codec_grow(&c->tmp, &c->tmp_cap, n);
     size_t bad;
     /* The residual is never allowed to hold a NaN or inf: it would stay
      * in every later encoding. */
     if (!cs_kern_add_finite(x, c->residual, n, s, &bad))
-      return nonfinite_error(error, method_names[p->method], s, bad,
-                             "with error feedback, x + e must be finite (the residual would "
-                             "keep it forever)");
+      return cs_codec_nonfinite_error(error, p->method, s, bad,
+                                      "with error feedback, x + e must be finite (the residual "
+                                      "would keep it forever)");
     src = s;
   }
-  if (!encode_raw(c, round, src, n, out, &l, error)) return false;
+  if (!encode_raw(c, &h, &l, src, out, error)) return false;
   *out_len = l.total;
   if (p->error_feedback) {
-    Header h;
-    memcpy(&h, out, sizeof h);
     decode_parsed(out, &h, &l, c->residual, false, NULL);
     cs_kern_sub_from(src, n, c->residual);
   }
@@ -927,41 +646,6 @@ void cs_codec_add(float *acc, const float *y, size_t n) { cs_kern_add(acc, y, n)
 
 const char *cs_codec_kernel_isa(void) { return cs_kern_isa(); }
 
-static bool parse_pair(const void *a, size_t a_len, const void *b, size_t b_len, Header *ha,
-                       Layout *la, Header *hb, Layout *lb, GError **error) {
-  if (!parse_payload(a, a_len, ha, la, error) || !parse_payload(b, b_len, hb, lb, error))
-    return false;
-  if (ha->method != hb->method || ha->n != hb->n || ha->dtype != hb->dtype)
-    return payload_error(error, "cannot combine %s (%" G_GUINT64_FORMAT " x %s) with %s (%"
-                         G_GUINT64_FORMAT " x %s)",
-                         method_names[ha->method], (guint64)ha->n, dtype_names[ha->dtype],
-                         method_names[hb->method], (guint64)hb->n, dtype_names[hb->dtype]);
-  return true;
-}
-
-/* randk payloads of the same (seed, round) carry the same indices: their
- * values add in place. */
-static bool randk_add(const uint8_t *a, const Header *ha, const Layout *la, const uint8_t *b,
-                      const Header *hb, void *out, size_t out_cap, size_t *out_len,
-                      GError **error) {
-  if (ha->seed != hb->seed || ha->round != hb->round || ha->k != hb->k)
-    return payload_error(error, "randk payloads with different indices (seed, round or k)");
-  if (!check_buffers(NULL, 0, out, out_cap, la->total, out_len, error)) return false;
-  uint8_t *o = out;
-  size_t vb = dtype_bytes(ha->dtype);
-  float va[BATCH], vb2[BATCH];
-  for (size_t j0 = 0; j0 < ha->k; j0 += BATCH) {
-    size_t len = MIN((size_t)BATCH, (size_t)ha->k - j0);
-    load_values(ha->dtype, a + HEADER_BYTES + j0 * vb, len, va, false);
-    load_values(hb->dtype, b + HEADER_BYTES + j0 * vb, len, vb2, false);
-    cs_kern_add(va, vb2, len);
-    store_values(ha->dtype, va, len, o + HEADER_BYTES + j0 * vb);
-  }
-  memcpy(o, ha, sizeof *ha);
-  *out_len = la->total;
-  return true;
-}
-
 bool cs_codec_reduce(CsCodec *c, uint64_t round, const void *a, size_t a_len, const void *b,
                      size_t b_len, void *out, size_t out_cap, size_t *out_len, GError **error) {
   if (!c) {
@@ -969,126 +653,31 @@ bool cs_codec_reduce(CsCodec *c, uint64_t round, const void *a, size_t a_len, co
     return false;
   }
   const CsCodecParams *p = &c->p;
-  if (!cs_codec_method_summable(p->method)) {
+  const CsCodecMethodDef *def = cs_codec_methods[p->method];
+  if (!def->summable) {
     g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_COLLECTIVE,
-                "%s payloads cannot be summed in place: %s", method_names[p->method],
+                "%s payloads cannot be summed in place: %s", def->name,
                 cs_codec_why_not_summable(p->method));
     return false;
   }
-  Header ha, hb;
-  Layout la, lb;
-  if (!parse_pair(a, a_len, b, b_len, &ha, &la, &hb, &lb, error)) return false;
+  CsCodecHeader ha, hb;
+  CsCodecLayout la, lb;
+  if (!cs_codec_parse_pair(a, a_len, b, b_len, &ha, &la, &hb, &lb, error)) return false;
   if (ha.method != p->method)
-    return payload_error(error, "a %s payload given to a %s codec", method_names[ha.method],
-                         method_names[p->method]);
-  if (p->method == CS_CODEC_RANDK)
-    return randk_add(a, &ha, &la, b, &hb, out, out_cap, out_len, error);
+    return cs_codec_payload_error(error, "a %s payload given to a %s codec",
+                                  cs_codec_method_name(ha.method), def->name);
+  if (def->kernel->reduce)
+    return def->kernel->reduce(a, &ha, &la, b, &hb, out, out_cap, out_len, error);
   size_t n = (size_t)ha.n;
-  Layout l = layout_of(p->method, p->dtype, code_bits(p->method, p->bits), n, payload_k(p, n),
-                       (uint64_t)p->bucket);
-  if (!check_buffers(NULL, 0, out, out_cap, l.total, out_len, error)) return false;
-  float *sum = grow(&c->tmp, &c->tmp_cap, n);
+  CsCodecLayout l;
+  CsCodecHeader h = header_for(p, n, round, &l);
+  if (!cs_codec_check_buffers(NULL, 0, out, out_cap, l.total, out_len, error)) return false;
+  float *sum = cs_codec_grow(&c->tmp, &c->tmp_cap, n);
   if (!decode_parsed(a, &ha, &la, sum, false, error) ||
       !decode_parsed(b, &hb, &lb, sum, true, error))
     return false;
-  if (!encode_raw(c, round, sum, n, out, &l, error)) return false;
+  if (!encode_raw(c, &h, &l, sum, out, error)) return false;
   *out_len = l.total;
-  return true;
-}
-
-bool cs_codec_sparse_merge(const void *a, size_t a_len, const void *b, size_t b_len, void *out,
-                           size_t out_cap, size_t *out_len, GError **error) {
-  Header ha, hb;
-  Layout la, lb;
-  if (!parse_pair(a, a_len, b, b_len, &ha, &la, &hb, &lb, error)) return false;
-  if (ha.method == CS_CODEC_RANDK)
-    return randk_add(a, &ha, &la, b, &hb, out, out_cap, out_len, error);
-  if (ha.method != CS_CODEC_TOPK)
-    return payload_error(error, "a sparse merge takes topk or randk payloads, not %s",
-                         method_names[ha.method]);
-  const uint8_t *pa = a, *pb = b;
-  const uint32_t *ia = (const uint32_t *)(const void *)(pa + la.idx_off);
-  const uint32_t *ib = (const uint32_t *)(const void *)(pb + lb.idx_off);
-  if (!check_indices(ia, ha.k, ha.n, error) || !check_indices(ib, hb.k, hb.n, error))
-    return false;
-  /* first the size of the union, then the merge itself */
-  size_t ka = (size_t)ha.k, kb = (size_t)hb.k, k = 0;
-  for (size_t i = 0, j = 0; i < ka || j < kb; k++) {
-    if (j == kb || (i < ka && ia[i] < ib[j]))
-      i++;
-    else if (i == ka || ib[j] < ia[i])
-      j++;
-    else
-      i++, j++;
-  }
-  Layout l = layout_of(CS_CODEC_TOPK, ha.dtype, 0, ha.n, k, 0);
-  if (!check_buffers(NULL, 0, out, out_cap, l.total, out_len, error)) return false;
-  uint8_t *o = out;
-  uint32_t *io = (uint32_t *)(void *)(o + l.idx_off);
-  size_t vb = dtype_bytes(ha.dtype);
-  const uint8_t *va = pa + HEADER_BYTES, *vbp = pb + HEADER_BYTES;
-  uint8_t *vo = o + HEADER_BYTES;
-  for (size_t i = 0, j = 0, t = 0; t < k; t++) {
-    float x = 0.0f, y = 0.0f;
-    if (j == kb || (i < ka && ia[i] < ib[j])) {
-      load_values(ha.dtype, va + i * vb, 1, &x, false);
-      io[t] = ia[i++];
-    } else if (i == ka || ib[j] < ia[i]) {
-      load_values(hb.dtype, vbp + j * vb, 1, &y, false);
-      io[t] = ib[j++];
-    } else {
-      load_values(ha.dtype, va + i * vb, 1, &x, false);
-      load_values(hb.dtype, vbp + j * vb, 1, &y, false);
-      io[t] = ia[i];
-      i++, j++;
-    }
-    float s = x + y;
-    store_values(ha.dtype, &s, 1, vo + t * vb);
-  }
-  Header h = ha;
-  h.k = k;
-  h.body_len = l.total - HEADER_BYTES;
-  memcpy(o, &h, sizeof h);
-  *out_len = l.total;
-  return true;
-}
-
-bool cs_codec_sign_vote(const void *const *payloads, const size_t *lens, size_t count, void *out,
-                        size_t out_cap, size_t *out_len, GError **error) {
-  if (count == 0 || payloads == NULL || lens == NULL)
-    return payload_error(error, "a vote needs at least one payload");
-  if (count > UINT32_MAX) return payload_error(error, "too many voters");
-  Header h0;
-  Layout l0;
-  if (!parse_payload(payloads[0], lens[0], &h0, &l0, error)) return false;
-  if (h0.method != CS_CODEC_SIGN)
-    return payload_error(error, "a vote takes sign payloads, not %s", method_names[h0.method]);
-  for (size_t p = 1; p < count; p++) {
-    Header h;
-    Layout l;
-    if (!parse_payload(payloads[p], lens[p], &h, &l, error)) return false;
-    if (h.method != CS_CODEC_SIGN || h.n != h0.n || h.bucket != h0.bucket)
-      return payload_error(error, "voter %zu is not a sign payload of the same gradient", p);
-  }
-  if (!check_buffers(NULL, 0, out, out_cap, l0.total, out_len, error)) return false;
-  size_t n = (size_t)h0.n, nb = n == 0 ? 0 : (size_t)buckets_of(n, (int64_t)h0.bucket);
-  uint8_t *o = out;
-  float *meta = (float *)(void *)(o + l0.meta_off);
-  for (size_t b = 0; b < nb; b++) {
-    double s = 0.0;
-    for (size_t p = 0; p < count; p++) {
-      float v;
-      memcpy(&v, (const uint8_t *)payloads[p] + l0.meta_off + 4 * b, sizeof v);
-      s += v;
-    }
-    meta[b] = (float)(s / (double)count);
-  }
-  const uint8_t **codes = g_new(const uint8_t *, count);
-  for (size_t p = 0; p < count; p++) codes[p] = (const uint8_t *)payloads[p] + l0.codes_off;
-  cs_kern_sign_vote(codes, count, n, o + l0.codes_off);
-  g_free(codes);
-  memcpy(o, &h0, sizeof h0);
-  *out_len = l0.total;
   return true;
 }
 

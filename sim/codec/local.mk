@@ -10,7 +10,9 @@ sim_codec_libcodeckernels_la_SOURCES = sim/codec/kernels.c sim/codec/kernels.h
 sim_codec_libcodeckernels_la_CFLAGS = $(AM_CFLAGS) $(CODEC_VEC_CFLAGS)
 # (configure drops the GCC-only ones for other compilers)
 
-sim_libcommsim_la_SOURCES += sim/codec/codec.c
+# A method family is one file holding its rows; methods.c is the table.
+sim_libcommsim_la_SOURCES += sim/codec/codec.c sim/codec/codec_private.h sim/codec/methods.c \
+	sim/codec/cast.c sim/codec/quantize.c sim/codec/sign.c sim/codec/sparse.c
 sim_libcommsim_la_LIBADD += sim/codec/libcodeckernels.la
 pkginclude_HEADERS += include/commsim/codec.h
 EXTRA_DIST += docs/codecs.md

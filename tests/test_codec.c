@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "commsim/codec.h"
+#include "codec_private.h"
 #include "commsim/rng.h"
 #include "kernels.h"
 
@@ -193,6 +194,61 @@ START_TEST(test_names) {
   ck_assert_str_eq(error->message, "'int8' is not a gradient dtype: use fp32, fp16, bf16 or fp64");
   ck_assert_int_eq(cs_dtype_bits(CS_DTYPE_FP16), 16);
   ck_assert_int_eq(cs_dtype_bits(CS_DTYPE_FP64), 64);
+}
+END_TEST
+
+/* The method table: every row at its number in CsCodecMethod, found by
+ * its name, with what codec.c calls without looking: what a new method's
+ * file must fill in. */
+START_TEST(test_method_table) {
+  static const struct {
+    CsCodecMethod method;
+    const char *name;
+  } order[] = {
+      {CS_CODEC_NONE, "none"},       {CS_CODEC_FP16, "fp16"},
+      {CS_CODEC_BF16, "bf16"},       {CS_CODEC_UNIFORM, "uniform"},
+      {CS_CODEC_STOCHASTIC, "stochastic"}, {CS_CODEC_TOPK, "topk"},
+      {CS_CODEC_RANDK, "randk"},     {CS_CODEC_SIGN, "sign"},
+      {CS_CODEC_TERNGRAD, "terngrad"},
+  };
+  ck_assert_uint_eq(G_N_ELEMENTS(order), CS_CODEC_N_METHODS);
+  const char *const *names = cs_codec_method_names();
+  ck_assert_ptr_eq(names, cs_codec_method_names()); /* built once */
+  for (size_t i = 0; i < G_N_ELEMENTS(order); i++) {
+    CHECK_MSG(cs_codec_methods[order[i].method] != NULL, "no row %d", (int)order[i].method);
+    ck_assert_str_eq(cs_codec_methods[order[i].method]->name, order[i].name);
+    ck_assert_str_eq(names[order[i].method], order[i].name);
+  }
+  ck_assert_ptr_null(cs_codec_methods[CS_CODEC_N_METHODS]);
+  ck_assert_ptr_null(names[CS_CODEC_N_METHODS]);
+  ck_assert_ptr_null(cs_codec_method_def(CS_CODEC_N_METHODS));
+  for (CsCodecMethod m = 0; cs_codec_methods[m]; m++) {
+    const CsCodecMethodDef *def = cs_codec_methods[m];
+    CsCodecMethod found = CS_CODEC_N_METHODS;
+    ck_assert_ptr_eq(cs_codec_method_find(def->name, &found), def);
+    ck_assert_int_eq(found, m);
+    ck_assert_ptr_eq(cs_codec_method_def(m), def);
+    ck_assert_ptr_eq(names[m], def->name);
+    ck_assert_str_eq(cs_codec_method_name(m), def->name);
+    CHECK_MSG(def->help && def->help[0] && !strchr(def->help, '\n'), "%s: help", def->name);
+    /* summable, or a reason why not for the messages: never both */
+    CHECK_MSG(def->summable == (def->why_not_summable == NULL), "%s: summable", def->name);
+    CHECK_MSG(def->describe && def->wire_bits && def->kernel, "%s: hooks", def->name);
+    CHECK_MSG(def->kernel->layout && def->kernel->encode && def->kernel->decode, "%s: kernel",
+              def->name);
+    /* adding without decoding is a sum only for a summable method */
+    CHECK_MSG(!def->kernel->reduce || def->summable, "%s: reduce", def->name);
+    /* the codes' width is fixed or is `bits`, not both */
+    CHECK_MSG(!(def->kernel->code_bits && (def->uses & CS_CODEC_USES_BITS)), "%s: code bits",
+              def->name);
+    /* index bits count per value sent: only a method that sends k of them */
+    CHECK_MSG(!(def->uses & CS_CODEC_USES_INDEX_BITS) || (def->uses & CS_CODEC_USES_RATIO),
+              "%s: index_bits", def->name);
+    CHECK_MSG(def->cost.encode_ps >= 0 && def->cost.decode_ps >= 0 && def->cost.reduce_ps > 0,
+              "%s: cost", def->name);
+  }
+  ck_assert_ptr_null(cs_codec_method_find("qsgd", NULL));
+  ck_assert_ptr_null(cs_codec_method_find(NULL, NULL));
 }
 END_TEST
 
@@ -1128,6 +1184,7 @@ static Suite *codec_suite(void) {
   tcase_add_test(tc, test_k);
   tcase_add_test(tc, test_saturation);
   tcase_add_test(tc, test_names);
+  tcase_add_test(tc, test_method_table);
   tcase_add_test(tc, test_params_validate);
   tcase_add_test(tc, test_collectives);
   tcase_add_test(tc, test_cost);

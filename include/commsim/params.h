@@ -92,6 +92,5 @@ const char *const *cs_routing_names(void);
 const char *const *cs_queue_names(void);
 const char *const *cs_dtype_names(void);
 const char *const *cs_pattern_names(void);
-const char *const *cs_method_names(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commsim/cc.h"
+#include "commsim/codec.h"
 #include "commsim/collective.h"
 #include "commsim/params.h"
 #include "commsim/scenario.h"
@@ -16,17 +17,15 @@ static const char *const routing_names[] = {"shortest", "ecmp", NULL};
 static const char *const queue_names[] = {"droptail", "red", "ecn", NULL};
 static const char *const dtype_names[] = {"fp32", "fp16", "bf16", "fp64", NULL};
 static const char *const pattern_names[] = {"cbr", "poisson", "onoff", NULL};
-static const char *const method_names[] = {"none", "fp16", "bf16", "uniform", "stochastic",
-                                           "topk", "randk", "sign", "terngrad", NULL};
 
 const char *const *cs_routing_names(void) { return routing_names; }
 const char *const *cs_queue_names(void) { return queue_names; }
 const char *const *cs_dtype_names(void) { return dtype_names; }
 const char *const *cs_pattern_names(void) { return pattern_names; }
-const char *const *cs_method_names(void) { return method_names; }
 
 static const char *protocol_help(uint32_t i) { return cs_protocols[i].help; }
 static const char *collective_help(uint32_t i) { return cs_collectives[i]->help; }
+static const char *method_help(uint32_t i) { return cs_codec_methods[i]->help; }
 static const char *generator_help(uint32_t i) { return cs_topo_generators[i + 1]->help; }
 
 const CsParam cs_params[] = {
@@ -621,7 +620,7 @@ const CsParam cs_params[] = {
      .base = CS_PARAM_WORKLOAD,
      .offset = offsetof(CsWorkloadSpec, compression.method),
      .set = "none",
-     .names = cs_method_names, .what = "compression method"},
+     .names = cs_codec_method_names, .what = "compression method", .choice_help = method_help},
     {.key = "workload.compression.bits",
      .kind = CS_KEY_COUNT,
      .help = "uniform, stochastic: bits per element, 1 to 16",

@@ -335,12 +335,34 @@ START_TEST(test_reference_rows_are_the_table) {
 }
 END_TEST
 
+/* Every value a registry offers is named in its key's reference row (a
+ * new collective, codec method, protocol or generator cannot go
+ * undocumented), and the reader takes each of them. */
+START_TEST(test_reference_names_registry_values) {
+  int keys = 0;
+  GHashTable *seen = g_hash_table_new(NULL, NULL); /* the first row of each list documents it; links[].queue says "as defaults.queue" */
+  for (const CsParam *p = cs_params; p->key; p++) {
+    if (p->kind != CS_KEY_ENUM || !p->names || g_hash_table_contains(seen, p->names())) continue;
+    g_hash_table_add(seen, (gpointer)p->names());
+    keys++;
+    for (const char *const *v = p->names(); *v; v++) {
+      g_autofree char *quoted = g_strdup_printf("`%s`", *v);
+      ck_assert_msg(strstr(p->values, quoted) || strstr(p->help, quoted), "%s: the reference does not name %s", p->key,
+                    *v);
+    }
+  }
+  ck_assert_int_ge(keys, 8); /* routing, queues, topology type, protocol, dtype, collective, method, pattern */
+  g_hash_table_destroy(seen);
+}
+END_TEST
+
 static Suite *scenario_suite(void) {
   Suite *s = suite_create("scenario");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_bad_corpus);
   tcase_add_test(tc, test_reference_rows_are_the_table);
+  tcase_add_test(tc, test_reference_names_registry_values);
   tcase_add_test(tc, test_examples_validate);
   tcase_add_test(tc, test_usage_errors);
   tcase_add_test(tc, test_defaults);

@@ -34,6 +34,14 @@ tests_test_hardening_SOURCES = tests/test_hardening.c tests/testutil.h
 tests_test_hardening_CFLAGS = $(TEST_CFLAGS)
 tests_test_hardening_LDADD = $(TEST_LIBS)
 
+# validate and run refuse alike: the bad and hardening corpora and the
+# refusals found once the network is built
+check_PROGRAMS += tests/test_refusals
+TESTS += tests/test_refusals
+tests_test_refusals_SOURCES = tests/test_refusals.c tests/testutil.h
+tests_test_refusals_CFLAGS = $(TEST_CFLAGS)
+tests_test_refusals_LDADD = $(TEST_LIBS)
+
 # MPI sweeps: only in a build configured --with-mpi.
 if MPI
 check_PROGRAMS += tests/test_mpi

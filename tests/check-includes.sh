@@ -26,13 +26,13 @@ shopt -s nullglob
 #
 #  level  public headers (include/commsim/NAME.h)
 LEVELS='
-   0     time error units yamltree csv plot rng engine
+   0     time error units yamltree csv plot rng engine ring
    1     codec topology routing loss
    2     net cc netstats
    3     fabric
    4     collective closed_form
    5     workload model
-   6     scenario
+   6     scenario params
    7     sim sweep
 '
 # The engine layer, for (3): every header of level 0.  A codec may use
@@ -53,6 +53,7 @@ FILE_LEVELS='
    sim/io/error.c               0
    sim/codec/*                  1
    sim/net/topology.c           1
+   sim/net/topo/*               1
    sim/net/routing.c            1
    sim/net/loss.c               1
    sim/net/fabric*.c            3
@@ -60,9 +61,8 @@ FILE_LEVELS='
    sim/collective/*             4
    sim/workload/*               5
    sim/io/scenario.c            6
+   sim/io/params.c              6
    sim/io/world.c               6
-   sim/sim.c                    7
-   sim/io/sweep.c               7
    sim/run/*                    7
 '
 

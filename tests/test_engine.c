@@ -332,6 +332,39 @@ START_TEST(test_daemon) {
 }
 END_TEST
 
+/* A daemon far more frequent than the events (a 1 ps sampler before an
+ * event at 1 us) still lets the hook run: here it stops the run at its
+ * first call, after 100 daemon runs, before the event (which would have
+ * run after a million daemon runs with the hook never called). */
+static void daemon_every_ps(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  (*(uint64_t *)ctx)++;
+  cs_engine_set_daemon(e, cs_engine_now(e) + 1, daemon_every_ps, ctx);
+}
+static bool stop_hook(CsEngine *e, void *ctx) {
+  (void)e;
+  (*(int *)ctx)++;
+  return false;
+}
+static void never(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e, (void)ctx, (void)arg;
+}
+START_TEST(test_daemon_lets_hook_run) {
+  CsEngine *e = cs_engine_new();
+  uint64_t ticks = 0;
+  int calls = 0;
+  cs_engine_schedule_at(e, 1000000, never, NULL, 0);
+  cs_engine_set_daemon(e, 0, daemon_every_ps, &ticks);
+  cs_engine_set_hook(e, 100, stop_hook, &calls);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_STOPPED);
+  ck_assert_int_eq(calls, 1);
+  ck_assert_uint_eq(ticks, 100);
+  ck_assert_uint_eq(cs_engine_events_executed(e), 0);
+  ck_assert_int_lt(cs_engine_now(e), 1000000);
+  cs_engine_free(e);
+}
+END_TEST
+
 START_TEST(test_deterministic) {
   ck_assert_uint_eq(run_hash(7), run_hash(7));
   ck_assert_uint_ne(run_hash(7), run_hash(8));
@@ -351,6 +384,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, test_overflow);
   tcase_add_loop_test(tc, test_randomized_against_sorted_reference, 0, 4);
   tcase_add_test(tc, test_daemon);
+  tcase_add_test(tc, test_daemon_lets_hook_run);
   tcase_add_test(tc, test_deterministic);
   suite_add_tcase(s, tc);
   return s;

@@ -79,8 +79,9 @@ CsRunResult cs_engine_run(CsEngine *engine, CsTime until);
 /* Ask the running loop to return after the current event. */
 void cs_engine_stop(CsEngine *engine);
 
-/* Call `fn` between events, after every `every` events executed (0 or a
- * NULL fn: never); a false return stops the run (CS_RUN_STOPPED).  For
+/* Call `fn` between events, after every `every` events executed and every
+ * `every` runs of the daemon (0 or a NULL fn: never); a false return stops
+ * the run (CS_RUN_STOPPED).  For
  * checks that must see the state between events; it costs the loop one
  * compare per event. */
 typedef bool (*CsEngineHook)(CsEngine *engine, void *ctx);

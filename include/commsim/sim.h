@@ -61,6 +61,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSim, cs_sim_free)
 #define CS_SIM_MAX_LINK_ROWS 2000000.0
 const char *cs_sim_note(const CsSim *sim);
 void cs_sim_set_force(CsSim *sim, bool force);
+/* The plan alone, for a scenario's world (validate shows it): the
+ * interval a run will sample at, and the note (to free) when raised. */
+CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note);
 CsTime cs_sim_sample_interval(const CsSim *sim);
 
 /* Where the output files go.  Set before cs_sim_run to stream the traces

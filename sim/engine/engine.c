@@ -60,6 +60,7 @@ struct CsEngine {
   CsTime daemon_at;
   CsEventFn daemon_fn;
   void *daemon_ctx;
+  uint64_t daemon_runs;
   /* cs_engine_set_hook: called when `executed` reaches hook_at */
   uint64_t hook_at, hook_every;
   CsEngineHook hook;
@@ -268,6 +269,11 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
       e->now = e->daemon_at;
       e->daemon_at = CS_TIME_MAX;
       e->daemon_fn(e, e->daemon_ctx, 0);
+      /* a daemon that fires far more often than events (a tiny sampling
+       * interval, with --force) lets the hook run all the same: an
+       * interrupt is seen within `hook_every` of its runs */
+      if (G_UNLIKELY(e->hook_at != UINT64_MAX && ++e->daemon_runs % e->hook_every == 0) && !e->hook(e, e->hook_ctx))
+        e->stop = true;
       continue;
     }
     void *ctx = sl->ctx;

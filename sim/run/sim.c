@@ -9,13 +9,11 @@
  * roughly and before running: the model's iterations for the workload
  * (on an idle network, so on the short side), each flow alone at its
  * path's slowest link, and the background sources' paths. */
-static double estimate_run(CsSim *sim, uint8_t *used) {
-  const CsScenario *s = sim->s;
-  const CsTopology *t = sim->t;
+static double estimate_run(const CsScenario *s, const CsTopology *t, const CsRoutes *r, uint8_t *used) {
   double end = 0;
   if (s->workload.present) {
     CsModel m;
-    if (cs_model_estimate(s, t, sim->r, &m, NULL)) {
+    if (cs_model_estimate(s, t, r, &m, NULL)) {
       end = m.iter_overlap_s * (double)s->workload.iterations;
       for (uint32_t d = 0; d < 2 * t->n_links; d++) used[d] |= m.dirs_used[d];
       cs_model_clear(&m);
@@ -30,7 +28,7 @@ static double estimate_run(CsSim *sim, uint8_t *used) {
       uint32_t a = (uint32_t)cs_topology_find(t, src), b = (uint32_t)cs_topology_find(t, dst);
       double lat = 0, bmin = INFINITY;
       for (int dir = 0; dir < 2; dir++) { /* data one way, ACKs the other */
-        int h = cs_routes_path(sim->r, dir ? b : a, (uint32_t)t->nodes[dir ? a : b].host, 0, ports, (int)t->n_nodes);
+        int h = cs_routes_path(r, dir ? b : a, (uint32_t)t->nodes[dir ? a : b].host, 0, ports, (int)t->n_nodes);
         for (int j = 0; j < h; j++) {
           const CsPort *pt = &t->ports[ports[j]];
           used[2 * pt->link + pt->dir] = 1;
@@ -56,33 +54,33 @@ static double estimate_run(CsSim *sim, uint8_t *used) {
  * direction every sample_interval.  An interval that would take more than
  * CS_SIM_MAX_SAMPLES samples or write more than CS_SIM_MAX_LINK_ROWS rows
  * (by estimate_run) is raised, with a note, to the smallest of 1, 2, 5 x
- * 10^k ps that does not; cs_sim_set_force keeps it. */
-static void plan_sampling(CsSim *sim) {
-  const CsScenario *s = sim->s;
-  sim->sample_interval = s->output.sample_interval;
-  if (!(s->output.traces & (CS_TRACE_LINKS | CS_TRACE_TIMELINE))) return;
-  uint8_t *used = g_new0(uint8_t, 2 * (size_t)sim->t->n_links + 1);
-  double end = estimate_run(sim, used);
+ * 10^k ps that does not; cs_sim_set_force keeps it.  validate shows the
+ * same plan. */
+CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note) {
+  *note = NULL;
+  if (!(s->output.traces & (CS_TRACE_LINKS | CS_TRACE_TIMELINE))) return s->output.sample_interval;
+  uint8_t *used = g_new0(uint8_t, 2 * (size_t)t->n_links + 1);
+  double end = estimate_run(s, t, r, used);
   uint32_t dirs = 0;
-  for (uint32_t d = 0; d < 2 * sim->t->n_links; d++) dirs += used[d];
+  for (uint32_t d = 0; d < 2 * t->n_links; d++) dirs += used[d];
   g_free(used);
   double iv = (double)s->output.sample_interval * 1e-12;
   double samples = end / iv, rows = samples * dirs;
-  if (samples <= CS_SIM_MAX_SAMPLES && rows <= CS_SIM_MAX_LINK_ROWS) return;
+  if (samples <= CS_SIM_MAX_SAMPLES && rows <= CS_SIM_MAX_LINK_ROWS) return s->output.sample_interval;
   double want = fmax(end / CS_SIM_MAX_SAMPLES, end * dirs / CS_SIM_MAX_LINK_ROWS);
   CsTime raised = 0;
   for (CsTime decade = 1; !raised && decade <= CS_TIME_MAX / 10; decade *= 10)
     for (int m = 1; m <= 5 && !raised; m += m == 1 ? 1 : 3) /* 1, 2, 5 */
       if ((double)(m * decade) * 1e-12 >= want) raised = m * decade;
   if (!raised) raised = CS_TIME_MAX / 10;
-  sim->sample_interval = raised;
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
-  sim->note = g_strdup_printf("%s: warning: output.sample_interval %s would take about %.3g samples and %.3g rows of "
+  *note = g_strdup_printf("%s: warning: output.sample_interval %s would take about %.3g samples and %.3g rows of "
                               "links.csv (about %s of simulated time over %u link directions): raised to %s; "
                               "--force keeps %s",
                               s->file, cs_format_time(s->output.sample_interval, b1), samples, rows,
                               cs_format_human_seconds(end, b3), dirs, cs_format_time(raised, b2),
                               cs_format_time(s->output.sample_interval, b1));
+  return raised;
 }
 
 void cs_sim_set_force(CsSim *sim, bool force) {
@@ -110,7 +108,7 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     sim->wl = cs_workload_new(sim->env, sim->e, &s->workload, s->seed, sim->t, error);
     if (!sim->wl) goto fail;
   }
-  plan_sampling(sim);
+  sim->sample_interval = cs_sim_plan_sampling(s, sim->t, sim->r, &sim->note);
   return sim;
 fail:
   cs_sim_free(sim);

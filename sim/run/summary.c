@@ -92,7 +92,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
     m->allreduce_nmse = NAN;
     if (cs_codec_from_spec(&s->workload.compression, s->workload.dtype, s->seed, &params, &cost, &e)) {
       uint32_t P = sim->t->n_workers;
-      uint64_t n = (uint64_t)MIN(s->workload.params, (int64_t)65536);
+      /* up to 65,536 elements per worker, and 2^22 in all (thousands of workers) */
+      uint64_t n = (uint64_t)MIN(s->workload.params, (int64_t)MIN(65536, MAX(256, (1 << 22) / (int64_t)MAX(P, 1))));
       m->allreduce_nmse = cs_coll_result_nmse(s->workload.collective, &params, P, n, s->seed, s->workload.pull, &e);
     }
     g_clear_error(&e);

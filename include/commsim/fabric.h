@@ -58,15 +58,25 @@ typedef struct {
 
 typedef struct {
   const char *fidelity;
+  unsigned models; /* CS_MODELS_*: what its reports hold */
   const CsFabricOps *ops;
   void *impl;
 } CsFabric;
+
+/* What a fidelity models (CsFidelityDef.models); what it does not, the
+ * run reports as not modelled (empty cells), and the reader refuses to
+ * ask of it (packets.csv; open-loop traffic other than a constant rate). */
+enum {
+  CS_MODELS_PACKETS = 1u << 0,   /* packets: queues, drops, losses, retransmissions, marks, packets.csv */
+  CS_MODELS_OPEN_LOOP = 1u << 1, /* poisson and onoff background sources as such */
+};
 
 /* The fidelities: one row per implementation.  A row without `new` is a
  * fidelity that is planned: the scenario reader refuses it, naming it. */
 typedef struct {
   const char *name;
   const char *help;
+  unsigned models; /* CS_MODELS_* */
   void *(*new)(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
   const CsFabricOps *ops;
 } CsFidelityDef;

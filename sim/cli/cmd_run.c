@@ -56,7 +56,8 @@ static void print_messages(CsSim *sim) {
     } else {
       printf("%14s %14s %10s ", st->failed ? "FAILED" : "unfinished", "-", "-");
     }
-    printf("%6u %4u\n", st->retransmissions, st->timeouts);
+    if (net->models & CS_MODELS_PACKETS) printf("%6u %4u\n", st->retransmissions, st->timeouts);
+    else printf("%6s %4s\n", "-", "-"); /* not modelled */
   }
   printf("(Gbps: goodput, payload bits over the completion time; rto: timeouts)\n\n");
 }
@@ -87,8 +88,12 @@ static void print_training(CsSim *sim, const CsScenario *s) {
     printf("  %-26s %.4e   (the collective's summed result, error compounded at reduction hops)\n", "result error (nmse)",
            m->allreduce_nmse);
   if (cs_collective_has(w->collective, CS_COLLF_SERVERS) && !w->sync) printf("  %-26s %.2f updates\n", "staleness", m->staleness_mean);
-  printf("  %-26s %" G_GUINT64_FORMAT " retransmissions, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT " losses\n\n",
-         "network (whole run)", m->retransmissions, m->packets_dropped, m->packets_lost);
+  if (cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)
+    printf("  %-26s %" G_GUINT64_FORMAT " retransmissions, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT " losses\n\n",
+           "network (whole run)", m->retransmissions, m->packets_dropped, m->packets_lost);
+  else
+    printf("  %-26s fidelity %s: queues, drops, losses and retransmissions not modelled\n\n", "network (whole run)",
+           cs_sim_fabric(sim)->fidelity);
 }
 
 /* The link directions worth a look: those that dropped or lost the most
@@ -108,7 +113,7 @@ static void print_links(CsSim *sim, const CsScenario *s) {
   for (uint32_t l = 0; l < t->n_links; l++)
     for (int dir = 0; dir < 2; dir++) {
       Row r = {l, dir, cs_fabric_link_stats(net, l, dir), false};
-      if (r.st.packets == 0) idle++;
+      if (r.st.bytes == 0) idle++;
       else g_array_append_val(rows, r);
     }
   if (rows->len == 0) return;
@@ -160,6 +165,11 @@ static void print_links(CsSim *sim, const CsScenario *s) {
     double util = end > 0 ? (double)r->st.busy / (double)end : 0;
     double qmean = end > 0 ? r->st.queue_integral / (double)end : 0;
     int db = decimals(ub, max_bytes), dq = decimals(uq, max_queue);
+    if (!(net->models & CS_MODELS_PACKETS)) { /* fluid: bytes and utilization only */
+      printf("%-18s %12.*f %10s %5.1f%% %15s %15s %9s %9s %9s\n", name, db, (double)r->st.bytes / ub.div, "-", 100 * util,
+             "-", "-", "-", "-", "-");
+      continue;
+    }
     printf("%-18s %12.*f %10" G_GUINT64_FORMAT " %5.1f%% %15.*f %15.*f %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
            " %9" G_GUINT64_FORMAT "\n",
            name, db, (double)r->st.bytes / ub.div, r->st.packets, 100 * util, dq, qmean / uq.div, dq,
@@ -187,6 +197,13 @@ static void print_totals(CsSim *sim) {
   CsNetTotals tot = cs_fabric_totals(net);
   uint64_t events = cs_sim_events(sim);
   double wall = cs_sim_wall_seconds(sim);
+  if (!(net->models & CS_MODELS_PACKETS)) {
+    printf("packets: not modelled (fidelity %s: every message a fluid flow)\n", net->fidelity);
+    printf("simulated %.9f s in %.3f s of wall time: %" G_GUINT64_FORMAT " events (%.2f M/s), %u messages\n",
+           (double)cs_sim_end_time(sim) * 1e-12, wall, events, wall > 0 ? (double)events / wall * 1e-6 : 0.0,
+           cs_fabric_messages(net));
+    return;
+  }
   printf("%-10s %12s %12s %12s %12s %12s\n", "packets", "sent", "delivered", "dropped", "lost", "in_flight");
   const char *names[] = {"data", "ack", "background"};
   const CsPacketCounts *c[] = {&tot.data, &tot.ack, &tot.bg};

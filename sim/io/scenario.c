@@ -842,6 +842,23 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
   if ((v = value_of(root, "output")) && !read_output(v, s, error)) return false;
   if ((v = value_of(root, "sweep")) && !read_sweep(v, s, error)) return false;
 
+  /* what the fidelity cannot model is refused, not left out silently */
+  const CsFidelityDef *fid = &cs_fidelities[s->fidelity];
+  if (!(fid->models & CS_MODELS_PACKETS) && (s->output.traces & CS_TRACE_PACKETS))
+    FAIL_AT(at(value_of(root, "output") ? value_of(root, "output") : root, "traces"),
+            "output.traces: packets.csv needs packets, and fidelity %s has none (use fidelity: packet)", fid->name);
+  for (guint i = 0; !(fid->models & CS_MODELS_OPEN_LOOP) && i < s->background->len; i++) {
+    const CsBackgroundSpec *b = &g_array_index(s->background, CsBackgroundSpec, i);
+    if (b->pattern == CS_PATTERN_CBR) continue;
+    double mean = b->pattern == CS_PATTERN_ONOFF ? (double)b->rate * (double)b->on / (double)(b->on + b->off) : (double)b->rate;
+    char buf[CS_FORMAT_LEN];
+    cs_error_at(error, b->at,
+                "background[%u]: fidelity %s carries open-loop traffic at a constant rate only: write pattern: cbr "
+                "with rate: %s (this %s source's mean), or use fidelity: packet",
+                i, fid->name, cs_format_bandwidth((int64_t)llround(mean), buf), cs_pattern_names()[b->pattern]);
+    return false;
+  }
+
   if (!s->workload.present && s->flows->len == 0) {
     if (s->background->len == 0)
       FAIL_AT(root, "nothing to simulate: add workload:, flows: or background:");

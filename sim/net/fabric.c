@@ -7,14 +7,17 @@
 #include "commsim/fabric.h"
 #include "commsim/net.h"
 
-extern const CsFabricOps cs_packet_fabric_ops;
+extern const CsFabricOps cs_packet_fabric_ops, cs_flow_fabric_ops;
 void *cs_packet_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
+void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
 
 const CsFidelityDef cs_fidelities[] = {
-    {"packet", "every packet an event: queues, drops, loss, the transport", cs_packet_fabric_new, &cs_packet_fabric_ops},
-    {"flow", "max-min fair fluid flows", NULL, NULL},
-    {"hybrid", "packets, fast-forwarded while the flows are steady", NULL, NULL},
-    {NULL, NULL, NULL, NULL},
+    {"packet", "every packet an event: queues, drops, loss, the transport", CS_MODELS_PACKETS | CS_MODELS_OPEN_LOOP,
+     cs_packet_fabric_new, &cs_packet_fabric_ops},
+    {"flow", "max-min fair fluid flows: no queues, drops or retransmissions; loss caps TCP's rate", 0,
+     cs_flow_fabric_new, &cs_flow_fabric_ops},
+    {"hybrid", "packets, fast-forwarded while the flows are steady", CS_MODELS_PACKETS | CS_MODELS_OPEN_LOOP, NULL, NULL},
+    {NULL, NULL, 0, NULL, NULL},
 };
 
 const CsFidelityDef *cs_fidelity_find(const char *name) {
@@ -38,6 +41,7 @@ CsFabric *cs_fabric_new(const CsFidelityDef *def, CsEngine *engine, const void *
   g_assert(def->new != NULL);
   CsFabric *f = g_new0(CsFabric, 1);
   f->fidelity = def->name;
+  f->models = def->models;
   f->ops = def->ops;
   f->impl = def->new(engine, config, t, r);
   return f;

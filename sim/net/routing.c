@@ -135,3 +135,5 @@ CsRouteStats cs_routes_stats(const CsRoutes *r) {
   if (t->n_hosts > 1) st.mean_hops = sum / ((double)t->n_hosts * (t->n_hosts - 1));
   return st;
 }
+
+CsRouting cs_routes_mode(const CsRoutes *r) { return r->mode; }

@@ -17,7 +17,7 @@ static void queue_counter(CsSim *sim, uint32_t di, uint64_t bytes) {
 
 static void link_row(void *ctx, uint32_t link, int dir, const CsLinkSample *x) {
   CsSim *sim = ctx;
-  if (sim->queue_samples) {
+  if (sim->queue_samples && (sim->fabric->models & CS_MODELS_PACKETS)) { /* a fluid model has no queues */
     sim->queue_seen[2 * link + (uint32_t)dir] = sim->sample_pass;
     queue_counter(sim, 2 * link + (uint32_t)dir, x->queue_max);
   }
@@ -30,11 +30,15 @@ static void link_row(void *ctx, uint32_t link, int dir, const CsLinkSample *x) {
   cs_csv_time(c, cs_engine_now(sim->e));
   cs_csv_uint(c, x->bytes);
   cs_csv_real(c, x->utilization);
-  cs_csv_real(c, x->queue_mean);
-  cs_csv_uint(c, x->queue_max);
-  cs_csv_uint(c, x->drops);
-  cs_csv_uint(c, x->losses);
-  cs_csv_uint(c, x->marks);
+  if (sim->fabric->models & CS_MODELS_PACKETS) {
+    cs_csv_real(c, x->queue_mean);
+    cs_csv_uint(c, x->queue_max);
+    cs_csv_uint(c, x->drops);
+    cs_csv_uint(c, x->losses);
+    cs_csv_uint(c, x->marks);
+  } else { /* queues, drops, losses and marks are not modelled */
+    for (int i = 0; i < 5; i++) cs_csv_empty(c);
+  }
   cs_csv_end_row(c);
 }
 

@@ -13,7 +13,7 @@ static const char *const summary_cols[] = {
     "link_util_mean", "link_util_max", "codec_nmse", "events", "wall_s", "bg_packets_sent",
     "bg_packets_dropped", "bg_packets_lost", "bg_delay_mean_s",
     /* commsim's additions, after the SPEC's columns */
-    "staleness_mean", "allreduce_nmse", "codec_outside_compute_s", NULL};
+    "staleness_mean", "allreduce_nmse", "codec_outside_compute_s", "fidelity", NULL};
 
 const char *const *cs_sim_summary_columns(void) { return summary_cols; }
 
@@ -28,6 +28,7 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
   bool w = s->workload.present, measured = w && m->iterations_measured > 0;
   bool bg = s->background->len > 0;
+  bool pk = sim->fabric->models & CS_MODELS_PACKETS; /* packets, drops, losses, retransmissions: else not modelled */
   bool async = w && cs_collective_has(s->workload.collective, CS_COLLF_SERVERS) && !s->workload.sync;
   CsCodecMethod method = s->workload.compression.method;
 #define ADD(...) g_ptr_array_add(f, g_strdup_printf(__VA_ARGS__))
@@ -54,25 +55,26 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   REAL_IF(measured, m->comm_s);
   REAL_IF(measured, m->codec_s);
   REAL_IF(measured, m->exposed_comm_s);
-  UINT(m->packets_sent);
-  UINT(m->packets_dropped);
-  UINT(m->packets_lost);
-  UINT(m->retransmissions);
+  UINT_IF(pk, m->packets_sent);
+  UINT_IF(pk, m->packets_dropped);
+  UINT_IF(pk, m->packets_lost);
+  UINT_IF(pk, m->retransmissions);
   ADD("%.6f", m->link_util_mean);
   ADD("%.6f", m->link_util_max);
   if (isnan(m->codec_nmse)) EMPTY();
   else ADD("%.6e", m->codec_nmse);
   UINT(m->events);
   ADD("%.3f", sim->reproducible ? 0.0 : m->wall_s);
-  UINT_IF(bg, m->bg_packets_sent);
-  UINT_IF(bg, m->bg_packets_dropped);
-  UINT_IF(bg, m->bg_packets_lost);
-  REAL_IF(bg && m->bg_delivered > 0, m->bg_delay_mean_s);
+  UINT_IF(bg && pk, m->bg_packets_sent);
+  UINT_IF(bg && pk, m->bg_packets_dropped);
+  UINT_IF(bg && pk, m->bg_packets_lost);
+  REAL_IF(bg && pk && m->bg_delivered > 0, m->bg_delay_mean_s);
   if (async && measured) ADD("%.3f", m->staleness_mean);
   else EMPTY();
   if (isnan(m->allreduce_nmse)) EMPTY();
   else ADD("%.6e", m->allreduce_nmse);
   REAL_IF(measured, m->codec_outside_s);
+  ADD("%s", sim->fabric->fidelity);
 #undef ADD
 #undef EMPTY
 #undef REAL_IF
@@ -130,7 +132,8 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
     cs_csv_time(c, st->start);
     if (st->delivered) cs_csv_time(c, st->end);
     else cs_csv_empty(c); /* not delivered: no end */
-    cs_csv_uint(c, st->retransmissions);
+    if (sim->fabric->models & CS_MODELS_PACKETS) cs_csv_uint(c, st->retransmissions);
+    else cs_csv_empty(c); /* not modelled */
     cs_csv_end_row(c);
   }
   return cs_csv_close(c, error);

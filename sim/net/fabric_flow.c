@@ -1,0 +1,802 @@
+/* fabric_flow.c - the flow fidelity: every message a fluid flow.
+ *
+ * A message's bytes (headers included: payload + one header per packet)
+ * flow over its route at a rate that is its max-min fair share of the link
+ * directions it crosses, computed by progressive filling (Bertsekas and
+ * Gallager, 1992): every unfrozen flow's rate grows at the same pace until
+ * a link direction is full or a flow reaches its own cap; the flows of a
+ * full direction freeze; repeat.  Its own cap is what its window allows in
+ * a round trip (window x mtu / RTT) and, with loss on its route, what
+ * TCP's response to loss allows (Mathis et al., 1997: MSS / RTT x
+ * sqrt(3/2) / sqrt(p)) for reno and dctcp; background sources are flows
+ * capped at their rate (the reader admits constant-rate sources only).
+ *
+ * ACKs.  A flow's ACKs (`ack` bytes per packet) load its reverse route in
+ * proportion to its rate, as the packet network's do.  They are not part
+ * of the sharing itself, which would join every flow of a ring into one
+ * component through its neighbours' ACKs: a direction's ACK load is taken
+ * off its capacity before its data flows share the rest, and when a refill
+ * changes the ACK load of a direction by more than ACK_SLACK of its
+ * capacity, that direction's data flows are refilled in turn (ACKs being a
+ * few per cent of the data, this ends within a hop or two).
+ *
+ * When a flow's last bit has left its first link, its delivery follows
+ * after the route's propagation latencies and the store-and-forward of its
+ * last packet at every hop but the slowest: what the packet network gives
+ * an uncongested message, and the closed form's message time.
+ *
+ * Rates change only where a flow starts or ends: the flows that share a
+ * link direction with one that changed, and so on (a connected component),
+ * are refilled together, once per instant however many flows start or end
+ * at it.  One engine event stands for the next fluid end.  Queues, drops,
+ * losses and retransmissions are not modelled: the run reports them as
+ * such (empty, not 0).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "commsim/fabric.h"
+#include "commsim/net.h"
+#include "commsim/ring.h"
+#include "commsim/rng.h"
+
+#define NONE UINT32_MAX
+/* ACK load a direction may gain or lose before its data flows are refilled, of its capacity */
+#define ACK_SLACK 1e-3
+
+typedef struct {
+  double capacity;    /* bit/s */
+  double data_rate;   /* bit/s of its data flows now */
+  double ack_load;    /* bit/s of ACKs now */
+  double ack_seen;    /* the ACK load its data flows were last filled with */
+  double bits;        /* carried up to `settled` */
+  CsTime settled;
+  uint32_t *uses;     /* live flows whose data cross it */
+  uint32_t n_uses, cap_uses;
+  uint32_t mark;      /* the refill pass that last visited it */
+  uint32_t ver;       /* its heap entry in force */
+  double left, wsum;  /* during a refill: capacity not yet taken, number of unfrozen flows */
+  double sample_bits; /* `bits` at the start of the sampling interval */
+} Dir;
+
+/* A route, shared by the messages between the same two hosts (shortest
+ * routing) or a message's own (ECMP). */
+typedef struct {
+  uint32_t *dirs; /* forward, then reverse (ACKs) */
+  uint32_t n_fwd, n_rev;
+  CsTime tail_lat;  /* the forward route's latencies */
+  double rtt0;      /* latencies both ways, without serialization */
+  double keep;      /* the chance a packet crosses the forward route (loss) */
+  int slow;         /* the slowest forward hop */
+  uint32_t refs;
+} Route;
+
+typedef struct {
+  Route *route;
+  double ack_w;     /* ACK bits per data bit, on the reverse route */
+  double remaining; /* bits still to leave the first link */
+  double rate, cap; /* bit/s */
+  CsTime updated;   /* when `remaining` was brought up to date */
+  CsTime end_at;    /* when the last bit leaves at the present rate */
+  CsTime tail;      /* from the fluid end to delivery */
+  CsDeliverFn fn;
+  void *ctx;
+  uint32_t msg;     /* its message, or NONE (background) */
+  uint32_t next_free;
+  uint32_t mark;
+  uint32_t slot;    /* during a refill: its place in the component */
+  uint32_t hpos;    /* in the heap of fluid ends */
+  bool live, frozen, dirty;
+} Flow;
+
+/* A direction in the refill's heap: the level at which it fills. */
+typedef struct {
+  double level;
+  uint32_t dir, ver;
+} Fill;
+
+typedef struct {
+  CsEngine *engine;
+  const CsNetConfig *cfg;
+  const CsTopology *t;
+  const CsRoutes *r;
+  bool ecmp;
+  uint64_t mss, header, ack, mtu;
+  Dir *dirs;
+  Flow *flows; /* slots, reused once a flow is delivered */
+  uint32_t n_flows, cap_flows, free_flow;
+  CsMessageStats *stats; /* per message */
+  uint32_t n_msgs, cap_msgs, active, failed;
+  uint32_t *ends, n_ends, cap_ends; /* the flows in their fluid phase, a min-heap by end_at */
+  uint32_t *bg_flow;                /* per background source: its flow */
+  GHashTable *routes;               /* (src << 32 | dst) -> Route (shortest routing) */
+  uint32_t *dirty, n_dirty, cap_dirty;
+  uint32_t *stack, cap_stack;
+  uint32_t *comp, n_comp, cap_comp;        /* flows of the component being refilled */
+  double *comp_rates;                      /* their new rates */
+  uint32_t cap_rates;
+  uint32_t *comp_dirs, n_cdirs, cap_cdirs; /* its directions */
+  uint32_t pass;
+  Fill *heap;
+  uint32_t n_heap, cap_heap;
+  uint32_t *capped, n_capped, cap_capped;
+  bool refill_pending;
+  uint64_t next_gen; /* the completion event in force */
+  CsTime next_at;
+  CsIdleFn idle;
+  void *idle_ctx;
+  uint32_t *ports;
+  bool bg_running;
+} FlowNet;
+
+/* ---- bits carried ---- */
+
+static void settle_dir(FlowNet *n, Dir *d) {
+  CsTime now = cs_engine_now(n->engine);
+  if (now > d->settled) d->bits += (d->data_rate + d->ack_load) * (double)(now - d->settled) * 1e-12;
+  d->settled = now;
+}
+
+static void settle_flow(FlowNet *n, Flow *f) {
+  CsTime now = cs_engine_now(n->engine);
+  if (f->live && now > f->updated) {
+    f->remaining -= f->rate * (double)(now - f->updated) * 1e-12;
+    if (f->remaining < 0) f->remaining = 0;
+  }
+  f->updated = now;
+}
+
+/* ---- routes ---- */
+
+/* A link's mean loss per packet, whatever its model. */
+static double mean_loss(const CsLossSpec *l) {
+  switch (l->model) {
+  case CS_LOSS_BERNOULLI: return l->rate;
+  case CS_LOSS_GILBERT: {
+    double bad = l->p + l->r > 0 ? l->p / (l->p + l->r) : 0;
+    return bad * l->loss_bad + (1 - bad) * l->loss_good;
+  }
+  default: return 0;
+  }
+}
+
+static uint32_t path_dirs(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
+  int h = cs_routes_path(n->r, n->t->hosts[a], b, hash, n->ports, (int)n->t->n_nodes);
+  g_assert(h > 0);
+  for (int i = 0; i < h; i++) n->ports[i] = 2 * n->t->ports[n->ports[i]].link + n->t->ports[n->ports[i]].dir;
+  return (uint32_t)h;
+}
+
+static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool acks) {
+  Route *r = g_new0(Route, 1);
+  r->n_fwd = path_dirs(n, a, b, hash);
+  r->dirs = g_new(uint32_t, r->n_fwd * 2 + 1);
+  memcpy(r->dirs, n->ports, sizeof(uint32_t) * r->n_fwd);
+  if (acks) {
+    r->n_rev = path_dirs(n, b, a, hash);
+    r->dirs = g_renew(uint32_t, r->dirs, r->n_fwd + r->n_rev);
+    memcpy(r->dirs + r->n_fwd, n->ports, sizeof(uint32_t) * r->n_rev);
+  }
+  double lat = 0, bmin = INFINITY, keep = 1, rtt0 = 0;
+  for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
+    const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
+    rtt0 += (double)l->latency * 1e-12;
+    if (k >= r->n_fwd) continue;
+    lat += (double)l->latency * 1e-12;
+    keep *= 1 - mean_loss(&l->loss);
+    if ((double)l->bandwidth < bmin) bmin = (double)l->bandwidth, r->slow = (int)k;
+  }
+  r->tail_lat = (CsTime)llround(lat * 1e12);
+  r->rtt0 = rtt0;
+  r->keep = keep;
+  r->refs = 1;
+  return r;
+}
+
+static void route_unref(FlowNet *n, Route *r) {
+  if (!r || --r->refs > 0) return;
+  (void)n;
+  g_free(r->dirs);
+  g_free(r);
+}
+
+/* The route of a message from host a to host b. */
+static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
+  if (n->ecmp) return route_new(n, a, b, hash, true); /* its own, as the packet network's ECMP choice */
+  guint64 key = ((guint64)a << 32) | b;
+  Route *r = g_hash_table_lookup(n->routes, &key);
+  if (!r) {
+    r = route_new(n, a, b, hash, true);
+    g_hash_table_insert(n->routes, g_memdup2(&key, sizeof key), r);
+  }
+  r->refs++;
+  return r;
+}
+
+static void route_free(gpointer p) {
+  Route *r = p;
+  g_free(r->dirs);
+  g_free(r);
+}
+
+/* ---- the heap of fluid ends ---- */
+
+static bool ends_before(const FlowNet *n, uint32_t a, uint32_t b) { return n->flows[a].end_at < n->flows[b].end_at; }
+
+static void ends_place(FlowNet *n, uint32_t i, uint32_t fi) {
+  n->ends[i] = fi;
+  n->flows[fi].hpos = i;
+}
+
+/* Flow at heap place i moved its end: up or down to where it belongs. */
+static void ends_fix(FlowNet *n, uint32_t i) {
+  uint32_t fi = n->ends[i];
+  while (i > 0 && ends_before(n, fi, n->ends[(i - 1) / 2])) {
+    ends_place(n, i, n->ends[(i - 1) / 2]);
+    i = (i - 1) / 2;
+  }
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= n->n_ends) break;
+    if (c + 1 < n->n_ends && ends_before(n, n->ends[c + 1], n->ends[c])) c++;
+    if (!ends_before(n, n->ends[c], fi)) break;
+    ends_place(n, i, n->ends[c]);
+    i = c;
+  }
+  ends_place(n, i, fi);
+}
+
+static void ends_add(FlowNet *n, uint32_t fi) {
+  CS_GROW(n->ends, n->n_ends, n->cap_ends, 64);
+  ends_place(n, n->n_ends++, fi);
+  ends_fix(n, n->n_ends - 1);
+}
+
+static void ends_remove(FlowNet *n, uint32_t fi) {
+  uint32_t i = n->flows[fi].hpos, last = n->ends[--n->n_ends];
+  n->flows[fi].hpos = NONE;
+  if (i == n->n_ends) return;
+  ends_place(n, i, last);
+  ends_fix(n, i);
+}
+
+/* ---- live flows ---- */
+
+static void go_live(FlowNet *n, uint32_t fi) {
+  Flow *f = &n->flows[fi];
+  f->live = true;
+  ends_add(n, fi);
+  for (uint32_t k = 0; k < f->route->n_fwd; k++) {
+    Dir *d = &n->dirs[f->route->dirs[k]];
+    CS_GROW(d->uses, d->n_uses, d->cap_uses, 4);
+    d->uses[d->n_uses++] = fi;
+  }
+}
+
+static void ack_changed(FlowNet *n, uint32_t di);
+
+/* Flow fi's rate becomes `rate`: its directions' data rates and its ACK load follow. */
+static void set_rate(FlowNet *n, Flow *f, double rate) {
+  const Route *r = f->route;
+  for (uint32_t k = 0; k < r->n_fwd; k++) {
+    Dir *d = &n->dirs[r->dirs[k]];
+    settle_dir(n, d);
+    d->data_rate = fmax(0, d->data_rate + rate - f->rate);
+  }
+  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
+    Dir *d = &n->dirs[r->dirs[k]];
+    settle_dir(n, d);
+    d->ack_load = fmax(0, d->ack_load + (rate - f->rate) * f->ack_w);
+    ack_changed(n, r->dirs[k]);
+  }
+  f->rate = rate;
+}
+
+static void leave_live(FlowNet *n, uint32_t fi) {
+  Flow *f = &n->flows[fi];
+  set_rate(n, f, 0);
+  f->live = false;
+  ends_remove(n, fi);
+  for (uint32_t k = 0; k < f->route->n_fwd; k++) {
+    Dir *d = &n->dirs[f->route->dirs[k]];
+    for (uint32_t u = 0; u < d->n_uses; u++)
+      if (d->uses[u] == fi) {
+        d->uses[u] = d->uses[--d->n_uses];
+        break;
+      }
+  }
+}
+
+/* ---- refilling ---- */
+
+static void on_refill(CsEngine *e, void *ctx, uint64_t arg);
+static void on_complete(CsEngine *e, void *ctx, uint64_t arg);
+
+/* After the other events of this instant, so that every start and end at
+ * it is refilled once. */
+static void want_refill(FlowNet *n) {
+  if (n->refill_pending) return;
+  n->refill_pending = true;
+  cs_engine_schedule_at(n->engine, cs_engine_now(n->engine), on_refill, n, 0);
+}
+
+static void mark_dirty(FlowNet *n, uint32_t fi) {
+  Flow *f = &n->flows[fi];
+  if (f->dirty) return;
+  f->dirty = true;
+  CS_GROW(n->dirty, n->n_dirty, n->cap_dirty, 64);
+  n->dirty[n->n_dirty++] = fi;
+  want_refill(n);
+}
+
+/* A direction's ACK load moved: past the slack, its data flows are refilled. */
+static void ack_changed(FlowNet *n, uint32_t di) {
+  Dir *d = &n->dirs[di];
+  if (fabs(d->ack_load - d->ack_seen) <= ACK_SLACK * d->capacity) return;
+  d->ack_seen = d->ack_load;
+  for (uint32_t u = 0; u < d->n_uses; u++) mark_dirty(n, d->uses[u]);
+}
+
+static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
+  Dir *d = &n->dirs[di];
+  if (d->mark == n->pass) return;
+  d->mark = n->pass;
+  CS_GROW(n->comp_dirs, n->n_cdirs, n->cap_cdirs, 64);
+  n->comp_dirs[n->n_cdirs++] = di;
+  CS_GROW(n->stack, *top, n->cap_stack, 64);
+  n->stack[(*top)++] = di;
+}
+
+/* The component of live flows and data directions reachable from the
+ * dirty flows, into comp and comp_dirs. */
+static void gather(FlowNet *n) {
+  n->pass++;
+  n->n_comp = n->n_cdirs = 0;
+  uint32_t top = 0;
+  for (uint32_t i = 0; i < n->n_dirty; i++) {
+    Flow *f = &n->flows[n->dirty[i]];
+    f->dirty = false;
+    if (f->route)
+      for (uint32_t k = 0; k < f->route->n_fwd; k++) visit_dir(n, f->route->dirs[k], &top);
+  }
+  n->n_dirty = 0;
+  while (top > 0) {
+    Dir *d = &n->dirs[n->stack[--top]];
+    for (uint32_t u = 0; u < d->n_uses; u++) {
+      uint32_t fi = d->uses[u];
+      Flow *f = &n->flows[fi];
+      if (f->mark == n->pass) continue;
+      f->mark = n->pass;
+      CS_GROW(n->comp, n->n_comp, n->cap_comp, 64);
+      f->slot = n->n_comp;
+      n->comp[n->n_comp++] = fi;
+      for (uint32_t k = 0; k < f->route->n_fwd; k++) visit_dir(n, f->route->dirs[k], &top);
+    }
+  }
+}
+
+static void heap_push(FlowNet *n, Fill x) {
+  CS_GROW(n->heap, n->n_heap, n->cap_heap, 64);
+  uint32_t i = n->n_heap++;
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (n->heap[p].level <= x.level) break;
+    n->heap[i] = n->heap[p];
+    i = p;
+  }
+  n->heap[i] = x;
+}
+
+static Fill heap_pop(FlowNet *n) {
+  Fill top = n->heap[0], x = n->heap[--n->n_heap];
+  uint32_t i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= n->n_heap) break;
+    if (c + 1 < n->n_heap && n->heap[c + 1].level < n->heap[c].level) c++;
+    if (x.level <= n->heap[c].level) break;
+    n->heap[i] = n->heap[c];
+    i = c;
+  }
+  if (n->n_heap) n->heap[i] = x;
+  return top;
+}
+
+/* Where direction d fills, now. */
+static void push_dir(FlowNet *n, uint32_t di) {
+  Dir *d = &n->dirs[di];
+  d->ver++;
+  if (d->wsum > 0.5) heap_push(n, (Fill){fmax(d->left, 0) / d->wsum, di, d->ver});
+}
+
+static int by_cap(const void *a, const void *b, void *ctx) {
+  const FlowNet *n = ctx;
+  double x = n->flows[*(const uint32_t *)a].cap, y = n->flows[*(const uint32_t *)b].cap;
+  return x < y ? -1 : x > y;
+}
+
+/* Flow fi freezes at `level`: its directions lose one unfrozen flow and keep its rate. */
+static void freeze(FlowNet *n, uint32_t fi, double level) {
+  Flow *f = &n->flows[fi];
+  f->frozen = true;
+  n->comp_rates[f->slot] = level;
+  for (uint32_t k = 0; k < f->route->n_fwd; k++) {
+    Dir *d = &n->dirs[f->route->dirs[k]];
+    d->wsum -= 1;
+    d->left -= level;
+    push_dir(n, f->route->dirs[k]);
+  }
+}
+
+/* Progressive filling of the gathered component, as a sweep of one water
+ * level: every unfrozen flow runs at the level; a direction fills when the
+ * level reaches (capacity - its ACK load - what its frozen flows take) /
+ * (its unfrozen flows); a flow freezes at the level where its first
+ * direction fills, or at its own cap.  The directions wait in a heap by
+ * the level at which they fill (entries a freeze made stale are skipped),
+ * the capped flows in the order of their caps: each freeze touches only
+ * its flow's directions, so a component of F flows costs O(F log F). */
+static void fill(FlowNet *n) {
+  for (uint32_t i = 0; i < n->n_cdirs; i++) {
+    Dir *d = &n->dirs[n->comp_dirs[i]];
+    d->left = d->capacity - d->ack_load;
+    d->ack_seen = d->ack_load;
+    d->wsum = 0;
+  }
+  if (n->cap_rates < n->n_comp) {
+    n->cap_rates = n->cap_comp;
+    n->comp_rates = g_renew(double, n->comp_rates, n->cap_rates);
+  }
+  uint32_t unfrozen = 0;
+  n->n_capped = 0;
+  for (uint32_t i = 0; i < n->n_comp; i++) {
+    Flow *f = &n->flows[n->comp[i]];
+    n->comp_rates[i] = 0;
+    f->frozen = f->cap <= 0;
+    if (f->frozen) continue;
+    unfrozen++;
+    for (uint32_t k = 0; k < f->route->n_fwd; k++) n->dirs[f->route->dirs[k]].wsum += 1;
+    if (isfinite(f->cap)) {
+      CS_GROW(n->capped, n->n_capped, n->cap_capped, 64);
+      n->capped[n->n_capped++] = n->comp[i];
+    }
+  }
+  g_qsort_with_data(n->capped, (gint)n->n_capped, sizeof(uint32_t), by_cap, n);
+  n->n_heap = 0;
+  for (uint32_t i = 0; i < n->n_cdirs; i++) push_dir(n, n->comp_dirs[i]);
+  double level = 0;
+  uint32_t next_cap = 0;
+  while (unfrozen > 0) {
+    while (n->n_heap > 0 && n->heap[0].ver != n->dirs[n->heap[0].dir].ver) heap_pop(n); /* stale */
+    while (next_cap < n->n_capped && n->flows[n->capped[next_cap]].frozen) next_cap++;
+    double at_dir = n->n_heap > 0 ? n->heap[0].level : INFINITY;
+    double at_cap = next_cap < n->n_capped ? n->flows[n->capped[next_cap]].cap : INFINITY;
+    g_assert(isfinite(at_dir) || isfinite(at_cap)); /* every flow crosses a link of finite capacity */
+    if (at_cap <= at_dir) { /* a flow reaches its own cap first */
+      level = fmax(level, at_cap);
+      freeze(n, n->capped[next_cap++], level);
+      unfrozen--;
+      continue;
+    }
+    Fill top = heap_pop(n);
+    level = fmax(level, top.level);
+    const Dir *d = &n->dirs[top.dir];
+    for (uint32_t u = 0; u < d->n_uses; u++) { /* freeze edits other directions' heap entries, not this list */
+      Flow *f = &n->flows[d->uses[u]];
+      if (f->mark != n->pass || f->frozen) continue;
+      freeze(n, d->uses[u], level);
+      unfrozen--;
+    }
+  }
+  /* the new rates, and when each flow's last bit leaves at its rate */
+  CsTime now = cs_engine_now(n->engine);
+  for (uint32_t i = 0; i < n->n_comp; i++) {
+    Flow *f = &n->flows[n->comp[i]];
+    settle_flow(n, f);
+    set_rate(n, f, n->comp_rates[i]);
+    double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil(f->remaining / f->rate * 1e12);
+    f->end_at = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
+    ends_fix(n, f->hpos);
+  }
+}
+
+/* The one event for the next fluid end among the live flows. */
+static void plan_next(FlowNet *n) {
+  CsTime next = n->n_ends ? n->flows[n->ends[0]].end_at : CS_TIME_MAX;
+  if (next == n->next_at) return;
+  n->next_at = next;
+  n->next_gen++;
+  if (next != CS_TIME_MAX) cs_engine_schedule_at(n->engine, next, on_complete, n, n->next_gen);
+}
+
+static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e, (void)arg;
+  FlowNet *n = ctx;
+  n->refill_pending = false;
+  gather(n);
+  fill(n); /* may mark more dirty (ACK loads): they are refilled next, at this instant */
+  plan_next(n);
+}
+
+static void flow_release(FlowNet *n, uint32_t fi) {
+  Flow *f = &n->flows[fi];
+  route_unref(n, f->route);
+  f->route = NULL;
+  CS_POOL_PUT(n->flows, n->free_flow, next_free, fi);
+}
+
+static void on_deliver(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e;
+  FlowNet *n = ctx;
+  uint32_t fi = (uint32_t)arg;
+  Flow *f = &n->flows[fi];
+  uint32_t m = f->msg;
+  CsDeliverFn fn = f->fn;
+  void *fctx = f->ctx;
+  flow_release(n, fi);
+  CsMessageStats *st = &n->stats[m];
+  st->end = cs_engine_now(n->engine);
+  st->delivered = true;
+  n->active--;
+  if (fn) fn(fctx, m, false);
+  if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
+}
+
+/* The flows whose last bit has left: their links are free; delivery after their tails. */
+static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
+  (void)e;
+  FlowNet *n = ctx;
+  if (gen != n->next_gen) return; /* replaced by a later plan */
+  n->next_at = CS_TIME_MAX;
+  CsTime now = cs_engine_now(n->engine);
+  while (n->n_ends > 0 && n->flows[n->ends[0]].end_at <= now) {
+    uint32_t i = n->ends[0];
+    Flow *f = &n->flows[i];
+    settle_flow(n, f);
+    f->remaining = 0;
+    /* the flows it shared directions with are refilled */
+    for (uint32_t k = 0; k < f->route->n_fwd; k++) {
+      const Dir *d = &n->dirs[f->route->dirs[k]];
+      for (uint32_t u = 0; u < d->n_uses; u++)
+        if (d->uses[u] != i) mark_dirty(n, d->uses[u]);
+    }
+    leave_live(n, i);
+    CsTime at = f->tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + f->tail;
+    cs_engine_schedule_at(n->engine, at, on_deliver, n, i);
+  }
+  plan_next(n); /* the others' ends come on, refill or not */
+}
+
+/* ---- the fabric ---- */
+
+static uint32_t new_flow(FlowNet *n) {
+  uint32_t fi;
+  CS_POOL_TAKE(n->flows, n->n_flows, n->cap_flows, n->free_flow, next_free, 64, fi);
+  memset(&n->flows[fi], 0, sizeof(Flow));
+  n->flows[fi].msg = NONE;
+  n->flows[fi].end_at = CS_TIME_MAX;
+  n->flows[fi].next_free = NONE;
+  return fi;
+}
+
+static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
+  FlowNet *n = impl;
+  g_assert(src != dst && src < n->t->n_hosts && dst < n->t->n_hosts && payload > 0);
+  CS_GROW(n->stats, n->n_msgs, n->cap_msgs, 64);
+  uint32_t m = n->n_msgs++;
+  uint32_t fi = new_flow(n);
+  Flow *f = &n->flows[fi];
+  f->msg = m;
+  uint64_t packets = (payload + n->mss - 1) / n->mss;
+  uint64_t wire = payload + packets * n->header;
+  double last = (double)(payload - (packets - 1) * n->mss + n->header);
+  f->route = route_of(n, src, dst, cs_rng_stream_id("flow", n->cfg->seed, m)); /* the packet network's ECMP hash */
+  const Route *r = f->route;
+  double tail = (double)r->tail_lat * 1e-12, rtt = r->rtt0;
+  for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
+    double bw = (double)n->t->links[r->dirs[k] / 2].spec.bandwidth;
+    if (k < r->n_fwd && (int)k != r->slow) tail += 8.0 * last / bw;
+    rtt += 8.0 * (double)(k < r->n_fwd ? n->mtu : n->ack) / bw; /* a packet out and an ACK back */
+  }
+  f->ack_w = (double)(packets * n->ack) / (double)wire;
+  f->remaining = 8.0 * (double)wire;
+  f->tail = (CsTime)llround(tail * 1e12);
+  f->fn = fn, f->ctx = ctx;
+  f->updated = cs_engine_now(n->engine);
+  /* its own cap: a window per round trip; with loss, TCP's response to it */
+  const CsTransportSpec *tr = &n->cfg->transport;
+  double window_bits = tr->window_bytes ? 8.0 * (double)tr->window : 8.0 * (double)(tr->window * tr->mtu);
+  f->cap = rtt > 0 ? window_bits / rtt : INFINITY;
+  double p = 1 - r->keep;
+  if (p > 0 && tr->protocol != CS_PROTO_FIXED) f->cap = fmin(f->cap, 8.0 * (double)n->mss / rtt * sqrt(1.5) / sqrt(p));
+  CsMessageStats *st = &n->stats[m];
+  memset(st, 0, sizeof *st);
+  st->src = src, st->dst = dst, st->payload = payload;
+  st->wire_bytes = wire;
+  st->packets = (uint32_t)packets;
+  st->start = cs_engine_now(n->engine);
+  n->active++;
+  go_live(n, fi);
+  mark_dirty(n, fi);
+  return m;
+}
+
+static void flow_tag(void *impl, uint32_t msg, uint32_t iteration, uint32_t step) {
+  FlowNet *n = impl;
+  n->stats[msg].iteration = iteration;
+  n->stats[msg].step = step;
+}
+static uint32_t flow_messages(const void *impl) { return ((const FlowNet *)impl)->n_msgs; }
+static const CsMessageStats *flow_message(const void *impl, uint32_t msg) { return &((const FlowNet *)impl)->stats[msg]; }
+static uint32_t flow_active(const void *impl) { return ((const FlowNet *)impl)->active; }
+static uint32_t flow_failed(const void *impl) { return ((const FlowNet *)impl)->failed; }
+static void flow_set_idle(void *impl, CsIdleFn fn, void *ctx) {
+  FlowNet *n = impl;
+  n->idle = fn, n->idle_ctx = ctx;
+}
+
+/* Background sources: flows at their rate (the reader admits cbr only in
+ * this fidelity), from start until stopped; no ACKs. */
+static void flow_start_bg(void *impl) {
+  FlowNet *n = impl;
+  if (n->cfg->n_background == 0) return;
+  n->bg_running = true;
+  n->bg_flow = g_new(uint32_t, n->cfg->n_background);
+  for (uint32_t i = 0; i < n->cfg->n_background; i++) {
+    const CsBackgroundSpec *b = &n->cfg->background[i];
+    uint32_t fi = new_flow(n);
+    n->bg_flow[i] = fi;
+    Flow *f = &n->flows[fi];
+    uint32_t a = (uint32_t)n->t->nodes[cs_topology_find(n->t, b->src)].host;
+    uint32_t c = (uint32_t)n->t->nodes[cs_topology_find(n->t, b->dst)].host;
+    f->route = route_new(n, a, c, cs_rng_stream_id("background-flow", n->cfg->seed, i), false);
+    f->cap = (double)b->rate;
+    f->updated = cs_engine_now(n->engine);
+    go_live(n, fi);
+    mark_dirty(n, fi);
+  }
+}
+
+static void flow_stop_bg(void *impl) {
+  FlowNet *n = impl;
+  if (!n->bg_running) return;
+  n->bg_running = false;
+  for (uint32_t i = 0; i < n->cfg->n_background; i++) {
+    uint32_t fi = n->bg_flow[i];
+    if (!n->flows[fi].live) continue;
+    for (uint32_t k = 0; k < n->flows[fi].route->n_fwd; k++) {
+      const Dir *d = &n->dirs[n->flows[fi].route->dirs[k]];
+      for (uint32_t u = 0; u < d->n_uses; u++)
+        if (d->uses[u] != fi) mark_dirty(n, d->uses[u]);
+    }
+    leave_live(n, fi);
+    flow_release(n, fi);
+  }
+}
+
+static CsLinkStats flow_link_stats(void *impl, uint32_t link, int dir) {
+  FlowNet *n = impl;
+  Dir *d = &n->dirs[2 * link + (uint32_t)dir];
+  settle_dir(n, d);
+  CsLinkStats st = {0};
+  st.bytes = (uint64_t)llround(d->bits / 8);
+  st.busy = (CsTime)llround(d->bits / d->capacity * 1e12);
+  return st;
+}
+
+static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
+  FlowNet *n = impl;
+  CsTime now = cs_engine_now(n->engine);
+  for (uint32_t l = 0; l < n->t->n_links; l++)
+    for (int dir = 0; dir < 2; dir++) {
+      Dir *d = &n->dirs[2 * l + (uint32_t)dir];
+      settle_dir(n, d);
+      double bits = d->bits - d->sample_bits;
+      d->sample_bits = d->bits;
+      if (bits <= 0) continue;
+      CsLinkSample s = {0};
+      s.bytes = (uint64_t)llround(bits / 8);
+      s.utilization = now > t0 ? fmin(1.0, bits / d->capacity / ((double)(now - t0) * 1e-12)) : 0;
+      fn(ctx, l, dir, &s);
+    }
+}
+
+static bool flow_busy(const void *impl) { return ((const FlowNet *)impl)->active > 0; }
+
+static CsNetTotals flow_totals(const void *impl) {
+  (void)impl;
+  CsNetTotals t = {0}; /* no packets: the run reports them as not modelled */
+  return t;
+}
+
+/* Every message is delivered or counted active; no direction carries more
+ * than its capacity (its ACK load may lag by the slack). */
+static bool flow_accounting(const void *impl, GError **error) {
+  const FlowNet *n = impl;
+  uint32_t active = 0;
+  for (uint32_t m = 0; m < n->n_msgs; m++) active += !n->stats[m].delivered;
+  if (active != n->active) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                "internal error: %u messages unfinished, %u counted active (please report this as a bug)", active,
+                n->active);
+    return false;
+  }
+  for (uint32_t d = 0; d < 2 * n->t->n_links; d++) {
+    const Dir *x = &n->dirs[d];
+    if (x->data_rate + x->ack_load > x->capacity * (1 + 2 * ACK_SLACK) + 1) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                  "internal error: link direction %u carries %.6g bit/s over its %.6g (please report this as a bug)", d,
+                  x->data_rate + x->ack_load, x->capacity);
+      return false;
+    }
+  }
+  return true;
+}
+
+static void flow_free(void *impl) {
+  FlowNet *n = impl;
+  if (!n) return;
+  for (uint32_t i = 0; i < n->n_flows; i++)
+    if (n->flows[i].route && n->flows[i].next_free == NONE) route_unref(n, n->flows[i].route);
+  for (uint32_t d = 0; d < 2 * n->t->n_links; d++) g_free(n->dirs[d].uses);
+  g_hash_table_destroy(n->routes);
+  g_free(n->dirs);
+  g_free(n->flows);
+  g_free(n->stats);
+  g_free(n->ends);
+  g_free(n->bg_flow);
+  g_free(n->dirty);
+  g_free(n->stack);
+  g_free(n->comp);
+  g_free(n->comp_rates);
+  g_free(n->comp_dirs);
+  g_free(n->heap);
+  g_free(n->capped);
+  g_free(n->ports);
+  g_free(n);
+}
+
+void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
+void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r) {
+  FlowNet *n = g_new0(FlowNet, 1);
+  n->engine = engine;
+  n->cfg = config;
+  n->t = t;
+  n->r = r;
+  n->ecmp = cs_routes_mode(r) == CS_ROUTING_ECMP;
+  const CsTransportSpec *tr = &n->cfg->transport;
+  n->mtu = (uint64_t)tr->mtu;
+  n->header = (uint64_t)tr->header;
+  n->mss = n->mtu - n->header;
+  n->ack = (uint64_t)tr->ack;
+  n->dirs = g_new0(Dir, 2 * (size_t)t->n_links + 1);
+  for (uint32_t l = 0; l < t->n_links; l++)
+    n->dirs[2 * l].capacity = n->dirs[2 * l + 1].capacity = (double)t->links[l].spec.bandwidth;
+  n->routes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, route_free);
+  n->ports = g_new(uint32_t, t->n_nodes + 1);
+  n->free_flow = CS_POOL_NONE;
+  n->next_at = CS_TIME_MAX;
+  return n;
+}
+
+const CsFabricOps cs_flow_fabric_ops = {
+    .send = flow_send,
+    .tag = flow_tag,
+    .messages = flow_messages,
+    .message = flow_message,
+    .active = flow_active,
+    .failed = flow_failed,
+    .set_idle = flow_set_idle,
+    .start_background = flow_start_bg,
+    .stop_background = flow_stop_bg,
+    .link_stats = flow_link_stats,
+    .sample_links = flow_sample,
+    .busy = flow_busy,
+    .totals = flow_totals,
+    .check_accounting = flow_accounting,
+    .check_state = NULL,
+    .set_packet_trace = NULL,
+    .free = flow_free,
+};

@@ -1,0 +1,230 @@
+/* test_flow.c - the flow fidelity (fidelity: flow) against hand
+ * calculations, the closed form and the packet fidelity. */
+#include "config.h"
+
+#include "testutil.h"
+
+#include <check.h>
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commsim/model.h"
+#include "commsim/scenario.h"
+#include "commsim/sim.h"
+
+typedef struct {
+  CsScenario *s;
+  CsSim *sim;
+} Run;
+
+static Run run(const char *yaml, const char *fidelity, const char *const *more) {
+  const char *sets[16];
+  int k = 0;
+  g_autofree char *fid = g_strdup_printf("fidelity=%s", fidelity);
+  sets[k++] = fid;
+  for (const char *const *m = more; m && *m; m++) sets[k++] = *m;
+  sets[k] = NULL;
+  Run r = {0};
+  GError *e = NULL;
+  r.s = cs_scenario_load_string(yaml, "flow.yaml", sets, &e);
+  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
+  r.sim = cs_sim_new(r.s, &e);
+  ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");
+  ck_assert_msg(cs_sim_run(r.sim, &e), "%s", e ? e->message : "");
+  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
+  return r;
+}
+
+static void done(Run *r) {
+  cs_sim_free(r->sim);
+  cs_scenario_free(r->s);
+}
+
+static double end_s(Run *r, uint32_t msg) {
+  const CsMessageStats *st = cs_fabric_message(cs_sim_fabric(r->sim), msg);
+  ck_assert(st->delivered);
+  return (double)st->end * 1e-12;
+}
+
+/* 1. Max-min by hand: w0 (2 Gbps link) and w1 (10 Gbps) send S to w2 over
+ * a 10 Gbps link.  w0's flow is held to 2 Gbps by its own link; w1's gets
+ * the 8 Gbps left, ends first, and w0's goes on at 2 Gbps.  No headers;
+ * ACKs of 1 B per packet take 1/1000 of the reverse directions, which no
+ * data crosses.  Each end = bits / rate + the path's latencies + the last
+ * packet's store-and-forward at the hop that is not the slowest. */
+static const char *maxmin = "nodes: [{name: w0, role: host}, {name: w1, role: host}, {name: w2, role: host}, "
+                            "{name: sw, role: switch}]\n"
+                            "links:\n"
+                            "  - {a: w0, b: sw, bandwidth: 2Gbps, latency: 1us}\n"
+                            "  - {a: w1, b: sw, bandwidth: 10Gbps, latency: 1us}\n"
+                            "  - {a: sw, b: w2, bandwidth: 10Gbps, latency: 1us}\n"
+                            "transport: {mtu: 1000B, header: 0B, ack: 1B}\n"
+                            "flows:\n"
+                            "  - {src: w0, dst: w2, size: 10MB}\n"
+                            "  - {src: w1, dst: w2, size: 10MB}\n";
+
+START_TEST(test_max_min_by_hand) {
+  Run r = run(maxmin, "flow", NULL);
+  double bits = 8 * 10e6, lat = 2e-6, sf2 = 8 * 1000 / 2e9, sf10 = 8 * 1000 / 10e9;
+  /* w0: slowest hop is its own 2 Gbps link; the 10 Gbps hop adds a packet's store-and-forward */
+  ck_assert_double_eq_tol(end_s(&r, 0), bits / 2e9 + lat + sf10, 1e-9);
+  (void)sf2;
+  ck_assert_double_eq_tol(end_s(&r, 1), bits / 8e9 + lat + sf10, 1e-9);
+  done(&r);
+}
+END_TEST
+
+/* 2. Every collective on an idle star: flow equals the closed form (the
+ * model replays the same steps with the same message times) and lies
+ * within 1 % of the packet fidelity. */
+static const char *star = "topology: {type: star, workers: 8}\n"
+                          "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                          "workload: {params: 25.6M, iterations: 3, warmup: 1, compute: 10ms, collective: ring}\n";
+
+START_TEST(test_collectives_match) {
+  const char *colls[] = {"ring", "tree", "halving-doubling", "allgather"};
+  for (size_t i = 0; i < G_N_ELEMENTS(colls); i++) {
+    g_autofree char *set = g_strdup_printf("workload.collective=%s", colls[i]);
+    const char *more[] = {set, NULL};
+    Run f = run(star, "flow", more), p = run(star, "packet", more);
+    double flow = cs_sim_summary(f.sim)->iter_mean_s, packet = cs_sim_summary(p.sim)->iter_mean_s;
+    CsModel m;
+    GError *e = NULL;
+    g_autoptr(CsRoutes) routes = cs_routes_build(cs_sim_topology(f.sim), CS_ROUTING_SHORTEST, &e);
+    ck_assert(cs_model_estimate(f.s, cs_sim_topology(f.sim), routes, &m, &e));
+    /* the ACK load a direction reserves lags by up to 0.1 % of its capacity */
+    ck_assert_msg(fabs(flow / m.iter_overlap_s - 1) < 1e-3, "%s: flow %.6f model %.6f", colls[i], flow,
+                  m.iter_overlap_s);
+    cs_model_clear(&m);
+    ck_assert_msg(fabs(flow / packet - 1) < 0.01, "%s: flow %.6f packet %.6f", colls[i], flow, packet);
+    done(&f);
+    done(&p);
+  }
+}
+END_TEST
+
+/* 3. Incast: 8 hosts send 10 MB each to one at once.  The receiver's
+ * link is shared evenly: every flow ends at 8 x wire bits / B (+ its
+ * tail); the packet fidelity (Reno, 1 MB buffers) within 5 %. */
+static const char *incast = "topology: {type: star, workers: 9}\n"
+                            "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 1MB}\n"
+                            "flows:\n"
+                            "  - {src: w1, dst: w0, size: 10MB}\n  - {src: w2, dst: w0, size: 10MB}\n"
+                            "  - {src: w3, dst: w0, size: 10MB}\n  - {src: w4, dst: w0, size: 10MB}\n"
+                            "  - {src: w5, dst: w0, size: 10MB}\n  - {src: w6, dst: w0, size: 10MB}\n"
+                            "  - {src: w7, dst: w0, size: 10MB}\n  - {src: w8, dst: w0, size: 10MB}\n";
+
+START_TEST(test_incast) {
+  Run f = run(incast, "flow", NULL), p = run(incast, "packet", NULL);
+  double packets = ceil(10e6 / 1442), wire = 10e6 + packets * 58;
+  double tail = 2e-6 + 8 * (10e6 - (packets - 1) * 1442 + 58) / 10e9;
+  double want = 8 * 8 * wire / 10e9 + tail;
+  double flow_last = 0, packet_last = 0;
+  for (uint32_t m = 0; m < 8; m++) {
+    ck_assert_double_eq_tol(end_s(&f, m), want, 1e-9);
+    flow_last = fmax(flow_last, end_s(&f, m));
+    packet_last = fmax(packet_last, end_s(&p, m));
+  }
+  ck_assert_msg(fabs(flow_last / packet_last - 1) < 0.05, "flow %.6f packet %.6f", flow_last, packet_last);
+  done(&f);
+  done(&p);
+}
+END_TEST
+
+/* 4. Loss caps a TCP flow's rate at MSS / RTT x sqrt(3/2) / sqrt(p)
+ * (Mathis et al.), p the route's loss; `fixed` has no such cap. */
+static const char *lossy = "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+                           "links: [{a: a, b: b, bandwidth: 10Gbps, latency: 50us, loss: 0.01}]\n"
+                           "transport: {mtu: 1500B, header: 58B, ack: 64B}\n"
+                           "flows: [{src: a, dst: b, size: 10MB}]\n";
+
+START_TEST(test_mathis_cap) {
+  Run r = run(lossy, "flow", NULL);
+  double rtt = 100e-6 + 8 * 1500 / 10e9 + 8 * 64 / 10e9;
+  double rate = 8 * 1442 / rtt * sqrt(1.5) / sqrt(0.01);
+  double packets = ceil(10e6 / 1442), wire = 10e6 + packets * 58;
+  ck_assert_double_eq_tol(end_s(&r, 0), 8 * wire / rate + 50e-6, 1e-6);
+  done(&r);
+  const char *fixed[] = {"transport.protocol=fixed", NULL};
+  Run q = run(lossy, "flow", fixed); /* no cap from loss: the link's rate */
+  ck_assert_double_eq_tol(end_s(&q, 0), 8 * wire / 10e9 + 50e-6, 1e-9);
+  done(&q);
+}
+END_TEST
+
+/* 5. What the run reports: the fidelity, and what it does not model as
+ * empty cells, never 0. */
+START_TEST(test_reports) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-flow-XXXXXX", NULL);
+  const char *more[] = {"workload.iterations=2", NULL};
+  Run f = run(star, "flow", more);
+  GError *e = NULL;
+  ck_assert_msg(cs_sim_write_outputs(f.sim, dir, &e), "%s", e ? e->message : "");
+  g_autofree char *path = g_build_filename(dir, "summary.csv", NULL), *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  g_strchomp(g_strdelimit(lines[0], "\r", ' ')), g_strchomp(g_strdelimit(lines[1], "\r", ' ')); /* CRLF rows */
+  g_auto(GStrv) cols = g_strsplit(lines[0], ",", -1), vals = g_strsplit(lines[1], ",", -1);
+  guint n = g_strv_length(cols);
+  ck_assert_uint_eq(g_strv_length(vals), n);
+  ck_assert_str_eq(cols[n - 1], "fidelity");
+  ck_assert_str_eq(vals[n - 1], "flow");
+  for (guint i = 0; i < n; i++)
+    if (!strcmp(cols[i], "packets_sent") || !strcmp(cols[i], "packets_dropped") || !strcmp(cols[i], "retransmissions"))
+      ck_assert_str_eq(vals[i], "");
+    else if (!strcmp(cols[i], "iter_mean_s"))
+      ck_assert_double_gt(g_ascii_strtod(vals[i], NULL), 0);
+  done(&f);
+  rm_rf(dir);
+}
+END_TEST
+
+/* 6. Many at once: a ring all-reduce of 1,024 workers takes one refill
+ * per step of the ring and its result is the alpha-beta formula with
+ * headers and ACKs (2 (P-1) steps of n/P each). */
+START_TEST(test_ring_1024) {
+  const char *yaml = "topology: {type: star, workers: 1024}\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                     "transport: {mtu: 1000B, header: 0B, ack: 1B}\n"
+                     "workload: {params: 25M, iterations: 1, compute: 0s, buckets: 0, collective: ring,\n"
+                     "           compression: {method: none, cost: {encode: 0s, decode: 0s, reduce: 0s}}}\n"
+                     "output: {traces: [summary]}\n";
+  Run r = run(yaml, "flow", NULL);
+  /* the largest piece, 24,415 fp32 elements (25M / 1024 rounded up), in 98 packets */
+  double n = 4 * ceil(25e6 / 1024), packets = ceil(n / 1000), last = n - (packets - 1) * 1000;
+  /* a host's uplink carries its piece and 1 B of ACK per packet of the piece it receives;
+   * then the latencies and the last packet's store-and-forward at the switch */
+  double step = 8 * n * (1 + packets / n) / 10e9 + 2e-6 + 8 * last / 10e9;
+  double comm = cs_sim_summary(r.sim)->comm_s;
+  ck_assert_msg(fabs(comm / (2 * 1023 * step) - 1) < 0.002, "comm %.6f want %.6f", comm, 2 * 1023 * step);
+  /* a few events per message (its start, its end, its delivery, the step after), none per packet */
+  uint32_t messages = cs_fabric_messages(cs_sim_fabric(r.sim));
+  ck_assert_uint_eq(messages, 1024 * 2046);
+  ck_assert_uint_lt(cs_sim_events(r.sim), 5 * (uint64_t)messages);
+  done(&r);
+}
+END_TEST
+
+static Suite *flow_suite(void) {
+  Suite *s = suite_create("flow");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_max_min_by_hand);
+  tcase_add_test(tc, test_collectives_match);
+  tcase_add_test(tc, test_incast);
+  tcase_add_test(tc, test_mathis_cap);
+  tcase_add_test(tc, test_reports);
+  tcase_add_test(tc, test_ring_1024);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(flow_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

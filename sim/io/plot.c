@@ -240,10 +240,12 @@ static bool plot_links(Plotter *p, bool *drew) {
     }
     double a = num(&t, r, t0), b = num(&t, r, t1);
     guint bin = MIN((guint)((a + b) / 2 / bw), BINS - 1u);
+    double q = num(&t, r, qm);
+    if (isnan(q)) q = 0; /* queues not modelled (fidelity: flow): no queues plot */
     g_array_index(bytes, double, i) += num(&t, r, by);
-    g_array_index(held, double, i) += (b - a) * num(&t, r, qm);
+    g_array_index(held, double, i) += (b - a) * q;
     g_array_index(acc, double, (i * 2 + 0) * BINS + bin) += (b - a) * num(&t, r, ut);
-    g_array_index(acc, double, (i * 2 + 1) * BINS + bin) += (b - a) * num(&t, r, qm);
+    g_array_index(acc, double, (i * 2 + 1) * BINS + bin) += (b - a) * q;
   }
   g_string_free(key, TRUE);
   table_free(&t);

@@ -847,6 +847,13 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
   if (!(fid->models & CS_MODELS_PACKETS) && (s->output.traces & CS_TRACE_PACKETS))
     FAIL_AT(at(value_of(root, "output") ? value_of(root, "output") : root, "traces"),
             "output.traces: packets.csv needs packets, and fidelity %s has none (use fidelity: packet)", fid->name);
+  if (!(fid->models & CS_MODELS_PACKETS) && s->transport.ack * 10 > s->transport.mtu) {
+    CsYamlNode *tv = value_of(root, "transport");
+    FAIL_AT(tv && value_of(tv, "ack") ? at(tv, "ack") : at(root, "fidelity"),
+            "transport.ack: fidelity %s takes the ACKs' load off the reverse route's capacity, which needs an ACK of "
+            "at most a tenth of mtu (%" G_GINT64_FORMAT " B here; use fidelity: packet)",
+            fid->name, (gint64)(s->transport.mtu / 10));
+  }
   for (guint i = 0; !(fid->models & CS_MODELS_OPEN_LOOP) && i < s->background->len; i++) {
     const CsBackgroundSpec *b = &g_array_index(s->background, CsBackgroundSpec, i);
     if (b->pattern == CS_PATTERN_CBR) continue;

@@ -123,6 +123,8 @@ typedef struct {
   uint32_t n_heap, cap_heap;
   uint32_t *capped, n_capped, cap_capped;
   bool refill_pending;
+  uint32_t rounds; /* refills at this instant */
+  CsTime rounds_at;
   uint64_t next_gen; /* the completion event in force */
   CsTime next_at;
   CsIdleFn idle;
@@ -331,10 +333,15 @@ static void mark_dirty(FlowNet *n, uint32_t fi) {
   want_refill(n);
 }
 
-/* A direction's ACK load moved: past the slack, its data flows are refilled. */
+/* A direction's ACK load moved: past the slack, its data flows are refilled
+ * (ACKs of at most a tenth of the data, as the reader requires, make each
+ * round's change a tenth of the last; a bound on the rounds of one
+ * instant keeps any case from spinning). */
+#define ACK_ROUNDS 64
 static void ack_changed(FlowNet *n, uint32_t di) {
   Dir *d = &n->dirs[di];
   if (fabs(d->ack_load - d->ack_seen) <= ACK_SLACK * d->capacity) return;
+  if (n->rounds >= ACK_ROUNDS) return;
   d->ack_seen = d->ack_load;
   for (uint32_t u = 0; u < d->n_uses; u++) mark_dirty(n, d->uses[u]);
 }
@@ -515,6 +522,9 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e, (void)arg;
   FlowNet *n = ctx;
   n->refill_pending = false;
+  CsTime now = cs_engine_now(n->engine);
+  n->rounds = now == n->rounds_at ? n->rounds + 1 : 0;
+  n->rounds_at = now;
   gather(n);
   fill(n); /* may mark more dirty (ACK loads): they are refilled next, at this instant */
   plan_next(n);

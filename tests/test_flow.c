@@ -134,7 +134,9 @@ START_TEST(test_incast) {
 END_TEST
 
 /* 4. Loss caps a TCP flow's rate at MSS / RTT x sqrt(3/2) / sqrt(p)
- * (Mathis et al.), p the route's loss; `fixed` has no such cap. */
+ * (Mathis et al.), p the route's loss; `fixed` has no such cap.  A route
+ * that loses everything fails its messages, as the packet fidelity does
+ * after its timeouts. */
 static const char *lossy = "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
                            "links: [{a: a, b: b, bandwidth: 10Gbps, latency: 50us, loss: 0.01}]\n"
                            "transport: {mtu: 1500B, header: 58B, ack: 64B}\n"
@@ -145,12 +147,23 @@ START_TEST(test_mathis_cap) {
   double rtt = 100e-6 + 8 * 1500 / 10e9 + 8 * 64 / 10e9;
   double rate = 8 * 1442 / rtt * sqrt(1.5) / sqrt(0.01);
   double packets = ceil(10e6 / 1442), wire = 10e6 + packets * 58;
-  ck_assert_double_eq_tol(end_s(&r, 0), 8 * wire / rate + 50e-6, 1e-6);
+  /* and every lost packet is sent again: 1 / (1 - p) transmissions each */
+  ck_assert_double_eq_tol(end_s(&r, 0), 8 * wire / 0.99 / rate + 50e-6, 1e-6);
   done(&r);
   const char *fixed[] = {"transport.protocol=fixed", NULL};
   Run q = run(lossy, "flow", fixed); /* no cap from loss: the link's rate */
-  ck_assert_double_eq_tol(end_s(&q, 0), 8 * wire / 10e9 + 50e-6, 1e-9);
+  ck_assert_double_eq_tol(end_s(&q, 0), 8 * wire / 0.99 / 10e9 + 50e-6, 1e-9);
   done(&q);
+  const char *dead[] = {"links.0.loss=1", NULL};
+  GError *e = NULL;
+  CsScenario *sc = cs_scenario_load_string(lossy, "flow.yaml", (const char *const[]){"fidelity=flow", dead[0], NULL}, &e);
+  ck_assert_msg(sc != NULL, "%s", e ? e->message : "");
+  CsSim *sim = cs_sim_new(sc, &e);
+  ck_assert(sim && cs_sim_run(sim, &e));
+  ck_assert_uint_eq(cs_sim_failed(sim), 1);
+  ck_assert(cs_fabric_message(cs_sim_fabric(sim), 0)->failed);
+  cs_sim_free(sim);
+  cs_scenario_free(sc);
 }
 END_TEST
 

@@ -352,6 +352,11 @@ int cs_cmd_run(int argc, char **argv) {
   if (unfinished)
     fprintf(stderr, "%s: note: %u %s still in progress when duration ended the run\n", s->file, unfinished,
             unfinished == 1 ? "message was" : "messages were");
+  if (failed && !(cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)) {
+    fprintf(stderr, "%s: error: %u %s undeliverable (a link of the route loses every packet); see messages.csv (no end_s)\n",
+            s->file, failed, failed == 1 ? "message was" : "messages were");
+    return CS_EXIT_RUNTIME;
+  }
   if (failed) {
     fprintf(stderr,
             "%s: error: %u %s undeliverable (abandoned after %" G_GINT64_FORMAT

@@ -554,6 +554,22 @@ static void on_deliver(CsEngine *e, void *ctx, uint64_t arg) {
   if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
 }
 
+static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e;
+  FlowNet *n = ctx;
+  uint32_t fi = (uint32_t)arg;
+  Flow *f = &n->flows[fi];
+  uint32_t m = f->msg;
+  CsDeliverFn fn = f->fn;
+  void *fctx = f->ctx;
+  flow_release(n, fi);
+  n->stats[m].failed = true;
+  n->failed++;
+  n->active--;
+  if (fn) fn(fctx, m, true);
+  if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
+}
+
 /* The flows whose last bit has left: their links are free; delivery after their tails. */
 static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
   (void)e;
@@ -611,7 +627,8 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
     rtt += 8.0 * (double)(k < r->n_fwd ? n->mtu : n->ack) / bw; /* a packet out and an ACK back */
   }
   f->ack_w = (double)(packets * n->ack) / (double)wire;
-  f->remaining = 8.0 * (double)wire;
+  /* lost packets are sent again: 1 / keep transmissions each, on average */
+  f->remaining = r->keep > 0 ? 8.0 * (double)wire / r->keep : 0;
   f->tail = (CsTime)llround(tail * 1e12);
   f->fn = fn, f->ctx = ctx;
   f->updated = cs_engine_now(n->engine);
@@ -624,10 +641,14 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   CsMessageStats *st = &n->stats[m];
   memset(st, 0, sizeof *st);
   st->src = src, st->dst = dst, st->payload = payload;
-  st->wire_bytes = wire;
+  st->wire_bytes = r->keep > 0 ? (uint64_t)llround((double)wire / r->keep) : 0;
   st->packets = (uint32_t)packets;
   st->start = cs_engine_now(n->engine);
   n->active++;
+  if (r->keep <= 0) { /* a link of its route loses every packet: given up on, as the packet network would */
+    cs_engine_schedule_at(n->engine, cs_engine_now(n->engine), on_fail, n, fi);
+    return m;
+  }
   go_live(n, fi);
   mark_dirty(n, fi);
   return m;
@@ -726,7 +747,7 @@ static CsNetTotals flow_totals(const void *impl) {
 static bool flow_accounting(const void *impl, GError **error) {
   const FlowNet *n = impl;
   uint32_t active = 0;
-  for (uint32_t m = 0; m < n->n_msgs; m++) active += !n->stats[m].delivered;
+  for (uint32_t m = 0; m < n->n_msgs; m++) active += !n->stats[m].delivered && !n->stats[m].failed;
   if (active != n->active) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
                 "internal error: %u messages unfinished, %u counted active (please report this as a bug)", active,

@@ -275,6 +275,40 @@ START_TEST(test_sweep_csv_numbers) {
 }
 END_TEST
 
+/* Fidelity as an axis: one `fidelity` column (the axis's; the summary's
+ * own column of that name is not repeated), and the flow point's packet
+ * columns empty. */
+START_TEST(test_sweep_fidelity) {
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 4}\n"
+                                       "workload: {params: 1M, iterations: 2, compute: 1ms, collective: ring}\n"
+                                       "sweep:\n  fidelity: [packet, flow]\n");
+  g_autofree char *d = g_dir_make_tmp("commsim-swf-XXXXXX", NULL);
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, "-q", NULL}, &out, &err), 0);
+  g_free(out), g_free(err);
+  g_autofree char *text = slurp(d, "sweep.csv");
+  g_auto(GStrv) lines = g_strsplit(text, "\r\n", -1);
+  g_autoptr(GPtrArray) h = cs_csv_split_line(lines[0]);
+  g_autoptr(GPtrArray) p = cs_csv_split_line(lines[1]), q = cs_csv_split_line(lines[2]);
+  int seen = 0;
+  for (guint i = 0; i < h->len; i++) {
+    const char *c = h->pdata[i];
+    seen += !strcmp(c, "fidelity");
+    if (!strcmp(c, "fidelity")) {
+      ck_assert_str_eq(p->pdata[i], "packet");
+      ck_assert_str_eq(q->pdata[i], "flow");
+    }
+    if (!strcmp(c, "packets_sent")) {
+      ck_assert_str_ne(p->pdata[i], "");
+      ck_assert_str_eq(q->pdata[i], "");
+    }
+  }
+  ck_assert_int_eq(seen, 1);
+  rm_rf(d);
+  g_unlink(f);
+}
+END_TEST
+
 /* --merge refuses shards of two sweeps and shards that disagree on a
  * point (exit 2, naming them), and reports missing points (exit 1 unless
  * --allow-partial); once it took all three silently. */
@@ -367,6 +401,7 @@ static Suite *sweep_suite(void) {
   tcase_add_test(tc, test_slurm_array_script);
   tcase_add_test(tc, test_point_folders);
   tcase_add_test(tc, test_sweep_csv_numbers);
+  tcase_add_test(tc, test_sweep_fidelity);
   tcase_add_test(tc, test_merge_refusals);
   tcase_add_test(tc, test_resume_checks_fingerprint);
   suite_add_tcase(s, tc);

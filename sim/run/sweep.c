@@ -310,13 +310,21 @@ bool cs_sweep_write_csv(CsSweep *sw, const char *dir, GPtrArray *const *rows, co
     key_columns(sw, i, &kc[i]);
     for (int u = 0; u < 2 && kc[i].units[u]; u++) g_ptr_array_add(cols, g_strdup_printf("%s_%s", sw->all_keys[i], kc[i].units[u]));
   }
-  for (const char *const *c = cs_sim_summary_columns(); *c; c++) g_ptr_array_add(cols, g_strdup(*c));
+  /* a summary column named as a swept key (fidelity) is that key's column already */
+  const char *const *sum = cs_sim_summary_columns();
+  guint nsum = g_strv_length((char **)sum);
+  gboolean *dup = g_new0(gboolean, nsum + 1);
+  for (guint c = 0; c < nsum; c++) {
+    dup[c] = g_strv_contains((const char *const *)sw->all_keys, sum[c]);
+    if (!dup[c]) g_ptr_array_add(cols, g_strdup(sum[c]));
+  }
   g_ptr_array_add(cols, g_strdup("point"));
   g_ptr_array_add(cols, NULL);
   CsCsv *csv = cs_csv_open(dir, "sweep.csv", (const char *const *)cols->pdata, error);
   g_ptr_array_free(cols, TRUE);
   if (!csv) {
     g_free(kc);
+    g_free(dup);
     return false;
   }
   uint32_t present = 0;
@@ -330,11 +338,13 @@ bool cs_sweep_write_csv(CsSweep *sw, const char *dir, GPtrArray *const *rows, co
       g_autofree char *num = cs_scenario_value_number(kc[q].kind, pt->values[q], &unit);
       for (int u = 0; u < 2 && kc[q].units[u]; u++) cs_csv_str(csv, num && !strcmp(unit, kc[q].units[u]) ? num : "");
     }
-    for (guint f = 0; f < rows[i]->len; f++) cs_csv_str(csv, rows[i]->pdata[f]);
+    for (guint f = 0; f < rows[i]->len; f++)
+      if (!dup[f]) cs_csv_str(csv, rows[i]->pdata[f]);
     cs_csv_uint(csv, i);
     cs_csv_end_row(csv);
   }
   g_free(kc);
+  g_free(dup);
   if (!cs_csv_close(csv, error)) return false;
   g_autofree char *shard = opt && opt->shard_n ? g_strdup_printf("%u/%u", opt->shard_k, opt->shard_n) : g_strdup("all");
   return write_info(sw, dir, shard, present, error);

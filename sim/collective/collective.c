@@ -128,6 +128,7 @@ struct Msg {
   uint32_t send_step; /* the sender's, for messages.csv */
   uint64_t bytes;
   Msg *next_in_pair; /* queued behind the pair's message in flight */
+  Msg *prev_live, *next_live; /* the op's messages not yet delivered */
 };
 
 typedef struct {
@@ -151,7 +152,7 @@ struct CsCollOp {
   Part *parts;
   uint32_t n_parts;
   GHashTable *pairs; /* (src << 32 | dst) -> Pair */
-  GPtrArray *msgs;   /* every Msg, freed with the op */
+  Msg *live;         /* messages not yet delivered (freed once delivered; the rest with the op) */
   CsCollDoneFn done;
   void *ctx;
   uint32_t workers_left, servers_left;
@@ -228,6 +229,11 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
   }
   advance(op, m->dst);
   if (g_array_index(op->parts[m->src].steps, Step, m->send_step).wait_delivered) advance(op, m->src);
+  /* delivered: nothing refers to it any more (a ring of P workers sends P x 2(P-1)) */
+  if (m->prev_live) m->prev_live->next_live = m->next_live;
+  else op->live = m->next_live;
+  if (m->next_live) m->next_live->prev_live = m->prev_live;
+  g_free(m);
 }
 
 static void post_now(CsCollOp *op, Msg *m) {
@@ -257,8 +263,9 @@ static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint3
   }
   g_assert(pair->posted < pair->recv_steps->len); /* every message has a step waiting for it */
   Msg *m = g_new0(Msg, 1);
-  *m = (Msg){op, src, dst, g_array_index(pair->recv_steps, uint32_t, pair->posted++), step, bytes, NULL};
-  g_ptr_array_add(op->msgs, m);
+  *m = (Msg){op, src, dst, g_array_index(pair->recv_steps, uint32_t, pair->posted++), step, bytes, NULL, NULL, op->live};
+  if (op->live) op->live->prev_live = m;
+  op->live = m;
   Part *d = &op->parts[dst];
   if (g_array_index(d->steps, Step, m->step).rendezvous && d->cur < m->step) {
     pair->busy = true; /* it counts as the pair's message in flight */
@@ -351,7 +358,6 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
     op->parts[p].last_recv = -1;
   }
   op->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, pair_free);
-  op->msgs = g_ptr_array_new_with_free_func(g_free);
   op->workers_left = P;
   op->servers_left = S;
   for (uint32_t p = 0; p < op->n_parts; p++) {
@@ -383,6 +389,10 @@ void cs_coll_free(CsCollOp *op) {
   g_free(op->parts);
   g_free(op->nodes);
   g_hash_table_destroy(op->pairs);
-  g_ptr_array_free(op->msgs, TRUE);
+  while (op->live) {
+    Msg *next = op->live->next_live;
+    g_free(op->live);
+    op->live = next;
+  }
   g_free(op);
 }

@@ -116,7 +116,7 @@ typedef struct {
   bool contributed, sent_cur, computing, computed_cur, done;
   uint8_t *arrived;   /* per step: its message came */
   uint8_t *delivered; /* per step: the message it sent got there */
-  struct Msg **held;  /* per step: a rendezvous message waiting for the step */
+  struct Msg **held;  /* per step: a rendezvous message waiting for the step (NULL without rendezvous steps) */
   CsTime first_send, last_recv;
 } Part;
 
@@ -363,7 +363,10 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
   for (uint32_t p = 0; p < op->n_parts; p++) {
     op->parts[p].arrived = g_new0(uint8_t, op->parts[p].steps->len + 1);
     op->parts[p].delivered = g_new0(uint8_t, op->parts[p].steps->len + 1);
-    op->parts[p].held = g_new0(Msg *, op->parts[p].steps->len + 1);
+    bool rendezvous = false; /* only a participant with rendezvous steps holds messages back */
+    for (guint k = 0; k < op->parts[p].steps->len && !rendezvous; k++)
+      rendezvous = g_array_index(op->parts[p].steps, Step, k).rendezvous;
+    op->parts[p].held = rendezvous ? g_new0(Msg *, op->parts[p].steps->len + 1) : NULL;
   }
   for (uint32_t p = P; p < op->n_parts; p++) advance(op, p);
   return op;

@@ -85,6 +85,8 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
     printf("%-12s not known for explicit topologies\n", "bisection");
   printf("%-12s %s (tables: %zu bytes)\n", "routing", s->routing == CS_ROUTING_ECMP ? "ecmp" : "shortest",
          st.table_bytes);
+  if (s->fidelity != 0) /* the default, packet, goes unsaid */
+    printf("%-12s %s (%s)\n", "fidelity", cs_fidelities[s->fidelity].name, cs_fidelities[s->fidelity].help);
   print_link_spec("defaults", &s->defaults);
   if (g_strv_contains(cs_topo_generators[s->topology.type]->takes, "bottleneck")) print_link_spec("bottleneck", &s->topology.bottleneck);
 

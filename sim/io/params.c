@@ -10,6 +10,7 @@
 #include "commsim/cc.h"
 #include "commsim/codec.h"
 #include "commsim/collective.h"
+#include "commsim/fabric.h"
 #include "commsim/params.h"
 #include "commsim/scenario.h"
 
@@ -26,6 +27,7 @@ const char *const *cs_pattern_names(void) { return pattern_names; }
 static const char *protocol_help(uint32_t i) { return cs_protocols[i].help; }
 static const char *collective_help(uint32_t i) { return cs_collectives[i]->help; }
 static const char *method_help(uint32_t i) { return cs_codec_methods[i]->help; }
+static const char *fidelity_help(uint32_t i) { return cs_fidelities[i].help; }
 static const char *generator_help(uint32_t i) { return cs_topo_generators[i + 1]->help; }
 
 const CsParam cs_params[] = {
@@ -52,7 +54,8 @@ const CsParam cs_params[] = {
      .kind = CS_KEY_ENUM,
      .help = "how the network is simulated: `packet`, every packet an event (queues, drops, loss, the transport); `flow`, every message a max-min fair fluid flow: no queues, drops or retransmissions, loss caps a TCP flow's rate, tens of times faster ([network.md](network.md#flow-fidelity)); `hybrid` is planned and refused until it exists",
      .values = "`packet`, `flow`",
-     .doc_default = "`packet`"},
+     .doc_default = "`packet`",
+     .names = cs_fidelity_names, .what = "fidelity", .choice_help = fidelity_help},
     {.key = "duration",
      .kind = CS_KEY_TIME,
      .help = "a limit on simulated time; 0 = until the work is done. Required when only `background` traffic runs",

@@ -87,6 +87,8 @@ bool cs_codec_method_parse(const char *text, CsCodecMethod *method, GError **err
 const char *cs_codec_method_name(CsCodecMethod method);
 bool cs_dtype_parse(const char *text, CsDtype *dtype, GError **error);
 const char *cs_dtype_name(CsDtype dtype);
+/* The dtypes' names in CsDtype order, NULL-terminated. */
+const char *const *cs_dtype_names(void);
 int cs_dtype_bits(CsDtype dtype);
 
 /* ---- method layer: no kernel runs ---- */

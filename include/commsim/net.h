@@ -50,6 +50,7 @@ typedef struct {
 } CsTransportSpec;
 
 typedef enum { CS_PATTERN_CBR, CS_PATTERN_POISSON, CS_PATTERN_ONOFF } CsPattern;
+const char *const *cs_pattern_names(void); /* in CsPattern order, NULL-terminated */
 
 /* An open-loop background source (background[]). */
 typedef struct {

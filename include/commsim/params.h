@@ -87,10 +87,4 @@ const char *const *cs_param_section_keys(const char *section);
 /* A row as a line of the reference's tables ("| `key` | meaning | values | default |"), to free. */
 char *cs_param_reference_row(const CsParam *p);
 
-/* The names of the enums the scenario reader owns. */
-const char *const *cs_routing_names(void);
-const char *const *cs_queue_names(void);
-const char *const *cs_dtype_names(void);
-const char *const *cs_pattern_names(void);
-
 #endif

@@ -27,6 +27,7 @@ typedef struct CsRoutes CsRoutes;
 /* Fails, naming both hosts, when some pair of hosts has no path. */
 CsRoutes *cs_routes_build(const CsTopology *t, CsRouting mode, GError **error);
 CsRouting cs_routes_mode(const CsRoutes *r);
+const char *const *cs_routing_names(void); /* in CsRouting order, NULL-terminated */
 void cs_routes_free(CsRoutes *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsRoutes, cs_routes_free)
 

@@ -158,5 +158,6 @@ const char *const *cs_topo_generator_names(void);
 const char *cs_role_name(CsRole role);
 const char *cs_topo_type_name(CsTopoType type);
 const char *cs_queue_name(CsQueueKind q);
+const char *const *cs_queue_names(void); /* in CsQueueKind order, NULL-terminated */
 
 #endif

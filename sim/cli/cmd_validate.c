@@ -134,11 +134,10 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
     printf("%-12s %s -> %s, %s at %s\n", i ? "" : "flows", f->src, f->dst, cs_format_size(f->size, b1),
            cs_format_time(f->start, b2));
   }
-  static const char *patterns[] = {"cbr", "poisson", "onoff"};
   for (guint i = 0; i < s->background->len; i++) {
     const CsBackgroundSpec *bg = &g_array_index(s->background, CsBackgroundSpec, i);
     printf("%-12s %s -> %s, %s at %s, %s packets", i ? "" : "background", bg->src, bg->dst,
-           patterns[bg->pattern], cs_format_bandwidth(bg->rate, b1), cs_format_size(bg->size, b2));
+           cs_pattern_names()[bg->pattern], cs_format_bandwidth(bg->rate, b1), cs_format_size(bg->size, b2));
     if (bg->pattern == CS_PATTERN_ONOFF)
       printf(", on %s off %s", cs_format_time(bg->on, b1), cs_format_time(bg->off, b3));
     printf("\n");

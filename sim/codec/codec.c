@@ -22,7 +22,7 @@ G_DEFINE_QUARK(cs-codec-error-quark, cs_codec_error)
 
 /* ---- names ---- */
 
-static const char *const dtype_names[CS_DTYPE_N] = {"fp32", "fp16", "bf16", "fp64"};
+static const char *const dtype_names[CS_DTYPE_N + 1] = {"fp32", "fp16", "bf16", "fp64", NULL};
 static const int dtype_bit_counts[CS_DTYPE_N] = {32, 16, 16, 64};
 
 #define DTYPE_LIST "fp32, fp16, bf16 or fp64"
@@ -55,6 +55,7 @@ const char *cs_codec_method_name(CsCodecMethod m) {
 }
 
 const char *cs_dtype_name(CsDtype d) { return valid_dtype(d) ? dtype_names[d] : "(invalid)"; }
+const char *const *cs_dtype_names(void) { return dtype_names; }
 
 int cs_dtype_bits(CsDtype d) { return valid_dtype(d) ? dtype_bit_counts[d] : 0; }
 

@@ -14,15 +14,7 @@
 #include "commsim/params.h"
 #include "commsim/scenario.h"
 
-static const char *const routing_names[] = {"shortest", "ecmp", NULL};
-static const char *const queue_names[] = {"droptail", "red", "ecn", NULL};
-static const char *const dtype_names[] = {"fp32", "fp16", "bf16", "fp64", NULL};
-static const char *const pattern_names[] = {"cbr", "poisson", "onoff", NULL};
 
-const char *const *cs_routing_names(void) { return routing_names; }
-const char *const *cs_queue_names(void) { return queue_names; }
-const char *const *cs_dtype_names(void) { return dtype_names; }
-const char *const *cs_pattern_names(void) { return pattern_names; }
 
 static const char *protocol_help(uint32_t i) { return cs_protocols[i].help; }
 static const char *collective_help(uint32_t i) { return cs_collectives[i]->help; }

@@ -98,3 +98,8 @@ void cs_background_receive(CsNet *net, uint32_t p) {
   net->bg_delay_sum_s += (double)(cs_engine_now(net->engine) - net->pool[p].stamp) * 1e-12;
   cs_net_packet_free(net, p);
 }
+
+const char *const *cs_pattern_names(void) {
+  static const char *const names[] = {"cbr", "poisson", "onoff", NULL};
+  return names;
+}

@@ -537,37 +537,44 @@ static void flow_release(FlowNet *n, uint32_t fi) {
   CS_POOL_PUT(n->flows, n->free_flow, next_free, fi);
 }
 
-static void on_deliver(CsEngine *e, void *ctx, uint64_t arg) {
-  (void)e;
-  FlowNet *n = ctx;
-  uint32_t fi = (uint32_t)arg;
+/* Message flow fi is over: delivered, or given up on (`failed`). */
+static void finish(FlowNet *n, uint32_t fi, bool failed) {
   Flow *f = &n->flows[fi];
   uint32_t m = f->msg;
   CsDeliverFn fn = f->fn;
   void *fctx = f->ctx;
-  flow_release(n, fi);
+  flow_release(n, fi); /* before the callback, which may send again */
   CsMessageStats *st = &n->stats[m];
-  st->end = cs_engine_now(n->engine);
-  st->delivered = true;
+  if (failed) {
+    st->failed = true;
+    n->failed++;
+  } else {
+    st->end = cs_engine_now(n->engine);
+    st->delivered = true;
+  }
   n->active--;
-  if (fn) fn(fctx, m, false);
+  if (fn) fn(fctx, m, failed);
   if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
+}
+
+static void on_deliver(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e;
+  finish(ctx, (uint32_t)arg, false);
 }
 
 static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e;
-  FlowNet *n = ctx;
-  uint32_t fi = (uint32_t)arg;
-  Flow *f = &n->flows[fi];
-  uint32_t m = f->msg;
-  CsDeliverFn fn = f->fn;
-  void *fctx = f->ctx;
-  flow_release(n, fi);
-  n->stats[m].failed = true;
-  n->failed++;
-  n->active--;
-  if (fn) fn(fctx, m, true);
-  if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
+  finish(ctx, (uint32_t)arg, true);
+}
+
+/* The other live flows that share a data direction with flow fi: refilled. */
+static void neighbours_dirty(FlowNet *n, uint32_t fi) {
+  const Route *r = n->flows[fi].route;
+  for (uint32_t k = 0; k < r->n_fwd; k++) {
+    const Dir *d = &n->dirs[r->dirs[k]];
+    for (uint32_t u = 0; u < d->n_uses; u++)
+      if (d->uses[u] != fi) mark_dirty(n, d->uses[u]);
+  }
 }
 
 /* The flows whose last bit has left: their links are free; delivery after their tails. */
@@ -582,12 +589,7 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
     Flow *f = &n->flows[i];
     settle_flow(n, f);
     f->remaining = 0;
-    /* the flows it shared directions with are refilled */
-    for (uint32_t k = 0; k < f->route->n_fwd; k++) {
-      const Dir *d = &n->dirs[f->route->dirs[k]];
-      for (uint32_t u = 0; u < d->n_uses; u++)
-        if (d->uses[u] != i) mark_dirty(n, d->uses[u]);
-    }
+    neighbours_dirty(n, i);
     leave_live(n, i);
     CsTime at = f->tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + f->tail;
     cs_engine_schedule_at(n->engine, at, on_deliver, n, i);
@@ -697,11 +699,7 @@ static void flow_stop_bg(void *impl) {
   for (uint32_t i = 0; i < n->cfg->n_background; i++) {
     uint32_t fi = n->bg_flow[i];
     if (!n->flows[fi].live) continue;
-    for (uint32_t k = 0; k < n->flows[fi].route->n_fwd; k++) {
-      const Dir *d = &n->dirs[n->flows[fi].route->dirs[k]];
-      for (uint32_t u = 0; u < d->n_uses; u++)
-        if (d->uses[u] != fi) mark_dirty(n, d->uses[u]);
-    }
+    neighbours_dirty(n, fi);
     leave_live(n, fi);
     flow_release(n, fi);
   }

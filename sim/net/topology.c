@@ -244,11 +244,12 @@ int64_t cs_topology_find(const CsTopology *t, const char *name) {
 /* ---- names of things ---- */
 
 static const char *const role_names[] = {"worker", "server", "host", "switch"};
-static const char *const queue_names[] = {"droptail", "red", "ecn"};
+static const char *const queue_names[] = {"droptail", "red", "ecn", NULL};
 
 const char *cs_role_name(CsRole r) { return role_names[r]; }
 const char *cs_topo_type_name(CsTopoType t) { return cs_topo_generators[t]->name; }
 const char *cs_queue_name(CsQueueKind q) { return queue_names[q]; }
+const char *const *cs_queue_names(void) { return queue_names; }
 
 int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double oversubscription) {
   double up = (double)host_bps * (double)hosts_per_leaf / oversubscription;

@@ -212,9 +212,14 @@ END_TEST
 
 /* 3c. ps as the shipped examples run it (reno, incast, buckets): the
  * model leaves out drops and retransmissions, so it may be faster than
- * the simulation but never slower (it was: 1.43 s against 1.13 s for
- * star.yaml, by serializing push and pull and charging the servers' sums
- * to the workers' codec time). */
+ * the simulation but not slower by more than 3 % (it was 27 % slower:
+ * 1.43 s against 1.13 s for star.yaml, by serializing push and pull and
+ * charging the servers' sums to the workers' codec time), nor faster by
+ * a quarter.  The 3 %: in the model a server's pushes, sharing its link,
+ * end together and all its sums follow the last; in the simulation TCP
+ * shares the link nearly but not exactly evenly, so the first pushes
+ * land a little earlier and their sums overlap the last ones (2.1 % on
+ * resnet50-ps.yaml). */
 START_TEST(test_model_ps_not_slower) {
   const char *files[] = {"star.yaml", "resnet50-ps.yaml"};
   for (int i = 0; i < 2; i++) {
@@ -225,8 +230,8 @@ START_TEST(test_model_ps_not_slower) {
     Run r = run(text, sets);
     const CsSummary *sum = cs_sim_summary(r.sim);
     CsModel m = model_of(text, sets);
-    ck_assert_msg(m.iter_overlap_s <= sum->iter_mean_s, "%s: model %.6f s, simulation %.6f s", files[i], m.iter_overlap_s,
-                  sum->iter_mean_s);
+    ck_assert_msg(m.iter_overlap_s <= 1.03 * sum->iter_mean_s, "%s: model %.6f s, simulation %.6f s", files[i],
+                  m.iter_overlap_s, sum->iter_mean_s);
     ck_assert_double_gt(m.iter_overlap_s, 0.75 * sum->iter_mean_s);
     /* method none: no codec work on the workers, in both; the servers' sums are reported apart */
     ck_assert_double_eq(sum->codec_s, 0);

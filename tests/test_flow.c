@@ -134,7 +134,8 @@ START_TEST(test_incast) {
 END_TEST
 
 /* 4. Loss caps a TCP flow's rate at MSS / RTT x sqrt(3/2) / sqrt(p)
- * (Mathis et al.), p the route's loss; `fixed` has no such cap.  A route
+ * (Mathis et al.), p the route's loss; cubic's at its own response
+ * function or Reno's, the larger; `fixed` and `bbr` have no such cap.  A route
  * that loses everything fails its messages, as the packet fidelity does
  * after its timeouts. */
 static const char *lossy = "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
@@ -153,6 +154,25 @@ START_TEST(test_mathis_cap) {
   const char *fixed[] = {"transport.protocol=fixed", NULL};
   Run q = run(lossy, "flow", fixed); /* no cap from loss: the link's rate */
   ck_assert_double_eq_tol(end_s(&q, 0), 8 * wire / 0.99 / 10e9 + 50e-6, 1e-9);
+  done(&q);
+  const char *bbr[] = {"transport.protocol=bbr", NULL}; /* nor for bbr, which does not answer loss */
+  q = run(lossy, "flow", bbr);
+  ck_assert_double_eq_tol(end_s(&q, 0), 8 * wire / 0.99 / 10e9 + 50e-6, 1e-9);
+  done(&q);
+  /* cubic: the larger of RFC 9438's response function, (C (3 + beta) /
+   * (4 (1 - beta)))^(1/4) (RTT / p)^(3/4) = 0.264 packet per RTT here, and
+   * the Reno-friendly sqrt(3 / (2 p)) = 12.2: Reno's rate at this RTT */
+  const char *cubic[] = {"transport.protocol=cubic", NULL};
+  q = run(lossy, "flow", cubic);
+  ck_assert_double_eq_tol(end_s(&q, 0), 8 * wire / 0.99 / rate + 50e-6, 1e-6);
+  done(&q);
+  /* with a 100 ms round trip and p = 1e-4, the cubic curve wins: 187 packets per RTT against 122 */
+  const char *cubic_far[] = {"transport.protocol=cubic", "links.0.latency=50ms", "links.0.loss=0.0001", NULL};
+  q = run(lossy, "flow", cubic_far);
+  double rtt_far = 100e-3 + 8 * 1500 / 10e9 + 8 * 64 / 10e9;
+  double w = pow(0.4 * 3.7 / (4 * 0.3), 0.25) * pow(rtt_far / 1e-4, 0.75);
+  ck_assert_double_gt(w, sqrt(1.5 / 1e-4));
+  ck_assert_double_eq_tol(end_s(&q, 0), 8 * wire / 0.9999 / (8 * 1442 * w / rtt_far) + 50e-3, 1e-6);
   done(&q);
   const char *dead[] = {"links.0.loss=1", NULL};
   GError *e = NULL;

@@ -12,11 +12,19 @@
  *               (Linux's ssthresh, then cwnd = ssthresh);
  *   on_timeout  the retransmission timer fired;
  *   cong_avoid  packets newly acknowledged outside recovery: the window
- *               grows (Linux's cong_avoid).
+ *               grows (Linux's cong_avoid);
+ *   on_event    the connection starts sending after an idle time, its
+ *               window is restarted, or its recovery ends (cwnd_event).
  *
  * A hook may be NULL (nothing to do).  The window (cwnd, ssthresh) and the
  * pacing rate are fields every algorithm shares; what else an algorithm
- * keeps lives in `priv`, cast to a struct of its own (CS_CC_PRIV).
+ * keeps lives in `priv`, cast to a struct of its own (CS_CC_PRIV).  An
+ * algorithm that sets pacing_bps has its packets released no faster
+ * (the transport keeps one timer per connection for it).
+ *
+ * The connection persists across the messages between two hosts (unless
+ * transport.connections is per-message), so the window, the RTT estimate
+ * and the algorithm's state carry over from one message to the next.
  *
  * One algorithm is one file under sim/net/cc/ and one row of the protocol
  * table (cs_protocols); the scenario's transport.protocol names the row.
@@ -33,43 +41,95 @@
 
 #include "commsim/engine.h"
 
+/* What every algorithm may read of its configuration (transport.*). */
+typedef struct {
+  double init_cwnd;       /* packets */
+  double max_cwnd;        /* transport.window in packets: the receive window */
+  uint32_t mss;           /* payload bytes per packet */
+  uint32_t mtu;           /* bytes per full packet on the wire */
+  double cubic_c;         /* transport.cubic.c: segments per s^3 */
+  double cubic_beta;      /* transport.cubic.beta: the window kept on a loss */
+  bool cubic_fast_convergence;
+  bool cubic_reno_friendly; /* transport.cubic.reno_friendly */
+  bool hystart;           /* transport.cubic.hystart */
+  double bbr_high_gain;   /* transport.bbr.startup_gain (2/ln 2) */
+  CsTime bbr_probe_rtt_interval; /* transport.bbr.probe_rtt_interval (10 s) */
+  CsTime bbr_probe_rtt_time;     /* 200 ms */
+} CsCcConfig;
+
 typedef struct {
   double cwnd;         /* packets the connection may have in flight */
   double ssthresh;     /* slow start below it */
   double max_cwnd;     /* transport.window: the receive window, which cwnd never passes */
-  uint64_t pacing_bps; /* 0: not paced */
-  _Alignas(8) unsigned char priv[64]; /* the algorithm's own state */
+  uint64_t pacing_bps; /* 0: not paced; otherwise the rate the sender releases packets at */
+  CsTime last_send;    /* when the connection last sent a data packet; -1: never (the transport's) */
+  uint64_t seed;       /* for an algorithm's random choices (deterministic per connection) */
+  bool mark_app_limited; /* set by the algorithm: the delivery-rate samples of what is in flight now are
+                          * app-limited (BBR's probe-rtt); the transport takes it and clears it */
+  const CsCcConfig *cfg;
+  _Alignas(8) unsigned char priv[256]; /* the algorithm's own state */
 } CsCc;
 
 /* An algorithm's state type: `typedef struct {...} CS_CC_PRIV Reno;`, then
  * `Reno *r = (Reno *)cc->priv;` (may_alias: the storage is raw bytes). */
 #define CS_CC_PRIV __attribute__((may_alias))
 
-/* What an ACK tells the algorithm. */
+/* What an ACK tells the algorithm.  Positions count packets in the
+ * connection's stream (its messages one after the other), as TCP's
+ * sequence numbers count bytes. */
 typedef struct {
   uint32_t newly;     /* packets newly acknowledged, cumulatively or selectively */
   bool ece;           /* it echoes a congestion-experienced mark */
   CsTime rtt;         /* a round-trip sample, or -1 (none: a retransmission's, Karn's rule) */
-  uint32_t una, nxt;  /* after it: the first packet not acknowledged, the next new one to send */
+  uint64_t una, nxt;  /* after it: the first packet not acknowledged, the next new one to send */
+  uint32_t in_flight; /* packets in flight after it */
+  CsTime min_rtt;     /* the least round trip seen on the connection, or -1 */
+  CsTime srtt;        /* the smoothed round trip, or -1 */
   CsTime now;
+  /* the delivery-rate sample (Linux's tcp_rate.c), or rate_bps = 0 (none) */
+  double rate_bps;     /* delivered packets over the sample's interval, in bit/s of full (mtu) packets */
+  CsTime rate_interval;
+  uint64_t delivered;  /* packets delivered on the connection so far */
+  uint64_t prior_delivered; /* delivered when the sampled packet was sent */
+  bool app_limited;    /* the sample was taken while the sender had too little to send */
+  uint32_t lost;       /* packets newly marked lost by this ACK */
+  bool in_recovery;   /* in a recovery episode, or after a timeout until what it marked lost is acknowledged */
 } CsAck;
+
+/* What else happens to a connection (Linux's tcp_ca_event). */
+typedef enum {
+  CS_CC_TX_START,     /* it sends after a time with nothing in flight */
+  CS_CC_CWND_RESTART, /* ... longer than its RTO: the window was restarted (idle_restart) */
+  CS_CC_RECOVERY_END, /* the recovery episode, or the loss after a timeout, ended (the cumulative ACK passed its end) */
+} CsCcEvent;
 
 typedef struct {
   const char *name;
-  bool ect; /* its data packets are ECN-capable (ECN queues mark instead of dropping them) */
-  void (*init)(CsCc *cc, double init_cwnd);
+  bool ect;       /* its data packets are ECN-capable (ECN queues mark instead of dropping them) */
+  bool rate;      /* it needs delivery-rate samples (and may pace) */
+  void (*init)(CsCc *cc);
   void (*on_ack)(CsCc *cc, const CsAck *ack);
-  void (*on_loss)(CsCc *cc);
-  void (*on_timeout)(CsCc *cc);
+  void (*on_loss)(CsCc *cc, CsTime now);
+  void (*on_timeout)(CsCc *cc, CsTime now);
   void (*cong_avoid)(CsCc *cc, const CsAck *ack);
+  void (*on_event)(CsCc *cc, CsCcEvent ev, CsTime now);
+  /* For traces (may be NULL): the algorithm's mode ("startup", "probe_bw"
+   * ...; NULL: slow start or avoidance by cwnd and ssthresh), and its
+   * estimate of the path's bandwidth in bit/s (0: none). */
+  const char *(*mode)(const CsCc *cc);
+  double (*bandwidth)(const CsCc *cc);
 } CsCcOps;
+
+/* The mode of a connection's algorithm, for traces: ops->mode's, or
+ * "slow_start" / "avoidance". */
+const char *cs_cc_mode(const CsCcOps *ops, const CsCc *cc);
 
 /* Reno's window growth (slow start, then one packet per window), which
  * other algorithms share as Linux's tcp_reno_cong_avoid is shared. */
 void cs_cc_reno_cong_avoid(CsCc *cc, const CsAck *ack);
 /* Reno's cut on a loss and on a timeout. */
-void cs_cc_reno_on_loss(CsCc *cc);
-void cs_cc_reno_on_timeout(CsCc *cc);
+void cs_cc_reno_on_loss(CsCc *cc, CsTime now);
+void cs_cc_reno_on_timeout(CsCc *cc, CsTime now);
 
 /* The protocols: one row per algorithm, in the order the built-in ones
  * are numbered (CsProtocol).  Terminated by a row whose name is NULL. */

@@ -34,7 +34,23 @@
 
 /* transport: (the protocol is a row of cc.h's cs_protocols). */
 typedef uint32_t CsProtocol;
-enum { CS_PROTO_FIXED, CS_PROTO_RENO, CS_PROTO_DCTCP }; /* the built-in rows */
+enum { CS_PROTO_FIXED, CS_PROTO_RENO, CS_PROTO_DCTCP, CS_PROTO_CUBIC, CS_PROTO_BBR }; /* the built-in rows */
+
+/* transport.connections: one connection per (src, dst) pair that carries
+ * its messages one after the other, as a socket does, or a new one per
+ * message (slow start every time). */
+typedef enum { CS_CONN_PERSISTENT, CS_CONN_PER_MESSAGE } CsConnections;
+const char *const *cs_connections_names(void); /* in CsConnections order, NULL-terminated */
+
+/* transport.recovery: how losses are detected short of a timeout. */
+typedef enum {
+  CS_RECOVERY_AUTO, /* rack for cubic and bbr, sack for the others */
+  CS_RECOVERY_RACK, /* RACK-TLP (RFC 8985): time-based, with tail-loss probes */
+  CS_RECOVERY_SACK, /* three packets received after one (duplicate-ACK threshold) */
+} CsRecovery;
+const char *const *cs_recovery_names(void); /* in CsRecovery order, NULL-terminated */
+/* The detection a protocol gets with recovery `auto`. */
+CsRecovery cs_recovery_resolve(CsRecovery r, CsProtocol protocol);
 
 typedef struct {
   CsProtocol protocol;
@@ -47,6 +63,15 @@ typedef struct {
   CsTime initial_rto;   /* before a connection has an RTT sample */
   int64_t host_queue;   /* bytes a host's egress may hold waiting before its messages pause;
                          * 0 = unlimited, -1 = 100 us of the host's link (the default) */
+  uint32_t connections; /* CsConnections */
+  bool idle_restart;    /* restart the window after an idle time longer than the RTO */
+  uint32_t recovery;    /* CsRecovery */
+  int64_t delayed_ack;  /* data packets per ACK (1: every packet at once) */
+  CsTime ack_delay;     /* the most an ACK is held back */
+  double cubic_c, cubic_beta;
+  bool cubic_fast_convergence, cubic_reno_friendly, hystart;
+  double bbr_startup_gain;
+  CsTime bbr_probe_rtt_interval, bbr_probe_rtt_time;
 } CsTransportSpec;
 
 typedef enum { CS_PATTERN_CBR, CS_PATTERN_POISSON, CS_PATTERN_ONOFF } CsPattern;
@@ -133,6 +158,21 @@ CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir);
  * that carried, held, dropped, lost or marked anything in it; the next
  * interval starts now. */
 void cs_net_sample_links(CsNet *net, CsTime t0, CsLinkSampleFn fn, void *ctx);
+
+/* A connection's sender after it took an ACK (or a timeout). */
+typedef struct {
+  uint32_t conn, src, dst; /* the connection and its hosts (indices among hosts) */
+  CsTime now;
+  double cwnd, ssthresh;   /* packets; ssthresh INFINITY before the first cut */
+  uint64_t pacing_bps;     /* 0: not paced */
+  const char *mode;        /* the algorithm's (cs_cc_mode) */
+  double bandwidth_bps;    /* its estimate of the path's bandwidth, or 0 */
+  uint32_t in_flight;      /* packets */
+  CsTime srtt;             /* -1: no sample yet */
+} CsConnSample;
+typedef void (*CsConnTraceFn)(void *ctx, const CsConnSample *s);
+/* Every connection's state after each ACK and timeout to fn, or none (NULL). */
+void cs_net_set_conn_trace(CsNet *net, CsConnTraceFn fn, void *ctx);
 
 /* Packet events (netstats.h) to fn, or none (NULL). */
 void cs_net_set_packet_trace(CsNet *net, CsPacketTraceFn fn, void *ctx);

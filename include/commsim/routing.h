@@ -4,7 +4,7 @@
  * hosts x nodes (16 bits each).  A next hop toward a host is a port whose
  * far end is one hop closer: with `shortest` the first such port (node
  * order breaks ties), with `ecmp` one chosen by a hash of the flow among
- * all of them.  A flow looks its path up once, when it starts; packets
+ * all of them (`ecmp-packet`: by a hash per packet).  A flow looks its path up once, when it starts; packets
  * then follow the path with no lookup at all.
  *
  * Layer 1 (models; docs/design.md). Owns routing tables and paths; does not
@@ -18,7 +18,11 @@
 
 #include "commsim/topology.h"
 
-typedef enum { CS_ROUTING_SHORTEST, CS_ROUTING_ECMP } CsRouting;
+/* ecmp-packet: ECMP per packet (spraying): the network draws
+ * CS_ECMP_PACKET_PATHS paths per message and direction, and each packet
+ * takes one of them, so packets of one message arrive out of order. */
+typedef enum { CS_ROUTING_SHORTEST, CS_ROUTING_ECMP, CS_ROUTING_ECMP_PACKET } CsRouting;
+#define CS_ECMP_PACKET_PATHS 8
 
 typedef struct CsRoutes CsRoutes;
 

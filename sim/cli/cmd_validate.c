@@ -83,7 +83,7 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
     printf("%-12s %s\n", "bisection", cs_format_bandwidth(t->bisection_bps, b1));
   else
     printf("%-12s not known for explicit topologies\n", "bisection");
-  printf("%-12s %s (tables: %zu bytes)\n", "routing", s->routing == CS_ROUTING_ECMP ? "ecmp" : "shortest",
+  printf("%-12s %s (tables: %zu bytes)\n", "routing", cs_routing_names()[s->routing],
          st.table_bytes);
   if (s->fidelity != 0) /* the default, packet, goes unsaid */
     printf("%-12s %s (%s)\n", "fidelity", cs_fidelities[s->fidelity].name, cs_fidelities[s->fidelity].help);
@@ -98,12 +98,21 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
          "transport", cs_protocol_name(tr->protocol), cs_format_size(tr->mtu, b1),
          cs_format_size(tr->header, b2), cs_format_size(tr->ack, b3), win, (gint64)tr->init_cwnd,
          cs_format_time(tr->min_rto, rto));
+  char ad[CS_FORMAT_LEN];
+  g_autofree char *acks = tr->delayed_ack > 1 ? g_strdup_printf("an ACK per %" G_GINT64_FORMAT " packets within %s",
+                                                                (gint64)tr->delayed_ack, cs_format_time(tr->ack_delay, ad))
+                                              : g_strdup("an ACK per packet");
+  CsRecovery rec = cs_recovery_resolve(tr->recovery, tr->protocol);
+  printf("%-12s %s connections%s, %s recovery, %s\n", "", cs_connections_names()[tr->connections],
+         tr->connections == CS_CONN_PERSISTENT ? (tr->idle_restart ? " (idle restart)" : " (no idle restart)") : "",
+         cs_recovery_names()[rec], acks);
 
   const CsWorkloadSpec *w = &s->workload;
   if (w->present) {
-    printf("%-12s %s of %s %s parameters, %" G_GINT64_FORMAT " iterations, compute %s (jitter %g, backward %g)\n",
+    printf("%-12s %s of %s %s parameters, %" G_GINT64_FORMAT " iteration%s, compute %s (jitter %g, backward %g)\n",
            "workload", cs_collective_name(w->collective), cs_format_count(w->params, b1), cs_dtype_name(w->dtype),
-           (gint64)w->iterations, cs_format_time(w->compute, b2), w->compute_jitter, w->backward_fraction);
+           (gint64)w->iterations, w->iterations == 1 ? "" : "s", cs_format_time(w->compute, b2), w->compute_jitter,
+           w->backward_fraction);
     printf("%-12s buckets %s, accumulation %" G_GINT64_FORMAT ", chunks %" G_GINT64_FORMAT,
            "", w->buckets ? cs_format_size(w->buckets, b1) : "0 (one after compute)",
            (gint64)w->accumulation, (gint64)w->chunks);

@@ -70,7 +70,7 @@ static void add_load(CsModelCtx *c, uint32_t d, double bytes) {
  * hops at every node (ideal ECMP), layer by layer toward dst. */
 static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes) {
   const CsTopology *t = c->t;
-  if (c->routing != CS_ROUTING_ECMP) {
+  if (c->routing == CS_ROUTING_SHORTEST) {
     int h = cs_routes_path(c->r, src, dst_host, 0, c->ports, (int)t->n_nodes);
     for (int i = 0; i < h; i++) add_load(c, dir_of(t, c->ports[i]), bytes);
     return;

@@ -83,11 +83,14 @@ static void model(CsModelOp *o) {
 }
 
 /* Worker w has its encoded gradient at start[w] and its result at end[w];
- * pull_free[j] is when server j's last pull left.  A worker's S pushes
- * leave one after another (its host queue is FIFO); server j's pushes end
- * when the last arrives and its busiest link has carried them all, it
- * sums each as it comes, encodes the sum and sends it to the workers in
- * rank order. */
+ * pull_free[j] is when server j's last pull left.  A worker's S pushes go
+ * on S connections that share its link in turn (each holds at most
+ * host_queue bytes in the host's queue: TCP small queues), so they end
+ * together when the link has carried all S; server j's pushes end when
+ * the last arrives and its busiest link has carried them all, it sums
+ * each as it comes, encodes the sum and sends it to the workers, its P
+ * connections sharing its link in turn: every pull ends when the link has
+ * carried them all. */
 static void schedule(CsModelOp *o, const double *start, double *end, double *pull_free, bool codec, double *server_add) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
@@ -99,27 +102,26 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
   double push_all = 0;
   *server_add = 0;
   for (uint32_t r = 0; r < P; r++) end[r] = 0;
+  double up = 0; /* a worker's S shards through its first hop */
+  for (uint32_t i = 0; i < S; i++) up += sv[i].up_s;
   for (uint32_t j = 0; j < S; j++) {
     uint64_t shard = cs_coll_piece(n, S, j);
-    double stag = 0;
-    for (uint32_t i = 0; i < j; i++) stag += sv[i].up_s;
-    /* the last push leaves its worker after its earlier shards; the
-     * busiest link carries all of them from the first */
-    double arrived = fmax(fmax(last + stag + sv[j].up_s, first + stag + sv[j].push.bound_s), first + sv[j].push_all_s) +
-                     sv[j].push.latency_s;
+    /* the last worker's pushes end with its last shard; the busiest link
+     * carries all of them from the first */
+    double arrived = fmax(fmax(last + up, first + sv[j].push.bound_s), first + sv[j].push_all_s) + sv[j].push.latency_s;
     /* summed as they come: pushes that start together share the link and
      * end together, so all P sums follow the last; pushes spread out (the
      * workers' starts apart) are summed one by one as they land */
     double proc = cs_model_cost(cost.decode_ps + cost.reduce_ps, shard);
-    double first_done = fmax(first + stag + sv[j].up_s + sv[j].push.latency_s, arrived - (last - first));
+    double first_done = fmax(first + up + sv[j].push.latency_s, arrived - (last - first));
     double summed = fmax(arrived + proc, first_done + P * proc);
     if (summed > push_all) *server_add = summed - arrived;
     push_all = fmax(push_all, summed);
     if (!pull) continue;
     double from = fmax(summed + cs_model_cost(cost.encode_ps, shard), pull_free[j]);
     double busy = fmax(sv[j].pull.bound_s, sv[j].pull_all_s);
-    for (uint32_t r = 0; r < P; r++) /* rank order through the server's busiest link */
-      end[r] = fmax(end[r], from + (double)(r + 1) / P * busy + sv[j].pull.latency_s);
+    for (uint32_t r = 0; r < P; r++) /* the pulls share the server's busiest link: they end together */
+      end[r] = fmax(end[r], from + busy + sv[j].pull.latency_s);
     pull_free[j] = from + busy;
   }
   for (uint32_t r = 0; r < P; r++)
@@ -127,9 +129,9 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
 }
 
 static const char *formula(const CsCollSpec *s) {
-  return s->pull ? "ps: each worker pushes shard j to server j (its shards one after another); a server's pushes end "
-                   "when its busiest link has carried all P, it sums each as it comes, then pulls to the workers in "
-                   "rank order; the next bucket's pushes overlap the last pulls"
+  return s->pull ? "ps: each worker pushes shard j to server j (its shards sharing its link); a server's pushes end "
+                   "when its busiest link has carried all P, it sums each as it comes, then pulls to the workers, "
+                   "which share its link and end together; the next bucket's pushes overlap the last pulls"
                  : "ps (push only): each worker pushes shard j to server j; the round ends when every server has "
                    "summed its P pushes";
 }

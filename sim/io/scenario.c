@@ -344,7 +344,9 @@ static void apply_defaults(CsParamBase base, const char *prefix, void *ptr) {
 /* p's range, on its field, for messages: the value in the field's unit. */
 static double field_number(const CsParam *p, void *base) {
   void *f = field_of(base, p);
-  return p->kind == CS_KEY_REAL || p->kind == CS_KEY_PROBABILITY ? *(double *)f : (double)*(int64_t *)f;
+  if (p->kind == CS_KEY_REAL || p->kind == CS_KEY_PROBABILITY) return *(double *)f;
+  if (p->kind == CS_KEY_TIME) return (double)*(int64_t *)f / (double)CS_SEC; /* ranges are in seconds */
+  return (double)*(int64_t *)f;
 }
 
 static bool check_range(const CsYamlNode *map, const char *path, const char *key, const CsParam *p, void *base,
@@ -355,7 +357,8 @@ static bool check_range(const CsYamlNode *map, const char *path, const char *key
   g_autofree char *kp = key_path(path, key);
   if (isinf(p->max)) FAIL_AT(at(map, key), "%s must be %s %g", kp, open ? "larger than" : "at least", p->min);
   if (p->kind == CS_KEY_COUNT) FAIL_AT(at(map, key), "%s must be from %g to %g", kp, p->min, p->max);
-  FAIL_AT(at(map, key), "%s must lie in %c%g, %g]", kp, open ? '(' : '[', p->min, p->max);
+  const char *unit = p->kind == CS_KEY_TIME ? " s" : "";
+  FAIL_AT(at(map, key), "%s must lie in %c%g%s, %g%s]", kp, open ? '(' : '[', p->min, unit, p->max, unit);
 }
 
 /* Every key of `section` (its rows' keys, "links[]" for list items) that
@@ -586,6 +589,13 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
   if (t->mtu > 1000000) FAIL_AT(at(v, "mtu"), "transport.mtu: at most 1MB");
   if (t->ack == 0) FAIL_AT(at(v, "ack"), "transport.ack: an acknowledgement needs at least 1 B");
   if (t->ack > t->mtu) FAIL_AT(at(v, "ack"), "transport.ack must not be larger than mtu");
+  static const char *const subs[] = {"transport.cubic", "transport.bbr"};
+  for (size_t i = 0; i < G_N_ELEMENTS(subs); i++) {
+    CsYamlNode *m = value_of(v, subs[i] + strlen("transport."));
+    if (m && (!expect_kind(m, CS_YAML_MAP, subs[i], error) || !check_keys(m, subs[i], KEYS(subs[i]), error) ||
+              !read_params(m, subs[i], subs[i], CS_PARAM_TRANSPORT, t, error)))
+      return false;
+  }
   return true;
 }
 

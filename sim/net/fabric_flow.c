@@ -597,6 +597,31 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
   plan_next(n); /* the others' ends come on, refill or not */
 }
 
+/* A TCP flow's rate under random loss p on a path of round trip `rtt`
+ * (bit/s): Reno's and DCTCP's from Mathis et al. (1997), MSS / RTT x
+ * sqrt(3 / (2 p)); CUBIC's the larger of its own response function
+ * (RFC 9438 5.1: (C (3 + beta) / (4 (1 - beta)))^(1/4) (RTT / p)^(3/4)
+ * packets per RTT) and its Reno-friendly estimate (Reno's, as AIMD with
+ * alpha 3 (1 - beta) / (1 + beta) and CUBIC's beta has); no cap for fixed
+ * windows or BBR, which do not answer loss (its retransmissions are the
+ * 1 / keep of every flow's bytes). */
+static double loss_cap(const CsTransportSpec *tr, uint32_t mss, double rtt, double p) {
+  double reno = sqrt(1.5 / p);
+  double w;
+  switch (tr->protocol) {
+  case CS_PROTO_RENO:
+  case CS_PROTO_DCTCP: w = reno; break;
+  case CS_PROTO_CUBIC: {
+    double c = tr->cubic_c, b = tr->cubic_beta;
+    w = pow(c * (3 + b) / (4 * (1 - b)), 0.25) * pow(rtt / p, 0.75);
+    if (tr->cubic_reno_friendly) w = fmax(w, reno);
+    break;
+  }
+  default: return INFINITY;
+  }
+  return 8.0 * (double)mss * w / rtt;
+}
+
 /* ---- the fabric ---- */
 
 static uint32_t new_flow(FlowNet *n) {
@@ -639,7 +664,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   double window_bits = tr->window_bytes ? 8.0 * (double)tr->window : 8.0 * (double)(tr->window * tr->mtu);
   f->cap = rtt > 0 ? window_bits / rtt : INFINITY;
   double p = 1 - r->keep;
-  if (p > 0 && tr->protocol != CS_PROTO_FIXED) f->cap = fmin(f->cap, 8.0 * (double)n->mss / rtt * sqrt(1.5) / sqrt(p));
+  if (p > 0) f->cap = fmin(f->cap, loss_cap(tr, n->mss, rtt, p));
   CsMessageStats *st = &n->stats[m];
   memset(st, 0, sizeof *st);
   st->src = src, st->dst = dst, st->payload = payload;
@@ -794,7 +819,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->cfg = config;
   n->t = t;
   n->r = r;
-  n->ecmp = cs_routes_mode(r) == CS_ROUTING_ECMP;
+  n->ecmp = cs_routes_mode(r) != CS_ROUTING_SHORTEST;
   const CsTransportSpec *tr = &n->cfg->transport;
   n->mtu = (uint64_t)tr->mtu;
   n->header = (uint64_t)tr->header;

@@ -65,18 +65,13 @@ static inline void catch_up(LinkDir *d, CsTime now) {
   d->q_last = now;
 }
 
-CsTime cs_net_host_queue_full(CsNet *net, uint32_t port) {
+uint64_t cs_net_host_queue_limit(const CsNet *net, uint32_t port) {
   if (net->host_queue == 0) return 0;
-  const CsPort *pt = &net->t->ports[port];
-  LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
-  CsTime now = cs_engine_now(net->engine);
-  catch_up(d, now);
+  if (net->host_queue != UINT64_MAX) return net->host_queue;
   /* the default: 100 us of the host's link, at least two packets */
-  uint64_t limit = net->host_queue != UINT64_MAX ? net->host_queue
-                                                 : MAX((uint64_t)d->bandwidth / 80000, 2 * (uint64_t)net->transport.mtu);
-  if (d->q_bytes < limit) return 0;
-  /* when the last waiting packet starts, the queue holds none waiting */
-  return CS_RING_BACK(d->q).start;
+  const CsPort *pt = &net->t->ports[port];
+  const LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
+  return MAX((uint64_t)d->bandwidth / 80000, 2 * (uint64_t)net->transport.mtu);
 }
 
 static void queue_push(LinkDir *d, CsTime start, uint32_t bytes) {
@@ -142,7 +137,7 @@ static void pipe_push(CsNet *net, uint32_t di, uint32_t p, CsTime arrive) {
 }
 
 /* Packet p is at a node and leaves by port `port`. */
-static void forward(CsNet *net, uint32_t p, uint32_t port) {
+static CsTime forward(CsNet *net, uint32_t p, uint32_t port) {
   CsTime now = cs_engine_now(net->engine);
   const CsPort *pt = &net->t->ports[port];
   LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
@@ -162,7 +157,7 @@ static void forward(CsNet *net, uint32_t p, uint32_t port) {
       net->counts[pk->kind].dropped++;
       if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_DROP, p, pt->link, pt->dir, now);
       cs_net_packet_free(net, p);
-      return;
+      return now;
     }
     if (d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
         (d->ecn_k_pkt ? d->q.len + 1 > (uint64_t)d->ecn_k : d->q_bytes + pk->bytes > (uint64_t)d->ecn_k)) {
@@ -190,10 +185,11 @@ static void forward(CsNet *net, uint32_t p, uint32_t port) {
     net->counts[pk->kind].lost++;
     if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, p, pt->link, pt->dir, end);
     cs_net_packet_free(net, p);
-    return;
+    return start;
   }
   pk->hop++;
   pipe_push(net, 2 * pt->link + pt->dir, p, cs_time_add(end, d->latency));
+  return start;
 }
 
 /* Packet p has arrived at node `node`, the far end of its last link. */
@@ -221,13 +217,13 @@ static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   arrive(net, p, d->to_node);
 }
 
-void cs_net_inject(CsNet *net, uint32_t p) {
+CsTime cs_net_inject(CsNet *net, uint32_t p) {
   Packet *pk = &net->pool[p];
   uint32_t port = g_array_index(net->arena, uint32_t, pk->path);
   const CsPort *pt = &net->t->ports[port];
   const CsLink *l = &net->t->links[pt->link];
   net->node_injected[pt->dir ? l->b : l->a] += pk->bytes;
-  forward(net, p, port);
+  return forward(net, p, port);
 }
 
 /* ---- link directions ---- */

@@ -30,7 +30,25 @@ CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *cfg, const CsTopology *t,
   net->init_cwnd = (uint32_t)MIN(tr->init_cwnd, (int64_t)UINT32_MAX);
   net->max_timeouts = (uint32_t)tr->max_timeouts;
   net->host_queue = tr->host_queue < 0 ? UINT64_MAX : (uint64_t)tr->host_queue;
-  net->rtt_by_pair = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  net->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  net->persistent = tr->connections == CS_CONN_PERSISTENT;
+  net->rack = cs_recovery_resolve(tr->recovery, tr->protocol) == CS_RECOVERY_RACK;
+  net->idle_restart = tr->idle_restart;
+  net->delayed_ack = (uint32_t)MAX(tr->delayed_ack, 1);
+  net->ack_delay = tr->ack_delay;
+  net->n_paths = cs_routes_mode(r) == CS_ROUTING_ECMP_PACKET ? CS_ECMP_PACKET_PATHS : 1;
+  net->cc_cfg = (CsCcConfig){.init_cwnd = (double)net->init_cwnd,
+                             .max_cwnd = (double)net->window,
+                             .mss = net->mss,
+                             .mtu = (uint32_t)tr->mtu,
+                             .cubic_c = tr->cubic_c,
+                             .cubic_beta = tr->cubic_beta,
+                             .cubic_fast_convergence = tr->cubic_fast_convergence,
+                             .cubic_reno_friendly = tr->cubic_reno_friendly,
+                             .hystart = tr->hystart,
+                             .bbr_high_gain = tr->bbr_startup_gain,
+                             .bbr_probe_rtt_interval = tr->bbr_probe_rtt_interval,
+                             .bbr_probe_rtt_time = tr->bbr_probe_rtt_time};
   net->deliver[PKT_DATA] = cs_transport_receive;
   net->deliver[PKT_ACK] = cs_transport_receive;
   net->deliver[PKT_BG] = cs_background_receive;

@@ -11,7 +11,7 @@
 
 enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
 #define NO_PACKET CS_POOL_NONE /* the pool of packets: ring.h's macros */
-enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8 };
+enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8, F_DSACK = 16 };
 
 /* 48 bytes.  `path` and `hops` name the packet's route in the path arena:
  * it crosses port arena[path + hop] next. */
@@ -82,41 +82,98 @@ typedef struct {
   double iv_integral;
 } LinkDir;
 
-/* What the sender has learnt of the round-trip time to a host; messages
- * between the same hosts share it, as they would share a persistent
- * connection. */
+/* What the sender has learnt of the round-trip time to a host; the
+ * connections between the same hosts share it (with per-message
+ * connections, each new one starts from what the last one learnt). */
 typedef struct {
   CsTime srtt, rttvar;
+  CsTime min_rtt; /* the least sample, or -1 */
   bool have_rtt;
 } RttState;
 
-/* A connection: what its sender knows of the path and decides - the
- * congestion-control algorithm and its window, the retransmission
- * timeout and its backoff.  Today each message opens one (and the RTT
- * estimate is shared per host pair); transports that keep their
- * connections across messages will look one up per host pair instead. */
+/* A retransmission in flight: its packet, the number of that transmission
+ * and when it was sent. */
+typedef struct {
+  uint32_t seq, xmit;
+  CsTime sent;
+} Rtx;
+
+/* Per packet of a message, for the delivery-rate samples of the
+ * algorithms that ask for them (Linux's tcp_rate.c). */
+typedef struct {
+  uint64_t delivered;    /* the connection's delivered count when it was sent */
+  CsTime delivered_time; /* ... and the time of that count */
+  CsTime first_tx;       /* the start of the send interval it ends */
+  bool app_limited;
+} RateStamp;
+
+/* A connection: one per (src, dst) pair that carries its messages one
+ * after the other (or one per message, transport.connections).  What the
+ * sender knows of the path and decides: the congestion-control algorithm
+ * and its window, the RTT estimate and the retransmission timeout, the
+ * recovery episode, RACK's record of the latest delivery, pacing; and at
+ * the receiving end its delayed-ACK state.  One engine event serves all
+ * of its timers. */
 typedef struct {
   const CsCcOps *ops;
   CsCc cc;
-  RttState *rtt;
+  uint32_t pair; /* its RttState: net->rtts[pair] */
+  uint32_t src, dst;
   CsTime rto;
   uint32_t consecutive_timeouts;
+  uint32_t in_flight;   /* packets of all its messages */
+  uint64_t outstanding; /* packets sent and not yet cumulatively acknowledged */
+  uint32_t head, tail;  /* its unfinished senders, oldest first (Message.next) */
+  uint64_t stream;      /* stream positions given to its messages so far */
+  uint64_t sent_hi;     /* 1 + the highest position sent */
+  uint64_t recover;     /* the recovery episode ends when una reaches it */
+  uint64_t no_cut_until; /* losses below it belong to a timeout already paid for */
+  bool in_recovery;
+  bool in_loss;         /* after a timeout, until una passes no_cut_until */
+  bool rack;            /* RACK-TLP, else the duplicate-threshold rule */
+  bool reordering_seen;
+  uint32_t reo_wnd_mult;   /* RACK: the reordering window in quarters of the least RTT */
+  uint32_t reo_wnd_persist; /* recoveries before it returns to 1 */
+  uint64_t dsack_round;    /* no second increase before una passes it; 0 = none */
+  bool tlp_out;         /* a probe is out: no other before an ACK */
+  bool idle;            /* nothing in flight since it last sent */
+  CsTime rack_xmit;     /* RACK.xmit_ts: the send time of the latest delivered packet, -1 none */
+  uint64_t rack_pos;    /* ... its stream position (ties) */
+  CsTime rack_rtt;
+  /* delivery-rate sampling */
+  uint64_t delivered;
+  CsTime delivered_time, first_tx;
+  uint64_t app_limited; /* a sample is app-limited until `delivered` passes it; 0 = not */
+  CsTime pace_next;     /* pacing: the next packet leaves no earlier */
+  CS_RING(Waiting) tsq; /* its packets waiting in the host's egress queue */
+  uint64_t tsq_bytes;
+  /* timers, 0 = disarmed: retransmission, tail-loss probe, RACK's
+   * reordering window, a delayed ACK, a paused sender (host queue, pacing) */
+  CsTime t_rto, t_tlp, t_reo, t_ack, t_send;
+  CsTime timer_at;
+  CsEventId timer_id;
+  bool timer_event;
+  /* receiver */
+  uint32_t quick;       /* packets still acknowledged at once (quick-ACK mode) */
+  uint32_t ack_msg;     /* the message whose ACK is held back, or UINT32_MAX */
+  uint32_t ack_count;   /* data packets that ACK covers */
+  bool ack_ce;          /* the CE state of the last data packet (DCTCP ACKs on a change) */
+  CsTime last_rcv;      /* -1: none */
+  Packet ack_pkt;       /* what the held-back ACK will echo */
 } Conn;
 
-/* A retransmission in flight: its packet and the number of that transmission. */
-typedef struct {
-  uint32_t seq, xmit;
-} Rtx;
-
-/* A message: its packets' scoreboard at both ends, its loss recovery and
- * retransmission timer, its route and its statistics. */
+/* A message: its packets' scoreboard at both ends, its part of the
+ * connection's stream, its route and its statistics. */
 typedef struct {
   uint32_t src, dst;           /* hosts */
   uint32_t n;                  /* data packets */
   uint32_t conn;               /* its connection, in CsNet.conns */
+  uint32_t next;               /* the next unfinished sender of its connection, or UINT32_MAX */
+  uint64_t base;               /* the stream position of its packet 0 */
   uint32_t last_payload;       /* payload of the last packet */
-  uint32_t path_fwd, path_rev; /* arena offsets */
+  uint32_t path_fwd, path_rev; /* arena offsets (ecmp-packet: n_paths paths, one after the other) */
   uint16_t hops_fwd, hops_rev;
+  uint8_t n_paths;
   CsDeliverFn fn;
   void *ctx;
   /* The scoreboards cover [una, una + ring) and [rcv_nxt, rcv_nxt + ring)
@@ -126,27 +183,24 @@ typedef struct {
   /* sender */
   uint8_t *state; /* per packet, by seq & ring_mask: S_UNSENT, S_FLIGHT, S_DONE, S_LOST */
   uint32_t *xmit_of; /* per packet, by seq & ring_mask: the number of its last transmission */
+  CsTime *sent_at;   /* per packet (RACK): the time of its last transmission */
+  RateStamp *rate;   /* per packet (algorithms that sample the delivery rate) */
   uint32_t xmits;    /* transmissions so far */
   /* retransmissions in flight, in transmission order: one is lost when
-   * DUP_THRESH packets sent after it have arrived (as RACK does) */
+   * DUP_THRESH packets sent after it have arrived (sack) or when a packet
+   * sent after it arrived a reordering window ago (rack) */
   CS_RING(Rtx) rtx;
-  uint32_t no_cut_until; /* losses below it belong to a timeout already paid for */
   uint32_t una, nxt;
   uint32_t high_sacked; /* 1 + the highest packet known received */
-  uint32_t loss_scan;   /* packets below it were checked by the duplicate-threshold rule */
+  uint32_t sacked_out;  /* packets known received above una */
+  uint32_t loss_scan;   /* packets below it were judged by the loss detection */
   uint32_t lost_scan;   /* no S_LOST packet below it */
   uint32_t n_lost, in_flight;
-  bool in_recovery;
-  uint32_t recover;
-  CsTime deadline; /* retransmission timer; 0 = disarmed */
-  bool timer_event;
-  CsTime timer_at;      /* when the pending timer event fires */
-  CsEventId timer_id;
-  bool host_wait; /* blocked by the host queue limit; an event will wake it */
   bool sender_done;
   /* receiver */
   uint64_t *rcv_bits;
   uint32_t rcv_nxt;
+  uint32_t rcv_high; /* 1 + the highest packet received */
   CsMessageStats stats;
 } Message;
 
@@ -181,9 +235,14 @@ struct CsNet {
   uint32_t n_msgs, cap_msgs, active, failed;
   Conn *conns;
   uint32_t n_conns, cap_conns;
-  GHashTable *rtt_by_pair; /* (src << 32 | dst) -> RttState */
+  GHashTable *pairs; /* (src << 32 | dst) -> 1 + pair index */
+  RttState *rtts;    /* per pair */
+  uint32_t *pair_conn; /* per pair: its persistent connection */
+  uint32_t n_pairs, cap_pairs;
   CsPacketTraceFn trace_fn;
   void *trace_ctx;
+  CsConnTraceFn conn_trace_fn;
+  void *conn_trace_ctx;
   CsIdleFn idle_fn;
   void *idle_ctx;
   DeliverFn deliver[PKT_CLASSES];
@@ -195,6 +254,11 @@ struct CsNet {
   uint32_t init_cwnd; /* packets */
   uint64_t seed;
   const CsCcOps *cc; /* transport.protocol's algorithm */
+  CsCcConfig cc_cfg;
+  bool persistent, rack, idle_restart;
+  uint32_t delayed_ack;
+  CsTime ack_delay;
+  uint8_t n_paths; /* paths per message and direction: 1, or more with ecmp-packet */
   uint32_t max_timeouts;
   uint64_t host_queue; /* bytes; 0 = no limit */
   /* accounting */
@@ -210,11 +274,12 @@ struct CsNet {
 void cs_link_init(CsNet *net);
 uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind);
 void cs_net_packet_free(CsNet *net, uint32_t p);
-/* Put packet p (at hop 0, at its source) onto the network. */
-void cs_net_inject(CsNet *net, uint32_t p);
-/* 0 when the host egress behind `port` has room under transport.host_queue;
- * otherwise when it will (the start of its last waiting packet). */
-CsTime cs_net_host_queue_full(CsNet *net, uint32_t port);
+/* Put packet p (at hop 0, at its source) onto the network; returns when
+ * it starts to be transmitted there (now when dropped). */
+CsTime cs_net_inject(CsNet *net, uint32_t p);
+/* The bytes one connection may have waiting in the host egress behind
+ * `port` (transport.host_queue: TCP small queues), or 0 (no limit). */
+uint64_t cs_net_host_queue_limit(const CsNet *net, uint32_t port);
 uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint64_t hash, uint16_t *hops);
 
 /* Report a packet event if a hook is set (link UINT32_MAX: at a host). */

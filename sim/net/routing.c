@@ -139,6 +139,6 @@ CsRouteStats cs_routes_stats(const CsRoutes *r) {
 CsRouting cs_routes_mode(const CsRoutes *r) { return r->mode; }
 
 const char *const *cs_routing_names(void) {
-  static const char *const names[] = {"shortest", "ecmp", NULL}; /* CsRouting order */
+  static const char *const names[] = {"shortest", "ecmp", "ecmp-packet", NULL}; /* CsRouting order */
   return names;
 }

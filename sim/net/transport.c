@@ -1,22 +1,47 @@
-/* transport.c - reliable messages: windows, acknowledgements, recovery.
+/* transport.c - reliable messages over connections: windows,
+ * acknowledgements, loss detection and recovery, timers, pacing.
  *
- * The receiver acknowledges every data packet at once (no delayed ACKs,
- * as datacentre stacks are configured) with the cumulative next-expected
- * packet and the number of the packet that triggered the ACK - a one-block
- * SACK.  The sender keeps a scoreboard per packet, so it retransmits
- * exactly the packets it believes lost:
- *  - a packet is lost when three packets sent after it are known received
- *    (the duplicate-ACK threshold of fast retransmit), or when the
- *    retransmission timer expires (then every packet in flight is);
- *  - a recovery episode begins with the first loss it detects and ends
- *    when the cumulative ACK passes the highest packet sent when it began
- *    (NewReno's rule for partial ACKs); the congestion-control algorithm
- *    (cc.h, one per file under cc/) is told when one begins, when the
- *    timer fires, of every ACK, and of the packets acknowledged outside
- *    recovery, and sets the window (fixed, reno, dctcp).
- * Retransmission timeout: RFC 6298 (SRTT, RTTVAR, min_rto, exponential
- * backoff, Karn's rule: no sample from a retransmitted packet), with one
- * engine event per message that re-arms itself rather than one per ACK.
+ * A connection joins two hosts in one direction and persists, as a socket
+ * does: its messages are one stream, sent one after the other (a later
+ * message's packets go when the earlier one has nothing left to send),
+ * and the congestion window, the RTT estimate and the algorithm's state
+ * carry over from one message to the next.  After an idle time longer
+ * than the RTO the window restarts (Linux's tcp_slow_start_after_idle;
+ * transport.idle_restart).  With transport.connections: per-message every
+ * message opens a connection of its own instead (slow start every time).
+ *
+ * The receiver acknowledges data with the cumulative next-expected packet
+ * of the message and the number of the packet that triggered the ACK - a
+ * one-block SACK - and echoes its send time, as TCP timestamps do.  It
+ * acknowledges every packet at once, or with transport.delayed_ack N
+ * every N-th in-order packet, within ack_delay, as Linux does: at once in
+ * quick-ACK mode (the first 16 packets of a connection, and after a gap
+ * longer than the RTO), for a packet out of order or one that fills a
+ * hole, for the last packet of a message (the application reads it) and
+ * when the CE mark changes (DCTCP).
+ *
+ * The sender keeps a scoreboard per packet and retransmits exactly the
+ * packets it believes lost.  Two detections (transport.recovery):
+ *  - sack: a packet is lost when three packets sent after it are known
+ *    received (fast retransmit's duplicate-ACK threshold); a
+ *    retransmission when three later transmissions arrived;
+ *  - rack (RFC 8985): a packet is lost when a packet sent after it was
+ *    delivered and a reordering window has passed since that delivery's
+ *    round trip would have brought it: sent + RACK.rtt + reo_wnd <= now,
+ *    reo_wnd = min RTT / 4 once reordering has been seen, 0 before (in
+ *    recovery, or with three packets SACKed above the hole); a timer
+ *    fires at the earliest such deadline.  A tail-loss probe (PTO =
+ *    2 SRTT, plus ack_delay with one packet in flight and delayed ACKs)
+ *    sends a new packet or again the last one, so that a lost tail is
+ *    detected by RACK instead of waiting for the RTO.
+ * Either way, or on a timeout (then every packet in flight is lost), the
+ * algorithm (cc.h) hears of it: a recovery episode begins with the first
+ * loss and ends when the cumulative ACK passes what was sent when it began
+ * (NewReno's rule), and the window is cut once per episode.
+ * Retransmission timeout: RFC 6298 (SRTT, RTTVAR, min_rto as Linux uses
+ * it, exponential backoff, Karn's rule), restarted when the cumulative
+ * ACK advances.  All the timers of a connection share one engine event
+ * that re-arms itself rather than one event per ACK.
  */
 #include "config.h"
 
@@ -29,133 +54,63 @@ enum { S_UNSENT = 0, S_FLIGHT = 1, S_DONE = 2, S_LOST = 3 };
 
 #define MAX_RTO (60 * CS_SEC)
 #define DUP_THRESH 3
+#define QUICKACKS 16 /* Linux's TCP_MAX_QUICKACKS */
+#define NONE UINT32_MAX
 
-static void on_timer(CsEngine *e, void *ctx, uint64_t arg);
-static void send_more(CsNet *net, uint32_t fi);
+static void on_conn_timer(CsEngine *e, void *ctx, uint64_t arg);
+static void conn_send(CsNet *net, uint32_t ci);
+static void conn_trace(CsNet *net, uint32_t ci);
+
+const char *const *cs_connections_names(void) {
+  static const char *const names[] = {"persistent", "per-message", NULL};
+  return names;
+}
+
+const char *const *cs_recovery_names(void) {
+  static const char *const names[] = {"auto", "rack", "sack", NULL};
+  return names;
+}
+
+CsRecovery cs_recovery_resolve(CsRecovery r, CsProtocol protocol) {
+  if (r != CS_RECOVERY_AUTO) return r;
+  return protocol == CS_PROTO_CUBIC || protocol == CS_PROTO_BBR ? CS_RECOVERY_RACK : CS_RECOVERY_SACK;
+}
 
 static inline Message *msg_of(CsNet *net, uint32_t m) { return &net->msgs[m]; }
 static inline Conn *conn_of(CsNet *net, const Message *m) { return &net->conns[m->conn]; }
+static inline RttState *rtt_of(CsNet *net, const Conn *c) { return &net->rtts[c->pair]; }
 static inline uint8_t st_get(const Message *f, uint32_t seq) { return f->state[seq & f->ring_mask]; }
 static inline void st_set(Message *f, uint32_t seq, uint8_t v) { f->state[seq & f->ring_mask] = v; }
+static inline CsTime now_of(const CsNet *net) { return cs_engine_now(net->engine); }
 
-static void arm_timer(CsNet *net, uint32_t fi) {
-  Message *f = msg_of(net, fi);
-  CsTime now = cs_engine_now(net->engine);
-  CsTime rto = conn_of(net, f)->rto;
-  f->deadline = rto > CS_TIME_MAX - now ? CS_TIME_MAX : now + rto;
-  /* one event per message: a later deadline is honoured when the event fires
-   * (it sleeps again); an earlier one replaces the event */
-  if (f->timer_event && f->deadline < f->timer_at) {
-    cs_engine_cancel(net->engine, f->timer_id);
-    f->timer_event = false;
+/* The connection's cumulative acknowledgement: the oldest unfinished
+ * message's, or everything given to it. */
+static uint64_t conn_una(const CsNet *net, const Conn *c) {
+  if (c->head == NONE) return c->stream;
+  const Message *f = &net->msgs[c->head];
+  return f->base + f->una;
+}
+
+/* ---- timers: one engine event per connection ---- */
+
+static void timer_update(CsNet *net, uint32_t ci) {
+  Conn *c = &net->conns[ci];
+  CsTime d = CS_TIME_MAX;
+  const CsTime t[] = {c->t_rto, c->t_tlp, c->t_reo, c->t_ack, c->t_send};
+  for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
+    if (t[i] > 0 && t[i] < d) d = t[i];
+  if (d == CS_TIME_MAX) return; /* a pending event finds nothing due and stops */
+  /* a later deadline is honoured when the event fires (it sleeps again);
+   * an earlier one replaces the event */
+  if (c->timer_event && d < c->timer_at) {
+    cs_engine_cancel(net->engine, c->timer_id);
+    c->timer_event = false;
   }
-  if (!f->timer_event) {
-    f->timer_event = true;
-    f->timer_at = f->deadline;
-    f->timer_id = cs_engine_schedule_at(net->engine, f->deadline, on_timer, net, fi);
+  if (!c->timer_event) {
+    c->timer_event = true;
+    c->timer_at = d;
+    c->timer_id = cs_engine_schedule_at(net->engine, d, on_conn_timer, net, ci);
   }
-}
-
-static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
-  Message *f = msg_of(net, fi);
-  uint32_t p = cs_net_packet_alloc(net, PKT_DATA);
-  Packet *pk = &net->pool[p];
-  uint32_t payload = seq + 1 == f->n ? f->last_payload : net->mss;
-  pk->stamp = cs_engine_now(net->engine);
-  pk->owner = fi;
-  pk->seq = seq;
-  pk->sack = 0;
-  pk->bytes = payload + net->header;
-  pk->path = f->path_fwd;
-  pk->hops = f->hops_fwd;
-  pk->flags = (net->cc->ect ? F_ECT : 0) | (retx ? F_RETX : 0);
-  pk->xmit = ++f->xmits;
-  f->xmit_of[seq & f->ring_mask] = pk->xmit;
-  if (retx) { /* remember it, in transmission order */
-    CS_RING_PUSH(f->rtx, 16, (Rtx){seq, pk->xmit});
-  }
-  f->stats.wire_bytes += pk->bytes;
-  if (retx) {
-    f->stats.retransmissions++;
-    net->retransmissions++;
-  }
-  cs_net_inject(net, p);
-}
-
-static void on_host_queue(CsEngine *e, void *ctx, uint64_t arg) {
-  (void)e;
-  CsNet *net = ctx;
-  msg_of(net, (uint32_t)arg)->host_wait = false;
-  send_more(net, (uint32_t)arg);
-}
-
-static void send_more(CsNet *net, uint32_t fi) {
-  Message *f = msg_of(net, fi);
-  if (f->sender_done || f->host_wait) return;
-  double w = fmin(conn_of(net, f)->cc.cwnd, (double)net->window);
-  uint32_t limit = w < 1.0 ? 1 : (uint32_t)w;
-  bool sent = false;
-  uint32_t first_port = g_array_index(net->arena, uint32_t, f->path_fwd);
-  while (f->in_flight < limit) {
-    /* TCP small queues: leave packets in the socket, not in a long host
-     * queue where the ACKs of other messages would wait behind them */
-    CsTime wake = cs_net_host_queue_full(net, first_port);
-    if (wake) {
-      f->host_wait = true;
-      cs_engine_schedule_at(net->engine, wake, on_host_queue, net, fi);
-      break;
-    }
-    if (f->n_lost > 0) {
-      while (st_get(f, f->lost_scan) != S_LOST) f->lost_scan++;
-      uint32_t seq = f->lost_scan++;
-      st_set(f, seq, S_FLIGHT);
-      f->n_lost--;
-      f->in_flight++;
-      send_data(net, fi, seq, true);
-      f = msg_of(net, fi);
-    } else if (f->nxt < f->n && f->nxt - f->una <= f->ring_mask && f->nxt - f->una < net->window) {
-      uint32_t seq = f->nxt++;
-      st_set(f, seq, S_FLIGHT);
-      f->in_flight++;
-      send_data(net, fi, seq, false);
-      f = msg_of(net, fi);
-    } else {
-      break;
-    }
-    sent = true;
-  }
-  if (sent && f->deadline == 0) arm_timer(net, fi);
-}
-
-/* A loss was detected: start a recovery episode unless one is running. */
-static void enter_recovery(Message *f, Conn *c, uint32_t seq) {
-  if (f->in_recovery || seq < f->no_cut_until) return;
-  f->in_recovery = true;
-  f->recover = f->nxt - 1;
-  if (c->ops->on_loss) c->ops->on_loss(&c->cc);
-}
-
-static void mark_lost(Message *f, uint32_t seq) {
-  st_set(f, seq, S_LOST);
-  f->in_flight--;
-  f->n_lost++;
-  if (seq < f->lost_scan) f->lost_scan = seq;
-}
-
-static void message_finished(CsNet *net) {
-  if (--net->active == 0 && net->idle_fn) net->idle_fn(net->idle_ctx);
-}
-
-static void finish_sender(CsNet *net, uint32_t fi) {
-  Message *f = msg_of(net, fi);
-  f->sender_done = true;
-  f->deadline = 0;
-  g_free(f->state);
-  f->state = NULL;
-  g_free(f->xmit_of);
-  f->xmit_of = NULL;
-  CS_RING_FREE(f->rtx);
-  if (f->stats.delivered || f->stats.failed) message_finished(net);
 }
 
 static CsTime rto_of(const CsNet *net, const RttState *st) {
@@ -166,8 +121,323 @@ static CsTime rto_of(const CsNet *net, const RttState *st) {
   return MIN(rto, MAX_RTO);
 }
 
+static CsTime deadline_after(CsTime now, CsTime d) { return d > CS_TIME_MAX - now ? CS_TIME_MAX - 1 : now + d; }
+
+static void arm_rto(CsNet *net, Conn *c) { c->t_rto = deadline_after(now_of(net), c->rto); }
+
+/* The tail-loss probe's timeout (RFC 8985 7.2), or 0 when none is due. */
+static void arm_tlp(CsNet *net, Conn *c) {
+  c->t_tlp = 0;
+  if (!c->rack || c->in_recovery || c->tlp_out || c->outstanding == 0) return;
+  const RttState *st = rtt_of(net, c);
+  CsTime pto = st->have_rtt ? 2 * st->srtt : net->transport.initial_rto;
+  if (c->in_flight == 1 && net->delayed_ack > 1) pto += net->ack_delay;
+  CsTime t = deadline_after(now_of(net), pto);
+  if (c->t_rto > 0 && t >= c->t_rto) return; /* the RTO comes first */
+  c->t_tlp = t;
+}
+
+/* ---- sending ---- */
+
+static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
+  Message *f = msg_of(net, fi);
+  Conn *c = conn_of(net, f);
+  uint32_t p = cs_net_packet_alloc(net, PKT_DATA);
+  Packet *pk = &net->pool[p];
+  CsTime now = now_of(net);
+  uint32_t payload = seq + 1 == f->n ? f->last_payload : net->mss;
+  pk->stamp = now;
+  pk->owner = fi;
+  pk->seq = seq;
+  pk->sack = 0;
+  pk->bytes = payload + net->header;
+  pk->xmit = ++f->xmits;
+  pk->hops = f->hops_fwd;
+  /* ecmp-packet: each transmission takes one of the message's paths */
+  pk->path = f->path_fwd + (f->n_paths > 1 ? ((pk->xmit * 2654435761u) >> 16) % f->n_paths * f->hops_fwd : 0);
+  pk->flags = (c->ops->ect ? F_ECT : 0) | (retx ? F_RETX : 0);
+  uint32_t slot = seq & f->ring_mask;
+  f->xmit_of[slot] = pk->xmit;
+  if (f->sent_at) f->sent_at[slot] = now;
+  if (f->rate) {
+    if (c->outstanding == 0) c->first_tx = c->delivered_time = now; /* a new send interval */
+    f->rate[slot] = (RateStamp){c->delivered, c->delivered_time, c->first_tx, c->app_limited != 0};
+  }
+  if (retx) { /* remember it, in transmission order */
+    CS_RING_PUSH(f->rtx, 16, ((Rtx){seq, pk->xmit, now}));
+  }
+  f->stats.wire_bytes += pk->bytes;
+  if (retx) {
+    f->stats.retransmissions++;
+    net->retransmissions++;
+  }
+  c->cc.last_send = now;
+  uint32_t bytes = pk->bytes;
+  if (c->cc.pacing_bps > 0) {
+    CsTime gap = (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
+    c->pace_next = MAX(c->pace_next, now) + gap;
+  }
+  CsTime start = cs_net_inject(net, p);
+  if (start > now && net->host_queue) {
+    c = conn_of(net, msg_of(net, fi));
+    CS_RING_PUSH(c->tsq, 16, ((Waiting){start, bytes}));
+    c->tsq_bytes += bytes;
+  }
+}
+
+/* TCP small queues: 0 when the connection may put another packet in its
+ * host's egress queue, else when it may (its oldest waiting packet starts). */
+static CsTime tsq_wait(CsNet *net, Conn *c, uint32_t port, CsTime now) {
+  while (c->tsq.len > 0 && CS_RING_FRONT(c->tsq).start <= now) {
+    c->tsq_bytes -= CS_RING_FRONT(c->tsq).bytes;
+    CS_RING_POP(c->tsq);
+  }
+  uint64_t limit = cs_net_host_queue_limit(net, port);
+  if (limit == 0 || c->tsq_bytes < limit) return 0;
+  return CS_RING_FRONT(c->tsq).start;
+}
+
+/* Linux's tcp_cwnd_restart: after an idle time the window halves per RTO
+ * idle, down to the initial window; ssthresh keeps what it knew. */
+static void cwnd_restart(Conn *c, CsTime idle) {
+  double restart = fmin(c->cc.cfg->init_cwnd, c->cc.cwnd), cwnd = c->cc.cwnd;
+  c->cc.ssthresh = fmax(c->cc.ssthresh, 0.75 * cwnd);
+  for (CsTime d = idle - c->rto; d > 0 && cwnd > restart; d -= c->rto) cwnd /= 2;
+  c->cc.cwnd = fmax(cwnd, restart);
+}
+
+/* The message's next packet to send: a lost one first, then a new one. */
+static bool next_packet(CsNet *net, Message *f, uint32_t *seq, bool *retx) {
+  if (f->sender_done) return false;
+  if (f->n_lost > 0) {
+    while (st_get(f, f->lost_scan) != S_LOST) f->lost_scan++;
+    *seq = f->lost_scan++;
+    *retx = true;
+    f->n_lost--;
+    return true;
+  }
+  if (f->nxt < f->n && f->nxt - f->una <= f->ring_mask && f->nxt - f->una < net->window) {
+    *seq = f->nxt++;
+    *retx = false;
+    return true;
+  }
+  return false;
+}
+
+/* Send what the window allows, the oldest message first. */
+static void conn_send(CsNet *net, uint32_t ci) {
+  Conn *c = &net->conns[ci];
+  if (c->t_send > 0 || c->head == NONE) return; /* paused, or nothing to send */
+  CsTime now = now_of(net);
+  double w = fmin(c->cc.cwnd, (double)net->window);
+  uint32_t limit = w < 1.0 ? 1 : (uint32_t)w;
+  if (c->in_flight >= limit) return;
+  bool sent = false;
+  uint32_t first_port = g_array_index(net->arena, uint32_t, net->msgs[c->head].path_fwd);
+  for (uint32_t fi = c->head; fi != NONE && c->in_flight < limit;) {
+    Message *f = msg_of(net, fi);
+    if (f->n_lost == 0 && (f->nxt >= f->n || f->nxt - f->una > f->ring_mask || f->nxt - f->una >= net->window)) {
+      fi = f->next; /* nothing of its own to send */
+      continue;
+    }
+    /* TCP small queues: leave packets in the socket, not in a long host
+     * queue where the ACKs and the other connections' packets would wait
+     * behind them */
+    CsTime wake = tsq_wait(net, c, first_port, now);
+    if (wake == 0 && c->cc.pacing_bps > 0 && c->pace_next > now) wake = c->pace_next;
+    if (wake) {
+      c->t_send = wake;
+      break;
+    }
+    if (c->idle) { /* the first packet after a time with nothing in flight */
+      c->idle = false;
+      if (net->idle_restart && c->cc.last_send >= 0 && now - c->cc.last_send > c->rto) {
+        cwnd_restart(c, now - c->cc.last_send);
+        if (c->ops->on_event) c->ops->on_event(&c->cc, CS_CC_CWND_RESTART, now);
+        w = fmin(c->cc.cwnd, (double)net->window);
+        limit = w < 1.0 ? 1 : (uint32_t)w;
+      }
+      if (c->ops->on_event) c->ops->on_event(&c->cc, CS_CC_TX_START, now);
+    }
+    uint32_t seq;
+    bool retx;
+    if (!next_packet(net, f, &seq, &retx)) {
+      fi = f->next;
+      continue;
+    }
+    st_set(f, seq, S_FLIGHT);
+    f->in_flight++;
+    send_data(net, fi, seq, retx);
+    c = &net->conns[ci];
+    c->in_flight++;
+    /* as Linux: the retransmission of the oldest packet restarts the RTO */
+    if (retx && fi == c->head && seq == msg_of(net, fi)->una) arm_rto(net, c);
+    if (!retx) {
+      c->outstanding++;
+      c->sent_hi = MAX(c->sent_hi, f->base + seq + 1);
+    }
+    sent = true;
+  }
+  if (sent) {
+    if (c->t_rto == 0) arm_rto(net, c);
+    if (c->t_tlp == 0) arm_tlp(net, c);
+  }
+  timer_update(net, ci);
+}
+
+/* ---- loss detection ---- */
+
+/* A loss was detected: start a recovery episode unless one is running. */
+static void enter_recovery(CsNet *net, Conn *c, uint64_t pos) {
+  if (c->in_recovery || pos < c->no_cut_until) return;
+  c->in_recovery = true;
+  c->recover = c->sent_hi;
+  c->t_tlp = 0;
+  if (c->ops->on_loss) c->ops->on_loss(&c->cc, now_of(net));
+}
+
+static void mark_lost(Message *f, Conn *c, uint32_t seq) {
+  st_set(f, seq, S_LOST);
+  f->in_flight--;
+  c->in_flight--;
+  f->n_lost++;
+  if (seq < f->lost_scan) f->lost_scan = seq;
+}
+
+/* sack: a packet with DUP_THRESH packets received after it is lost; a
+ * retransmission when DUP_THRESH later transmissions arrived. */
+static uint32_t detect_dupthresh(CsNet *net, Message *f, Conn *c, uint32_t ack_xmit) {
+  uint32_t lost = 0;
+  if (f->loss_scan < f->una) f->loss_scan = f->una;
+  while (f->loss_scan + DUP_THRESH < f->high_sacked) {
+    if (st_get(f, f->loss_scan) == S_FLIGHT) {
+      mark_lost(f, c, f->loss_scan);
+      enter_recovery(net, c, f->base + f->loss_scan);
+      lost++;
+    }
+    f->loss_scan++;
+  }
+  while (f->rtx.len > 0 && CS_RING_FRONT(f->rtx).xmit + DUP_THRESH < ack_xmit) {
+    uint32_t seq = CS_RING_FRONT(f->rtx).seq, xm = CS_RING_FRONT(f->rtx).xmit;
+    CS_RING_POP(f->rtx);
+    if (seq >= f->una && seq < f->nxt && st_get(f, seq) == S_FLIGHT && f->xmit_of[seq & f->ring_mask] == xm) {
+      mark_lost(f, c, seq);
+      enter_recovery(net, c, f->base + seq);
+      lost++;
+    }
+  }
+  return lost;
+}
+
+/* RACK's reordering window (RFC 8985 6.2 step 4). */
+static CsTime rack_reo_wnd(const CsNet *net, const Conn *c, const Message *f) {
+  const RttState *st = &net->rtts[c->pair];
+  if (!c->reordering_seen && (c->in_recovery || f->sacked_out >= DUP_THRESH)) return 0;
+  CsTime w = st->min_rtt > 0 ? (CsTime)c->reo_wnd_mult * st->min_rtt / 4 : 0;
+  return st->have_rtt ? MIN(w, st->srtt) : w;
+}
+
+/* Sent before RACK's latest delivery (by time, then stream position). */
+static inline bool rack_before(const Conn *c, CsTime sent, uint64_t pos) {
+  return sent < c->rack_xmit || (sent == c->rack_xmit && pos < c->rack_pos);
+}
+
+/* rack: judge the message's packets sent before the latest delivery, in
+ * the order they were sent (originals by sequence, then retransmissions),
+ * stopping at the first one whose deadline has not come; returns the
+ * packets marked lost and sets *next to that deadline (or leaves it). */
+static uint32_t detect_rack(CsNet *net, Message *f, Conn *c, CsTime *next) {
+  if (c->rack_xmit < 0) return 0;
+  CsTime now = now_of(net), wnd = c->rack_rtt + rack_reo_wnd(net, c, f);
+  uint32_t lost = 0;
+  if (f->loss_scan < f->una) f->loss_scan = f->una;
+  while (f->loss_scan < f->nxt) {
+    uint32_t s = f->loss_scan;
+    if (st_get(f, s) == S_FLIGHT) {
+      CsTime sent = f->sent_at[s & f->ring_mask];
+      if (!rack_before(c, sent, f->base + s)) break;
+      if (sent + wnd > now) {
+        *next = MIN(*next, sent + wnd);
+        break;
+      }
+      mark_lost(f, c, s);
+      enter_recovery(net, c, f->base + s);
+      lost++;
+    }
+    f->loss_scan++;
+  }
+  while (f->rtx.len > 0) {
+    Rtx r = CS_RING_FRONT(f->rtx);
+    if (r.seq < f->una || r.seq >= f->nxt || st_get(f, r.seq) != S_FLIGHT || f->xmit_of[r.seq & f->ring_mask] != r.xmit) {
+      CS_RING_POP(f->rtx); /* delivered, or sent again since */
+      continue;
+    }
+    if (!rack_before(c, r.sent, f->base + r.seq)) break;
+    if (r.sent + wnd > now) {
+      *next = MIN(*next, r.sent + wnd);
+      break;
+    }
+    CS_RING_POP(f->rtx);
+    mark_lost(f, c, r.seq);
+    enter_recovery(net, c, f->base + r.seq);
+    lost++;
+  }
+  return lost;
+}
+
+static uint32_t detect_rack_conn(CsNet *net, Conn *c) {
+  CsTime next = CS_TIME_MAX;
+  uint32_t lost = 0;
+  for (uint32_t fi = c->head; fi != NONE; fi = net->msgs[fi].next) lost += detect_rack(net, msg_of(net, fi), c, &next);
+  c->t_reo = next == CS_TIME_MAX ? 0 : next;
+  return lost;
+}
+
+/* ---- the sender's end ---- */
+
+static void message_finished(CsNet *net) {
+  if (--net->active == 0 && net->idle_fn) net->idle_fn(net->idle_ctx);
+}
+
+static void unlink_sender(CsNet *net, Conn *c, uint32_t fi) {
+  uint32_t prev = NONE;
+  for (uint32_t x = c->head; x != NONE; prev = x, x = net->msgs[x].next) {
+    if (x != fi) continue;
+    uint32_t next = net->msgs[x].next;
+    if (prev == NONE) c->head = next;
+    else net->msgs[prev].next = next;
+    if (c->tail == fi) c->tail = prev;
+    break;
+  }
+  net->msgs[fi].next = NONE;
+}
+
+static void finish_sender(CsNet *net, uint32_t fi) {
+  Message *f = msg_of(net, fi);
+  Conn *c = conn_of(net, f);
+  f->sender_done = true;
+  c->in_flight -= f->in_flight;
+  c->outstanding -= f->nxt - f->una;
+  f->in_flight = 0;
+  unlink_sender(net, c, fi);
+  g_free(f->state);
+  f->state = NULL;
+  g_free(f->xmit_of);
+  f->xmit_of = NULL;
+  g_free(f->sent_at);
+  f->sent_at = NULL;
+  g_free(f->rate);
+  f->rate = NULL;
+  CS_RING_FREE(f->rtx);
+  if (c->outstanding == 0) {
+    c->t_rto = c->t_tlp = c->t_reo = 0;
+    c->idle = c->in_flight == 0;
+  }
+  if (f->stats.delivered || f->stats.failed) message_finished(net);
+}
+
 static void rtt_sample(CsNet *net, Conn *c, CsTime r) {
-  RttState *st = c->rtt;
+  RttState *st = rtt_of(net, c);
   if (!st->have_rtt) {
     st->srtt = r;
     st->rttvar = r / 2;
@@ -177,80 +447,146 @@ static void rtt_sample(CsNet *net, Conn *c, CsTime r) {
     st->rttvar = (3 * st->rttvar + err) / 4;
     st->srtt = (7 * st->srtt + r) / 8;
   }
+  if (st->min_rtt < 0 || r < st->min_rtt) st->min_rtt = r;
   c->rto = rto_of(net, st); /* a new sample also ends any backoff */
+}
+
+/* The delivery-rate sample of an ACK (Linux's tcp_rate_gen), from the
+ * packet it acknowledges: what it recorded when sent, and when it was. */
+static void rate_sample(CsNet *net, Conn *c, const RateStamp *rs, CsTime sent, CsAck *info) {
+  info->delivered = c->delivered;
+  info->prior_delivered = rs->delivered;
+  info->app_limited = rs->app_limited;
+  CsTime interval = MAX(sent - rs->first_tx, info->now - rs->delivered_time);
+  c->first_tx = sent;
+  CsTime min_rtt = rtt_of(net, c)->min_rtt;
+  if (interval <= 0 || (min_rtt > 0 && interval < min_rtt)) return; /* too short to be a rate */
+  info->rate_interval = interval;
+  info->rate_bps = (double)(c->delivered - rs->delivered) * 8.0 * (net->mss + net->header) * 1e12 / (double)interval;
 }
 
 static void sender_ack(CsNet *net, const Packet *ack) {
   uint32_t fi = ack->owner;
   Message *f = msg_of(net, fi);
   if (f->sender_done) return;
-  Conn *c = conn_of(net, f);
-  CsTime now = cs_engine_now(net->engine);
+  uint32_t ci = f->conn;
+  Conn *c = &net->conns[ci];
+  CsTime now = now_of(net);
   uint32_t newly = 0;
-  bool sample_ok = false;
+  bool sample_ok = false, rate_ok = false;
   uint32_t s = ack->sack;
   if (s >= f->una && s < f->nxt && st_get(f, s) != S_DONE) {
     uint8_t st = st_get(f, s);
-    if (st == S_FLIGHT) f->in_flight--;
+    if (st == S_FLIGHT) f->in_flight--, c->in_flight--;
     else if (st == S_LOST) f->n_lost--;
     st_set(f, s, S_DONE);
+    if (s >= ack->seq) f->sacked_out++;
     newly++;
     sample_ok = !(ack->flags & F_RETX);
+    rate_ok = f->rate && f->xmit_of[s & f->ring_mask] == ack->xmit;
+    /* an original arriving below one delivered earlier: reordering */
+    if (!(ack->flags & F_RETX) && s + 1 < f->high_sacked) c->reordering_seen = true;
   }
   if (s + 1 > f->high_sacked) f->high_sacked = s + 1;
+  RateStamp rs = rate_ok ? f->rate[s & f->ring_mask] : (RateStamp){0};
   uint32_t old_una = f->una;
   /* slots behind una are cleared for the packets a ring later */
   while (f->una < ack->seq) {
     uint8_t st = st_get(f, f->una);
     if (st != S_DONE) {
-      if (st == S_FLIGHT) f->in_flight--;
+      if (st == S_FLIGHT) f->in_flight--, c->in_flight--;
       else if (st == S_LOST) f->n_lost--;
       newly++;
+    } else if (f->sacked_out > 0) {
+      f->sacked_out--;
     }
     st_set(f, f->una, S_UNSENT);
     f->una++;
   }
-  while (f->una < f->nxt && st_get(f, f->una) == S_DONE) st_set(f, f->una++, S_UNSENT);
+  while (f->una < f->nxt && st_get(f, f->una) == S_DONE) {
+    if (f->sacked_out > 0) f->sacked_out--;
+    st_set(f, f->una++, S_UNSENT);
+  }
   if (f->lost_scan < f->una) f->lost_scan = f->una;
-  CsAck info = {newly, (ack->flags & F_ECE) != 0, sample_ok ? now - ack->stamp : -1, f->una, f->nxt, now};
+  c->outstanding -= f->una - old_una;
+  c->delivered += newly;
+  if (newly) c->delivered_time = now;
+  if (c->app_limited && c->delivered > c->app_limited) c->app_limited = 0;
+
+  CsAck info = {.newly = newly, .ece = (ack->flags & F_ECE) != 0, .rtt = sample_ok ? now - ack->stamp : -1,
+                .now = now};
   if (sample_ok) rtt_sample(net, c, info.rtt);
+  /* RACK: the latest delivered transmission (its time is echoed) */
+  if (c->rack && newly > 0) {
+    CsTime rtt = now - ack->stamp;
+    const RttState *st = rtt_of(net, c);
+    bool spurious = (ack->flags & F_RETX) && st->min_rtt > 0 && rtt < st->min_rtt;
+    uint64_t pos = f->base + s;
+    if (!spurious && (ack->stamp > c->rack_xmit || (ack->stamp == c->rack_xmit && pos > c->rack_pos))) {
+      c->rack_xmit = ack->stamp;
+      c->rack_pos = pos;
+      c->rack_rtt = rtt;
+    }
+  }
+  if (rate_ok) rate_sample(net, c, &rs, f->sent_at[s & f->ring_mask], &info);
+  if (newly > 0) c->tlp_out = false;
+
+  uint64_t una = conn_una(net, c);
+  if (c->rack) { /* a duplicate arrived: a retransmission was spurious, widen the window */
+    if (c->dsack_round && una >= c->dsack_round) c->dsack_round = 0;
+    if (!c->dsack_round && (ack->flags & F_DSACK)) {
+      c->dsack_round = MAX(c->sent_hi, 1);
+      c->reo_wnd_mult++;
+      c->reo_wnd_persist = 16;
+    }
+  }
+  info.lost = c->rack ? detect_rack_conn(net, c) : detect_dupthresh(net, f, c, ack->xmit);
+  if ((c->in_recovery && una >= c->recover) || (c->in_loss && una >= c->no_cut_until)) {
+    c->in_recovery = c->in_loss = false;
+    if (c->rack && c->reo_wnd_persist > 0 && --c->reo_wnd_persist == 0) c->reo_wnd_mult = 1;
+    if (c->ops->on_event) c->ops->on_event(&c->cc, CS_CC_RECOVERY_END, now);
+  }
+  info.una = una;
+  info.nxt = c->sent_hi;
+  info.in_flight = c->in_flight;
+  info.min_rtt = rtt_of(net, c)->min_rtt;
+  info.srtt = rtt_of(net, c)->have_rtt ? rtt_of(net, c)->srtt : -1;
+  info.in_recovery = c->in_recovery || c->in_loss;
   if (c->ops->on_ack) c->ops->on_ack(&c->cc, &info);
-
-  /* the duplicate-threshold rule: a packet with DUP_THRESH packets
-   * received after it is lost */
-  if (f->loss_scan < f->una) f->loss_scan = f->una;
-  while (f->loss_scan + DUP_THRESH < f->high_sacked) {
-    if (st_get(f, f->loss_scan) == S_FLIGHT) {
-      mark_lost(f, f->loss_scan);
-      enter_recovery(f, c, f->loss_scan);
-    }
-    f->loss_scan++;
+  if (newly > 0 && !c->in_recovery && c->ops->cong_avoid) c->ops->cong_avoid(&c->cc, &info);
+  if (c->cc.mark_app_limited) {
+    c->app_limited = MAX(c->delivered + c->in_flight, 1);
+    c->cc.mark_app_limited = false;
   }
-  /* a retransmission is lost when DUP_THRESH later transmissions arrived */
-  while (f->rtx.len > 0 && CS_RING_FRONT(f->rtx).xmit + DUP_THRESH < ack->xmit) {
-    uint32_t seq = CS_RING_FRONT(f->rtx).seq, xm = CS_RING_FRONT(f->rtx).xmit;
-    CS_RING_POP(f->rtx);
-    if (seq >= f->una && seq < f->nxt && st_get(f, seq) == S_FLIGHT && f->xmit_of[seq & f->ring_mask] == xm) {
-      mark_lost(f, seq);
-      enter_recovery(f, c, seq);
-    }
-  }
-  if (f->in_recovery && f->una > f->recover) f->in_recovery = false;
+  if (G_UNLIKELY(net->conn_trace_fn)) conn_trace(net, ci);
 
-  if (newly > 0 && !f->in_recovery && c->ops->cong_avoid) c->ops->cong_avoid(&c->cc, &info);
   if (f->una > old_una) {
     c->consecutive_timeouts = 0;
-    if (f->una == f->n) {
-      finish_sender(net, fi);
-      return;
-    }
-    arm_timer(net, fi); /* RFC 6298 (5.3): restart on new data acknowledged */
+    arm_rto(net, c); /* RFC 6298 (5.3): restart on new data acknowledged */
+    if (f->una == f->n) finish_sender(net, fi);
   }
-  send_more(net, fi);
+  c = &net->conns[ci];
+  if (c->outstanding == 0) {
+    c->t_rto = c->t_tlp = c->t_reo = 0;
+  } else {
+    if (c->t_rto == 0) arm_rto(net, c);
+    arm_tlp(net, c);
+  }
+  if (c->in_flight == 0 && c->outstanding == 0) c->idle = true;
+  conn_send(net, ci);
+  c = &net->conns[ci];
+  /* the sender has nothing more to send while the window has room */
+  if (c->ops->rate && c->in_flight < (uint32_t)c->cc.cwnd && c->t_send == 0) {
+    bool more = false;
+    for (uint32_t x = c->head; x != NONE && !more; x = net->msgs[x].next)
+      more = net->msgs[x].n_lost > 0 || net->msgs[x].nxt < net->msgs[x].n;
+    if (!more) c->app_limited = MAX(c->delivered + c->in_flight, 1);
+  }
+  timer_update(net, ci);
 }
 
-/* Give up after max_timeouts: a message its receiver already has is
- * delivered all the same (only its acknowledgements never came back). */
+/* Give up on a message after max_timeouts: one its receiver already has
+ * is delivered all the same (only its acknowledgements never came back). */
 static void fail_message(CsNet *net, uint32_t fi) {
   Message *f = msg_of(net, fi);
   if (f->stats.delivered) {
@@ -258,7 +594,7 @@ static void fail_message(CsNet *net, uint32_t fi) {
     return;
   }
   f->stats.failed = true;
-  f->stats.end = cs_engine_now(net->engine);
+  f->stats.end = now_of(net);
   net->failed++;
   g_free(f->rcv_bits);
   f->rcv_bits = NULL;
@@ -269,56 +605,79 @@ static void fail_message(CsNet *net, uint32_t fi) {
   if (fn) fn(ctx, fi, true);
 }
 
-static void on_timer(CsEngine *e, void *ctx, uint64_t arg) {
-  CsNet *net = ctx;
-  uint32_t fi = (uint32_t)arg;
-  Message *f = msg_of(net, fi);
-  f->timer_event = false;
-  if (f->sender_done || f->deadline == 0) return;
-  CsTime now = cs_engine_now(e);
-  if (now < f->deadline) { /* re-armed since: sleep until the new deadline */
-    f->timer_event = true;
-    f->timer_at = f->deadline;
-    f->timer_id = cs_engine_schedule_at(e, f->deadline, on_timer, net, fi);
-    return;
-  }
-  f->deadline = 0;
-  f->stats.timeouts++;
+static void on_rto(CsNet *net, uint32_t ci) {
+  Conn *c = &net->conns[ci];
+  CsTime now = now_of(net);
   net->timeouts++;
-  Conn *c = conn_of(net, f);
   if (++c->consecutive_timeouts >= net->max_timeouts) {
-    fail_message(net, fi);
+    /* every message of the connection waits behind the one that cannot get through */
+    while (c->head != NONE) {
+      uint32_t fi = c->head;
+      msg_of(net, fi)->stats.timeouts++;
+      fail_message(net, fi);
+      c = &net->conns[ci];
+    }
+    c->t_rto = c->t_tlp = c->t_reo = 0;
     return;
   }
-  for (uint32_t seq = f->una; seq < f->nxt; seq++)
-    if (st_get(f, seq) == S_FLIGHT) mark_lost(f, seq);
-  if (c->ops->on_timeout) c->ops->on_timeout(&c->cc);
+  for (uint32_t fi = c->head; fi != NONE; fi = net->msgs[fi].next) {
+    Message *f = msg_of(net, fi);
+    if (f->una == f->nxt) continue;
+    f->stats.timeouts++;
+    for (uint32_t seq = f->una; seq < f->nxt; seq++)
+      if (st_get(f, seq) == S_FLIGHT) mark_lost(f, c, seq);
+    f->rtx.len = 0; /* every retransmission in flight is presumed lost now */
+  }
+  if (c->ops->on_timeout) c->ops->on_timeout(&c->cc, now);
   /* slow start again (RFC 5681); losses of what was sent before the
    * timeout are part of it and cause no further cut */
-  f->in_recovery = false;
-  f->no_cut_until = f->nxt;
-  f->rtx.len = 0; /* every retransmission in flight is presumed lost now */
+  c->in_recovery = false;
+  c->in_loss = true;
+  c->no_cut_until = c->sent_hi;
+  c->tlp_out = false;
+  c->t_tlp = c->t_reo = 0;
   c->rto = MIN(2 * c->rto, MAX_RTO); /* back off until an ACK brings a new sample */
-  send_more(net, fi);
-  f = msg_of(net, fi);
-  if (f->deadline == 0 && !f->sender_done) arm_timer(net, fi);
+  arm_rto(net, c);
+  if (G_UNLIKELY(net->conn_trace_fn)) conn_trace(net, ci);
 }
 
-static void receiver_data(CsNet *net, const Packet *pk) {
-  uint32_t fi = pk->owner;
-  Message *f = msg_of(net, fi);
-  if (f->rcv_bits && pk->seq >= f->rcv_nxt) {
-    uint32_t s = pk->seq & f->ring_mask;
-    f->rcv_bits[s / 64] |= 1ULL << (s % 64);
-    for (;;) {
-      uint32_t r = f->rcv_nxt & f->ring_mask;
-      if (f->rcv_nxt >= f->n || !(f->rcv_bits[r / 64] >> (r % 64) & 1)) break;
-      f->rcv_bits[r / 64] &= ~(1ULL << (r % 64));
-      f->rcv_nxt++;
+/* RFC 8985 7.3: send one new packet if there is one, else the last one
+ * sent again, to elicit the ACK that lets RACK see a lost tail. */
+static void on_tlp(CsNet *net, uint32_t ci) {
+  Conn *c = &net->conns[ci];
+  if (c->in_recovery || c->outstanding == 0) return;
+  uint32_t last = NONE;
+  for (uint32_t fi = c->head; fi != NONE; fi = net->msgs[fi].next) {
+    Message *f = msg_of(net, fi);
+    if (f->nxt < f->n && f->nxt - f->una <= f->ring_mask && f->nxt - f->una < net->window) {
+      uint32_t seq = f->nxt++;
+      st_set(f, seq, S_FLIGHT);
+      f->in_flight++;
+      send_data(net, fi, seq, false);
+      c = &net->conns[ci];
+      c->in_flight++;
+      c->outstanding++;
+      c->sent_hi = MAX(c->sent_hi, f->base + seq + 1);
+      c->tlp_out = true;
+      arm_rto(net, c);
+      return;
     }
+    if (f->nxt > f->una) last = fi;
   }
-  if (f->stats.failed) return; /* abandoned: the sender listens no more */
-  /* the acknowledgement, at once */
+  if (last == NONE) return;
+  Message *f = msg_of(net, last);
+  uint32_t seq = f->nxt - 1;
+  if (st_get(f, seq) != S_FLIGHT) return; /* lost already: recovery sends it */
+  send_data(net, last, seq, true);
+  c = &net->conns[ci];
+  c->tlp_out = true;
+  arm_rto(net, c);
+}
+
+/* ---- the receiver's end ---- */
+
+static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ece, bool dup) {
+  Message *f = msg_of(net, fi);
   uint32_t p = cs_net_packet_alloc(net, PKT_ACK);
   Packet *a = &net->pool[p];
   a->stamp = pk->stamp;
@@ -326,15 +685,72 @@ static void receiver_data(CsNet *net, const Packet *pk) {
   a->seq = f->rcv_nxt;
   a->sack = pk->seq;
   a->bytes = net->ack_bytes;
-  a->path = f->path_rev;
   a->hops = f->hops_rev;
-  a->flags = ((pk->flags & F_CE) ? F_ECE : 0) | (pk->flags & F_RETX);
+  a->path = f->path_rev + (f->n_paths > 1 ? ((pk->xmit * 2246822519u) >> 16) % f->n_paths * f->hops_rev : 0);
+  a->flags = (ece ? F_ECE : 0) | (pk->flags & F_RETX) | (dup ? F_DSACK : 0);
   a->xmit = pk->xmit;
+  uint32_t covers = MAX(c->ack_count, 1);
+  c->quick = c->quick > covers ? c->quick - covers : 0;
+  c->ack_msg = NONE;
+  c->ack_count = 0;
+  c->t_ack = 0;
   cs_net_inject(net, p);
+}
+
+/* The held-back ACK, now. */
+static void flush_ack(CsNet *net, uint32_t ci) {
+  Conn *c = &net->conns[ci];
+  if (c->ack_msg == NONE) return;
+  Packet pk = c->ack_pkt;
+  send_ack(net, c, c->ack_msg, &pk, c->ack_ce, false);
+}
+
+static void receiver_data(CsNet *net, const Packet *pk) {
+  uint32_t fi = pk->owner;
+  Message *f = msg_of(net, fi);
+  uint32_t ci = f->conn;
+  Conn *c = &net->conns[ci];
+  CsTime now = now_of(net);
+  uint32_t old_nxt = f->rcv_nxt;
+  bool dup = pk->seq < f->rcv_nxt; /* a duplicate: D-SACK it (RFC 2883) */
+  if (f->rcv_bits && pk->seq >= f->rcv_nxt) {
+    uint32_t s = pk->seq & f->ring_mask;
+    dup = f->rcv_bits[s / 64] >> (s % 64) & 1;
+    f->rcv_bits[s / 64] |= 1ULL << (s % 64);
+    for (;;) {
+      uint32_t r = f->rcv_nxt & f->ring_mask;
+      if (f->rcv_nxt >= f->n || !(f->rcv_bits[r / 64] >> (r % 64) & 1)) break;
+      f->rcv_bits[r / 64] &= ~(1ULL << (r % 64));
+      f->rcv_nxt++;
+    }
+    if (pk->seq + 1 > f->rcv_high) f->rcv_high = pk->seq + 1;
+  }
+  if (f->stats.failed) return; /* abandoned: the sender listens no more */
+  bool ce = (pk->flags & F_CE) != 0;
+  if (net->delayed_ack <= 1) {
+    send_ack(net, c, fi, pk, ce, dup);
+  } else {
+    /* Linux's rules for an ACK at once; else every delayed_ack-th packet */
+    if (c->last_rcv >= 0 && now - c->last_rcv > c->rto) c->quick = QUICKACKS; /* a long gap */
+    c->last_rcv = now;
+    if (c->ack_msg != NONE && (c->ack_msg != fi || c->ack_ce != ce)) flush_ack(net, ci);
+    bool in_order = pk->seq == old_nxt && f->rcv_nxt == old_nxt + 1;
+    bool now_ack = c->quick > 0 || !in_order || f->rcv_high > f->rcv_nxt || f->rcv_nxt == f->n || c->ack_count + 1 >= net->delayed_ack;
+    c->ack_msg = fi;
+    c->ack_ce = ce;
+    c->ack_pkt = *pk;
+    c->ack_count++;
+    if (now_ack || dup) {
+      send_ack(net, c, fi, pk, ce, dup);
+    } else if (c->t_ack == 0) {
+      c->t_ack = deadline_after(now, net->ack_delay);
+      timer_update(net, ci);
+    }
+  }
   f = msg_of(net, fi);
   if (f->rcv_nxt == f->n && !f->stats.delivered) {
     f->stats.delivered = true;
-    f->stats.end = cs_engine_now(net->engine);
+    f->stats.end = now;
     g_free(f->rcv_bits);
     f->rcv_bits = NULL;
     bool finished = f->sender_done;
@@ -351,26 +767,78 @@ void cs_transport_receive(CsNet *net, uint32_t p) {
   else sender_ack(net, &pk);
 }
 
-/* A connection for a new message (today one each; the RTT estimate is the
- * host pair's). */
-static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst) {
+static void on_conn_timer(CsEngine *e, void *ctx, uint64_t arg) {
+  CsNet *net = ctx;
+  uint32_t ci = (uint32_t)arg;
+  Conn *c = &net->conns[ci];
+  c->timer_event = false;
+  CsTime now = cs_engine_now(e);
+  if (c->t_ack > 0 && c->t_ack <= now) flush_ack(net, ci);
+  c = &net->conns[ci];
+  if (c->t_send > 0 && c->t_send <= now) c->t_send = 0;
+  if (c->t_reo > 0 && c->t_reo <= now) detect_rack_conn(net, c);
+  if (c->t_rto > 0 && c->t_rto <= now) {
+    c->t_rto = 0;
+    on_rto(net, ci);
+  } else if (c->t_tlp > 0 && c->t_tlp <= now) {
+    c->t_tlp = 0;
+    on_tlp(net, ci);
+  }
+  conn_send(net, ci);
+  timer_update(net, ci);
+}
+
+/* ---- connections and messages ---- */
+
+static uint32_t pair_of(CsNet *net, uint32_t src, uint32_t dst) {
+  guint64 key = ((guint64)src << 32) | dst;
+  uint32_t pi = GPOINTER_TO_UINT(g_hash_table_lookup(net->pairs, &key));
+  if (pi) return pi - 1;
+  pi = net->n_pairs;
+  if (net->n_pairs == net->cap_pairs) {
+    net->cap_pairs = net->cap_pairs ? 2 * net->cap_pairs : 64;
+    net->rtts = g_renew(RttState, net->rtts, net->cap_pairs);
+    net->pair_conn = g_renew(uint32_t, net->pair_conn, net->cap_pairs);
+  }
+  net->n_pairs++;
+  net->rtts[pi] = (RttState){.min_rtt = -1};
+  net->pair_conn[pi] = NONE;
+  guint64 *k = g_new(guint64, 1);
+  *k = key;
+  g_hash_table_insert(net->pairs, k, GUINT_TO_POINTER(pi + 1));
+  return pi;
+}
+
+static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst, uint32_t pair) {
   CS_GROW(net->conns, net->n_conns, net->cap_conns, 64);
   uint32_t ci = net->n_conns++;
   Conn *c = &net->conns[ci];
   memset(c, 0, sizeof *c);
   c->ops = net->cc;
+  c->cc.cfg = &net->cc_cfg;
   c->cc.max_cwnd = (double)net->window;
-  c->ops->init(&c->cc, (double)net->init_cwnd);
-  guint64 key = ((guint64)src << 32) | dst;
-  c->rtt = g_hash_table_lookup(net->rtt_by_pair, &key);
-  if (!c->rtt) {
-    guint64 *k = g_new(guint64, 1);
-    *k = key;
-    c->rtt = g_new0(RttState, 1);
-    g_hash_table_insert(net->rtt_by_pair, k, c->rtt);
-  }
-  c->rto = rto_of(net, c->rtt);
+  c->cc.seed = cs_rng_stream_id("connection", net->seed, ci);
+  c->ops->init(&c->cc);
+  c->pair = pair;
+  c->src = src;
+  c->dst = dst;
+  c->head = c->tail = NONE;
+  c->ack_msg = NONE;
+  c->rack = net->rack;
+  c->reo_wnd_mult = 1;
+  c->idle = true;
+  c->cc.last_send = c->last_rcv = c->rack_xmit = -1;
+  c->quick = net->delayed_ack > 1 ? QUICKACKS : 0;
+  c->rto = rto_of(net, &net->rtts[pair]);
   return ci;
+}
+
+/* The connection a new message goes on. */
+static uint32_t conn_for(CsNet *net, uint32_t src, uint32_t dst) {
+  uint32_t pair = pair_of(net, src, dst);
+  if (!net->persistent) return open_conn(net, src, dst, pair);
+  if (net->pair_conn[pair] == NONE) net->pair_conn[pair] = open_conn(net, src, dst, pair);
+  return net->pair_conn[pair];
 }
 
 uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
@@ -387,23 +855,64 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   f->last_payload = (uint32_t)(payload - (n - 1) * net->mss);
   f->fn = fn;
   f->ctx = ctx;
+  f->next = NONE;
   /* one hash per message: ECMP keeps a message on one path (the stream's
-   * name, "flow", is what the results' paths were drawn with) */
-  uint64_t hash = cs_rng_stream_id("flow", net->seed, fi);
-  f->path_fwd = cs_net_add_path(net, net->t->hosts[src], dst, hash, &f->hops_fwd);
-  f->path_rev = cs_net_add_path(net, net->t->hosts[dst], src, hash, &f->hops_rev);
+   * name, "flow", is what the results' paths were drawn with); with
+   * ecmp-packet, n_paths paths drawn with the hashes that follow */
+  f->n_paths = net->n_paths;
+  for (uint32_t k = 0; k < net->n_paths; k++) {
+    uint64_t hash = cs_rng_stream_id("flow", net->seed, (uint64_t)fi * net->n_paths + k);
+    uint32_t fwd = cs_net_add_path(net, net->t->hosts[src], dst, hash, &f->hops_fwd);
+    uint32_t rev = cs_net_add_path(net, net->t->hosts[dst], src, hash, &f->hops_rev);
+    if (k == 0) f->path_fwd = fwd, f->path_rev = rev;
+  }
+  if (net->n_paths > 1) { /* the arena holds fwd0 rev0 fwd1 rev1 ...: lay them out as fwd... rev... */
+    uint32_t hf = f->hops_fwd, hr = f->hops_rev, np = net->n_paths;
+    uint32_t *tmp = g_new(uint32_t, np * (hf + hr));
+    uint32_t *a = &g_array_index(net->arena, uint32_t, f->path_fwd);
+    for (uint32_t k = 0; k < np; k++) {
+      memcpy(tmp + k * hf, a + k * (hf + hr), hf * sizeof *tmp);
+      memcpy(tmp + np * hf + k * hr, a + k * (hf + hr) + hf, hr * sizeof *tmp);
+    }
+    memcpy(a, tmp, np * (hf + hr) * sizeof *tmp);
+    g_free(tmp);
+    f->path_rev = f->path_fwd + np * hf;
+  }
   uint64_t ring = 64;
   while (ring < MIN(n, (uint64_t)net->window)) ring *= 2;
   f->ring_mask = (uint32_t)(ring - 1);
   f->state = g_new0(uint8_t, ring);
   f->xmit_of = g_new0(uint32_t, ring);
+  if (net->rack || net->cc->rate) f->sent_at = g_new0(CsTime, ring);
+  if (net->cc->rate) f->rate = g_new0(RateStamp, ring);
   f->rcv_bits = g_new0(uint64_t, ring / 64);
-  f->conn = open_conn(net, src, dst);
+  uint32_t ci = conn_for(net, src, dst);
+  f->conn = ci;
+  Conn *c = &net->conns[ci];
+  f->base = c->stream;
+  c->stream += n;
+  if (c->tail == NONE) c->head = fi;
+  else net->msgs[c->tail].next = fi;
+  c->tail = fi;
   f->stats = (CsMessageStats){.src = src, .dst = dst, .payload = payload, .packets = (uint32_t)n,
-                              .start = cs_engine_now(net->engine)};
+                              .start = now_of(net)};
   net->active++;
-  send_more(net, fi);
+  conn_send(net, ci);
   return fi;
+}
+
+void cs_net_set_conn_trace(CsNet *net, CsConnTraceFn fn, void *ctx) {
+  net->conn_trace_fn = fn;
+  net->conn_trace_ctx = ctx;
+}
+
+static void conn_trace(CsNet *net, uint32_t ci) {
+  const Conn *c = &net->conns[ci];
+  const RttState *st = rtt_of(net, c);
+  CsConnSample s = {ci, c->src, c->dst, now_of(net), c->cc.cwnd, c->cc.ssthresh, c->cc.pacing_bps,
+                    cs_cc_mode(c->ops, &c->cc), c->ops->bandwidth ? c->ops->bandwidth(&c->cc) : 0, c->in_flight,
+                    st->have_rtt ? st->srtt : -1};
+  net->conn_trace_fn(net->conn_trace_ctx, &s);
 }
 
 uint32_t cs_net_active(const CsNet *net) { return net->active; }
@@ -422,13 +931,18 @@ void cs_net_tag_message(CsNet *net, uint32_t msg, uint32_t iteration, uint32_t s
 const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg) { return &net->msgs[msg].stats; }
 
 void cs_transport_free(CsNet *net) {
-  if (net->rtt_by_pair) g_hash_table_destroy(net->rtt_by_pair);
+  if (net->pairs) g_hash_table_destroy(net->pairs);
+  g_free(net->rtts);
+  g_free(net->pair_conn);
   for (uint32_t i = 0; i < net->n_msgs; i++) {
     g_free(net->msgs[i].state);
     g_free(net->msgs[i].rcv_bits);
     g_free(net->msgs[i].xmit_of);
+    g_free(net->msgs[i].sent_at);
+    g_free(net->msgs[i].rate);
     CS_RING_FREE(net->msgs[i].rtx);
   }
   g_free(net->msgs);
+  for (uint32_t i = 0; i < net->n_conns; i++) CS_RING_FREE(net->conns[i].tsq);
   g_free(net->conns);
 }

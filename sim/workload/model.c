@@ -201,7 +201,7 @@ bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, 
   g_string_append_printf(terms, "; %u bucket%s of %s elements", nb, nb == 1 ? "" : "s", cs_format_count((int64_t)per, b1));
   if (e.last_n != per) g_string_append_printf(terms, " (the last %s)", cs_format_count((int64_t)e.last_n, b2));
   g_string_append_printf(terms, "; messages cross %.2f hops on average (%s)", m->hops_mean,
-                         routing == CS_ROUTING_ECMP ? "ECMP: bytes spread evenly over the equal-cost paths" : "shortest paths");
+                         routing != CS_ROUTING_SHORTEST ? "ECMP: bytes spread evenly over the equal-cost paths" : "shortest paths");
   m->terms = g_string_free(terms, FALSE);
 
   bucket_clear(&full);

@@ -10,16 +10,16 @@
 
 typedef struct {
   double alpha;
-  uint32_t win_end;   /* the window of data being counted ends here */
+  uint64_t win_end;   /* the window of data being counted ends here */
   uint32_t acks, marks;
-  uint32_t cwr_end;   /* no second cut before una passes it */
+  uint64_t cwr_end;   /* no second cut before una passes it */
 } CS_CC_PRIV Dctcp;
 _Static_assert(sizeof(Dctcp) <= sizeof(((CsCc *)0)->priv), "Dctcp fits in CsCc.priv");
 
 #define G (1.0 / 16.0)
 
-static void dctcp_init(CsCc *cc, double init_cwnd) {
-  cc->cwnd = init_cwnd;
+static void dctcp_init(CsCc *cc) {
+  cc->cwnd = cc->cfg->init_cwnd;
   cc->ssthresh = INFINITY;
   *(Dctcp *)cc->priv = (Dctcp){.alpha = 1.0};
 }

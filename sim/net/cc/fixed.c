@@ -6,8 +6,7 @@
 
 #include "commsim/cc.h"
 
-static void fixed_init(CsCc *cc, double init_cwnd) {
-  (void)init_cwnd;
+static void fixed_init(CsCc *cc) {
   cc->cwnd = cc->max_cwnd;
   cc->ssthresh = INFINITY;
 }

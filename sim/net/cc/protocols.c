@@ -8,12 +8,14 @@
 
 #include "commsim/cc.h"
 
-extern const CsCcOps cs_cc_fixed, cs_cc_reno, cs_cc_dctcp;
+extern const CsCcOps cs_cc_fixed, cs_cc_reno, cs_cc_dctcp, cs_cc_cubic, cs_cc_bbr;
 
 const CsProtocolDef cs_protocols[] = {
     {"fixed", "a fixed window of transport.window packets, whatever happens", &cs_cc_fixed},
     {"reno", "NewReno: slow start, AIMD, fast retransmit and recovery", &cs_cc_reno},
     {"dctcp", "DCTCP: Reno with a cut proportional to the ECN-marked fraction (ECN-capable)", &cs_cc_dctcp},
+    {"cubic", "CUBIC (RFC 9438, Linux's default): a cubic window curve around the last loss, HyStart", &cs_cc_cubic},
+    {"bbr", "BBR v1 (Linux's tcp_bbr.c): paced at its estimate of the path's rate, a window of 2 BDP; loss does not cut it", &cs_cc_bbr},
     {NULL, NULL, NULL},
 };
 
@@ -34,3 +36,8 @@ const char *const *cs_protocol_names(void) {
 }
 
 const char *cs_protocol_name(uint32_t protocol) { return cs_protocols[protocol].name; }
+
+const char *cs_cc_mode(const CsCcOps *ops, const CsCc *cc) {
+  const char *m = ops->mode ? ops->mode(cc) : NULL;
+  return m ? m : cc->cwnd < cc->ssthresh ? "slow_start" : "avoidance";
+}

@@ -9,8 +9,8 @@
 
 #include "commsim/cc.h"
 
-static void reno_init(CsCc *cc, double init_cwnd) {
-  cc->cwnd = init_cwnd;
+static void reno_init(CsCc *cc) {
+  cc->cwnd = cc->cfg->init_cwnd;
   cc->ssthresh = INFINITY;
 }
 
@@ -20,12 +20,14 @@ void cs_cc_reno_cong_avoid(CsCc *cc, const CsAck *ack) {
   if (cc->cwnd > cc->max_cwnd) cc->cwnd = cc->max_cwnd;
 }
 
-void cs_cc_reno_on_loss(CsCc *cc) {
+void cs_cc_reno_on_loss(CsCc *cc, CsTime now) {
+  (void)now;
   cc->ssthresh = fmax(cc->cwnd / 2.0, 2.0);
   cc->cwnd = cc->ssthresh;
 }
 
-void cs_cc_reno_on_timeout(CsCc *cc) {
+void cs_cc_reno_on_timeout(CsCc *cc, CsTime now) {
+  (void)now;
   cc->ssthresh = fmax(cc->cwnd / 2.0, 2.0);
   cc->cwnd = 1.0;
 }

@@ -1,0 +1,549 @@
+/* test_cc.c - the congestion-control algorithms against their
+ * definitions: CUBIC's window curve step by step against RFC 9438's
+ * equations (concave and convex regions, the Reno-friendly region, fast
+ * convergence, the timeout), HyStart's two exits; BBR's sequence of modes
+ * and its bandwidth estimate on a fixed-rate link, its probe-rtt, and its
+ * rate under loss; RACK-TLP's reordering window and tail-loss probes;
+ * persistent connections, idle restart and delayed ACKs, on the packet
+ * network. */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "commsim/cc.h"
+#include "commsim/sim.h"
+
+/* ---- CUBIC, driven ACK by ACK ---- */
+
+static CsCcConfig cubic_cfg(bool hystart) {
+  return (CsCcConfig){.init_cwnd = 10, .max_cwnd = 1e9, .mss = 1448, .mtu = 1500, .cubic_c = 0.4, .cubic_beta = 0.7,
+                      .cubic_fast_convergence = true, .cubic_reno_friendly = true, .hystart = hystart};
+}
+
+static const CsCcOps *ops_of(const char *name) {
+  const CsProtocolDef *p = cs_protocol_find(name);
+  ck_assert_ptr_nonnull(p);
+  return p->ops;
+}
+
+static void cc_new(CsCc *cc, const CsCcConfig *cfg, const CsCcOps *ops) {
+  memset(cc, 0, sizeof *cc);
+  cc->cfg = cfg;
+  cc->max_cwnd = cfg->max_cwnd;
+  cc->last_send = -1;
+  ops->init(cc);
+}
+
+/* One round trip of ACKs, one per packet of the window, evenly spread
+ * over `rtt` from `*t`, each with that RTT; positions advance with them. */
+static void ack_round(const CsCcOps *ops, CsCc *cc, CsTime *t, CsTime rtt, uint64_t *pos) {
+  uint32_t n = (uint32_t)cc->cwnd;
+  if (n < 1) n = 1;
+  for (uint32_t i = 0; i < n; i++) {
+    *t += rtt / n;
+    (*pos)++;
+    CsAck a = {.newly = 1, .rtt = rtt, .una = *pos, .nxt = *pos + n, .in_flight = n, .min_rtt = rtt, .now = *t};
+    if (ops->on_ack) ops->on_ack(cc, &a);
+    ops->cong_avoid(cc, &a);
+  }
+}
+
+/* RFC 9438 eq. 1 and 2: W_cubic(t) = C (t - K)^3 + W_max, K = cbrt(W_max (1 - beta) / C). */
+static double w_cubic(double t, double wmax) {
+  double k = cbrt(wmax * (1 - 0.7) / 0.4);
+  return 0.4 * pow(t - k, 3) + wmax;
+}
+
+/* After a loss at W_max = 100 the window follows W_cubic round by round:
+ * 70 at the loss, concave up to W_max at K = cbrt(75) = 4.217 s, convex
+ * beyond.  With a 100 ms RTT the Reno-friendly estimate (0.53 packet per
+ * RTT) stays below the curve throughout.  Each ACK aims at W_cubic one RTT
+ * ahead, so at the end of a round the window is where the curve is;
+ * within 1 % plus one packet (the window's integer rounds). */
+START_TEST(test_cubic_curve) {
+  CsCcConfig cfg = cubic_cfg(false);
+  const CsCcOps *ops = ops_of("cubic");
+  CsCc cc;
+  cc_new(&cc, &cfg, ops);
+  cc.cwnd = 100;
+  ops->on_loss(&cc, CS_SEC);
+  ck_assert_double_eq_tol(cc.cwnd, 70, 1e-9);
+  ck_assert_double_eq_tol(cc.ssthresh, 70, 1e-9);
+  CsTime t = CS_SEC, t0 = CS_SEC, rtt = 100 * CS_MS;
+  uint64_t pos = 1000;
+  double worst = 0;
+  for (int r = 0; r < 85; r++) { /* 8.5 s: to twice K */
+    ack_round(ops, &cc, &t, rtt, &pos);
+    double want = w_cubic((double)(t - t0) * 1e-12, 100);
+    double err = fabs(cc.cwnd - want) / want;
+    if (err > worst) worst = err;
+    ck_assert_msg(fabs(cc.cwnd - want) <= 0.01 * want + 1, "round %d at %.2f s: cwnd %.2f, W_cubic %.2f", r,
+                  (double)(t - t0) * 1e-12, cc.cwnd, want);
+  }
+  /* beyond K the window has passed W_max: the convex region */
+  ck_assert_double_gt(cc.cwnd, 125);
+}
+END_TEST
+
+/* With a 1 ms RTT, the curve barely leaves 70 packets in 100 ms (W_cubic(0.1)
+ * = 72.1), while Reno with CUBIC's beta would gain 3 (1 - beta) / (1 + beta)
+ * = 0.529 packet per RTT: the Reno-friendly region, in which the window is
+ * W_est = 70 + 0.529 x 100 = 122.9 (RFC 9438 4.3), within 3 % (the
+ * window follows W_est one round behind). */
+START_TEST(test_cubic_reno_friendly) {
+  CsCcConfig cfg = cubic_cfg(false);
+  const CsCcOps *ops = ops_of("cubic");
+  CsCc cc;
+  cc_new(&cc, &cfg, ops);
+  cc.cwnd = 100;
+  ops->on_loss(&cc, CS_SEC);
+  CsTime t = CS_SEC, rtt = CS_MS;
+  uint64_t pos = 1000;
+  for (int r = 0; r < 100; r++) ack_round(ops, &cc, &t, rtt, &pos);
+  double w_est = 70 + 3 * 0.3 / 1.7 * 100;
+  ck_assert_msg(fabs(cc.cwnd - w_est) <= 0.03 * w_est, "cwnd %.2f, W_est %.2f", cc.cwnd, w_est);
+  ck_assert_double_gt(cc.cwnd, w_cubic(0.1, 100) + 40);
+}
+END_TEST
+
+/* Fast convergence (RFC 9438 4.7): a loss at 800 packets, below the last
+ * W_max (1000), remembers W_max = 800 (1 + 0.7) / 2 = 680, so the curve's
+ * plateau is at 680: K = cbrt((680 - 560) / 0.4) = 6.69 s after the cut
+ * to 560.  Without fast convergence the plateau is 800 (K = 8.43 s).  (The
+ * Reno-friendly estimate, 560 + 0.53 per 100 ms round, stays below.)
+ * Within 1 %. */
+static double plateau_after_two_losses(bool fast) {
+  CsCcConfig cfg = cubic_cfg(false);
+  cfg.cubic_fast_convergence = fast;
+  const CsCcOps *ops = ops_of("cubic");
+  CsCc cc;
+  cc_new(&cc, &cfg, ops);
+  cc.cwnd = 1000;
+  ops->on_loss(&cc, CS_SEC);
+  cc.cwnd = 800;
+  ops->on_loss(&cc, CS_SEC);
+  ck_assert_double_eq_tol(cc.cwnd, 560, 1e-9);
+  double k = cbrt(((fast ? 680.0 : 800.0) - 560) / 0.4);
+  CsTime t = CS_SEC, rtt = 100 * CS_MS;
+  uint64_t pos = 0;
+  while ((double)(t - CS_SEC) * 1e-12 < k) ack_round(ops, &cc, &t, rtt, &pos);
+  return cc.cwnd;
+}
+
+START_TEST(test_cubic_fast_convergence) {
+  double w = plateau_after_two_losses(true);
+  ck_assert_msg(fabs(w - 680) <= 6.8, "cwnd %.2f at K, W_max 680", w);
+  w = plateau_after_two_losses(false);
+  ck_assert_msg(fabs(w - 800) <= 8.0, "cwnd %.2f at K, W_max 800", w);
+}
+END_TEST
+
+/* A timeout: one packet, ssthresh = 0.7 cwnd, W_max forgotten: slow start
+ * back to 70, then the curve from there with K = 0, which Linux bounds
+ * below by 5 % per round while no W_max is known (cnt <= 20): ten rounds
+ * of avoidance multiply the window by 1.05^10 = 1.63, within 2 %. */
+START_TEST(test_cubic_timeout) {
+  CsCcConfig cfg = cubic_cfg(false);
+  const CsCcOps *ops = ops_of("cubic");
+  CsCc cc;
+  cc_new(&cc, &cfg, ops);
+  cc.cwnd = 100;
+  ops->on_timeout(&cc, CS_SEC);
+  ck_assert_double_eq_tol(cc.cwnd, 1, 1e-9);
+  ck_assert_double_eq_tol(cc.ssthresh, 70, 1e-9);
+  /* slow start back to 70, then the curve from there with K = 0 */
+  CsTime t = CS_SEC, rtt = 100 * CS_MS;
+  uint64_t pos = 0;
+  while (cc.cwnd < 70) ack_round(ops, &cc, &t, rtt, &pos);
+  ck_assert_double_le(cc.cwnd, 70 * 1.05 + 1);
+  double want = cc.cwnd * pow(1.05, 10);
+  for (int r = 0; r < 10; r++) ack_round(ops, &cc, &t, rtt, &pos);
+  ck_assert_msg(fabs(cc.cwnd - want) <= 0.02 * want, "cwnd %.2f after ten rounds, want %.2f", cc.cwnd, want);
+}
+END_TEST
+
+/* HyStart's ACK train: in slow start from 16 packets, ACKs less than 2 ms
+ * apart; when the train has lasted half of the least RTT plus Linux's ACK
+ * allowance ((10 ms + 1 ms) / 2: the allowance, 4 x 64 KB at
+ * 2 cwnd / SRTT = 5.8 MB/s, is capped at 1 ms), slow start ends:
+ * ssthresh = cwnd.  Not before. */
+START_TEST(test_hystart_ack_train) {
+  CsCcConfig cfg = cubic_cfg(true);
+  const CsCcOps *ops = ops_of("cubic");
+  CsCc cc;
+  cc_new(&cc, &cfg, ops);
+  cc.cwnd = 20;
+  CsTime t = CS_SEC, rtt = 10 * CS_MS;
+  uint64_t pos = 0;
+  CsTime start = t;
+  while (isinf(cc.ssthresh) && t - start < 20 * CS_MS) {
+    t += 10 * CS_US; /* a train */
+    pos++;
+    CsAck a = {.newly = 0, .rtt = rtt, .srtt = rtt, .una = pos, .nxt = 1000000, .now = t};
+    ops->on_ack(&cc, &a);
+    ops->cong_avoid(&cc, &a);
+  }
+  ck_assert(!isinf(cc.ssthresh));
+  /* the round began at the first ACK (10 us in): the train ends slow
+   * start at the first ACK past 5.5 ms after it */
+  CsTime when = t - start;
+  ck_assert_msg(when > 5500 * CS_US + 10 * CS_US && when <= 5500 * CS_US + 20 * CS_US, "slow start ended after %lld ps",
+                (long long)when);
+  /* ssthresh is the window when it ended (this ACK's growth aside) */
+  ck_assert(cc.ssthresh <= cc.cwnd && cc.cwnd <= cc.ssthresh + 1);
+}
+END_TEST
+
+/* HyStart's delay increase: the least RTT of a round's first 8 samples
+ * above the least RTT seen plus max(4 ms, RTT / 8) ends slow start.  ACKs
+ * 3 ms apart (no train).  The first ACK, 10 ms, ends a round of its own;
+ * in the next, RTTs of 13 ms over the least 10 ms do not end slow start,
+ * 15 ms do. */
+static bool hystart_delay_exits(CsTime later_rtt) {
+  CsCcConfig cfg = cubic_cfg(true);
+  const CsCcOps *ops = ops_of("cubic");
+  CsCc cc;
+  cc_new(&cc, &cfg, ops);
+  cc.cwnd = 20;
+  CsTime t = CS_SEC;
+  uint64_t pos = 0;
+  for (int i = 0; i < 30; i++) {
+    t += 3 * CS_MS;
+    pos++;
+    CsAck a = {.newly = 0, .rtt = i == 0 ? 10 * CS_MS : later_rtt, .una = pos, .nxt = i == 0 ? 2 : 1000000, .now = t};
+    ops->on_ack(&cc, &a);
+  }
+  return !isinf(cc.ssthresh);
+}
+
+START_TEST(test_hystart_delay) {
+  ck_assert(!hystart_delay_exits(13 * CS_MS));
+  ck_assert(hystart_delay_exits(15 * CS_MS));
+}
+END_TEST
+
+/* ---- the packet network ---- */
+
+typedef struct {
+  CsScenario *s;
+  CsSim *sim;
+} Run;
+
+static Run load(const char *yaml) {
+  Run r = {0};
+  GError *e = NULL;
+  r.s = cs_scenario_load_string(yaml, "cc.yaml", NULL, &e);
+  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
+  r.sim = cs_sim_new(r.s, &e);
+  ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");
+  return r;
+}
+
+static void go(Run *r) {
+  GError *e = NULL;
+  ck_assert_msg(cs_sim_run(r->sim, &e), "%s", e ? e->message : "");
+}
+
+static void done(Run *r) {
+  cs_sim_free(r->sim);
+  cs_scenario_free(r->s);
+}
+
+typedef struct {
+  GPtrArray *modes;   /* the sequence of modes, each once per visit */
+  double bw_sum;      /* bandwidth estimates in probe_bw, summed */
+  uint64_t bw_n;
+  CsTime probe_rtt_start, probe_rtt_time; /* the first visit to probe_rtt */
+  double min_cwnd_in_probe_rtt;
+  uint32_t samples;
+} Trace;
+
+static void on_sample(void *ctx, const CsConnSample *s) {
+  Trace *t = ctx;
+  t->samples++;
+  const char *last = t->modes->len ? g_ptr_array_index(t->modes, t->modes->len - 1) : "";
+  if (strcmp(last, s->mode)) {
+    if (!strcmp(last, "probe_rtt") && !t->probe_rtt_time) t->probe_rtt_time = s->now - t->probe_rtt_start;
+    if (!strcmp(s->mode, "probe_rtt") && !t->probe_rtt_start) t->probe_rtt_start = s->now;
+    g_ptr_array_add(t->modes, (char *)s->mode);
+  }
+  if (!strcmp(s->mode, "probe_bw")) t->bw_sum += s->bandwidth_bps, t->bw_n++;
+  if (!strcmp(s->mode, "probe_rtt") && s->cwnd < t->min_cwnd_in_probe_rtt) t->min_cwnd_in_probe_rtt = s->cwnd;
+}
+
+/* BBR on one 1 Gbps link with a 1 ms round trip (0.5 ms each way): startup,
+ * drain, then probe-bw; its bandwidth estimate is the link's rate in full
+ * 1500 B packets (1 Gbps) within 2 %.  With probe_rtt_interval 200 ms it
+ * enters probe-rtt, holds 4 packets for probe_rtt_time (20 ms) and a
+ * round, and returns to probe-bw, its bandwidth estimate kept (the
+ * samples of probe-rtt are app-limited).  With the default interval
+ * (10 s) the transfer (250 MB of payload, 260.06 MB on the wire) takes its
+ * serialization time, 2.0804 s, within 1 %: startup is a few round trips. */
+START_TEST(test_bbr_modes_and_bandwidth) {
+  Run r = load("defaults: {bandwidth: 1Gbps, latency: 500us, buffer: 10MB}\n"
+               "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+               "links: [{a: a, b: b}]\n"
+               "transport: {protocol: bbr, mtu: 1500B, header: 58B, ack: 64B, bbr: {probe_rtt_interval: 200ms, "
+               "probe_rtt_time: 20ms}}\n"
+               "flows: [{src: a, dst: b, size: 250MB}]\n");
+  Trace t = {.modes = g_ptr_array_new(), .min_cwnd_in_probe_rtt = INFINITY};
+  cs_net_set_conn_trace(cs_sim_net(r.sim), on_sample, &t);
+  go(&r);
+  ck_assert_uint_ge(t.modes->len, 5);
+  ck_assert_str_eq(g_ptr_array_index(t.modes, 0), "startup");
+  ck_assert_str_eq(g_ptr_array_index(t.modes, 1), "drain");
+  ck_assert_str_eq(g_ptr_array_index(t.modes, 2), "probe_bw");
+  ck_assert_str_eq(g_ptr_array_index(t.modes, 3), "probe_rtt");
+  ck_assert_str_eq(g_ptr_array_index(t.modes, 4), "probe_bw");
+  double bw = t.bw_sum / (double)t.bw_n;
+  ck_assert_msg(fabs(bw - 1e9) <= 0.02e9, "bandwidth estimate %.4g bit/s", bw);
+  ck_assert_double_le(t.min_cwnd_in_probe_rtt, 4.0);
+  ck_assert_msg(t.probe_rtt_time >= 20 * CS_MS && t.probe_rtt_time <= 23 * CS_MS, "probe_rtt lasted %lld ps",
+                (long long)t.probe_rtt_time);
+  const CsMessageStats *m = cs_net_message(cs_sim_net(r.sim), 0);
+  ck_assert(m->delivered);
+  double want = ceil(250e6 / 1442) * 1500 * 8 / 1e9;
+  g_ptr_array_free(t.modes, TRUE);
+  done(&r);
+  r = load("defaults: {bandwidth: 1Gbps, latency: 500us, buffer: 10MB}\n"
+           "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+           "links: [{a: a, b: b}]\n"
+           "transport: {protocol: bbr, mtu: 1500B, header: 58B, ack: 64B}\n"
+           "flows: [{src: a, dst: b, size: 250MB}]\n");
+  go(&r);
+  m = cs_net_message(cs_sim_net(r.sim), 0);
+  ck_assert(m->delivered);
+  ck_assert_msg(fabs((double)m->end * 1e-12 - want) <= 0.01 * want, "fct %.4f s, want %.4f", (double)m->end * 1e-12,
+                want);
+  done(&r);
+}
+END_TEST
+
+/* Loss does not cut BBR's rate: at 1 % random loss on the link it still
+ * moves within 10 % of the lossless time, while cubic slows down by more
+ * than 3x (its window is cut at every loss). */
+static double fct_with(const char *protocol, double loss) {
+  g_autofree char *y = g_strdup_printf("defaults: {bandwidth: 1Gbps, latency: 500us, buffer: 10MB, loss: %g}\n"
+                                       "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+                                       "links: [{a: a, b: b}]\n"
+                                       "transport: {protocol: %s}\n"
+                                       "flows: [{src: a, dst: b, size: 50MB}]\n",
+                                       loss, protocol);
+  Run r = load(y);
+  go(&r);
+  const CsMessageStats *m = cs_net_message(cs_sim_net(r.sim), 0);
+  ck_assert(m->delivered);
+  double s = (double)m->end * 1e-12;
+  done(&r);
+  return s;
+}
+
+START_TEST(test_bbr_holds_rate_under_loss) {
+  double clean = fct_with("bbr", 0), lossy = fct_with("bbr", 0.01);
+  ck_assert_msg(lossy <= 1.10 * clean, "bbr: %.4f s lossless, %.4f s at 1 %%", clean, lossy);
+  double cclean = fct_with("cubic", 0), clossy = fct_with("cubic", 0.01);
+  ck_assert_msg(clossy >= 3 * cclean, "cubic: %.4f s lossless, %.4f s at 1 %%", cclean, clossy);
+}
+END_TEST
+
+/* CUBIC's response function (RFC 9438 5.1): under random loss p a long
+ * flow averages (C (3 + beta) / (4 (1 - beta)))^(1/4) (RTT / p)^(3/4)
+ * packets per round trip when that exceeds the Reno-friendly
+ * sqrt(3 / (2 p)).  RTT 100 ms (a 10 Gbps link, 50 ms each way), p = 1e-4:
+ * 187 packets per RTT (Reno: 122), 21.6 Mbit/s of payload.  A 2 GB
+ * transfer (about 150 losses; the first few epochs, from slow start's
+ * overshoot, weigh little) averages within 30 % of it (+13 % measured).  (Reno's
+ * Mathis rate is checked in test_net.) */
+START_TEST(test_cubic_response_function) {
+  Run r = load("defaults: {bandwidth: 10Gbps, latency: 50ms, loss: 0.0001}\n"
+               "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+               "links: [{a: a, b: b}]\n"
+               "transport: {protocol: cubic, initial_rto: 1s}\n"
+               "flows: [{src: a, dst: b, size: 2GB}]\n");
+  go(&r);
+  const CsMessageStats *m = cs_net_message(cs_sim_net(r.sim), 0);
+  ck_assert(m->delivered);
+  double rtt = 0.1 + 8 * 1500 / 10e9 + 8 * 64 / 10e9;
+  double w = pow(0.4 * 3.7 / (4 * 0.3), 0.25) * pow(rtt / 1e-4, 0.75);
+  double want = w * 1442 * 8 / rtt, got = 2e9 * 8 / ((double)(m->end - m->start) * 1e-12);
+  ck_assert_msg(fabs(got / want - 1) <= 0.30, "goodput %.4g bit/s, response function %.4g", got, want);
+  done(&r);
+}
+END_TEST
+
+/* Two paths of equal hops and different latency (5 us more through s3),
+ * packets sprayed over them (ecmp-packet): packets arrive out of order.
+ * sack's duplicate threshold takes each overtaken packet for lost; RACK
+ * waits a reordering window, widened by the duplicates it is told of
+ * (D-SACK), so it retransmits a small fraction of what sack does.  Both
+ * deliver everything.  (The same network with shortest routing reorders
+ * nothing: no retransmission at all.) */
+static uint64_t retx_with(const char *recovery, const char *routing) {
+  g_autofree char *y = g_strdup_printf(
+      "routing: %s\n"
+      "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 4MB}\n"
+      "nodes: [{name: a, role: host}, {name: b, role: host}, {name: s1, role: switch}, {name: s2, role: switch},\n"
+      "        {name: s3, role: switch}, {name: s4, role: switch}]\n"
+      "links: [{a: a, b: s1}, {a: s1, b: s2}, {a: s1, b: s3, latency: 6us}, {a: s2, b: s4}, {a: s3, b: s4},\n"
+      "        {a: s4, b: b}]\n"
+      "transport: {protocol: cubic, recovery: %s}\n"
+      "flows: [{src: a, dst: b, size: 20MB}]\n",
+      routing, recovery);
+  Run r = load(y);
+  go(&r);
+  const CsMessageStats *m = cs_net_message(cs_sim_net(r.sim), 0);
+  ck_assert(m->delivered);
+  uint64_t n = m->retransmissions;
+  done(&r);
+  return n;
+}
+
+START_TEST(test_rack_tolerates_reordering) {
+  ck_assert_uint_eq(retx_with("rack", "shortest"), 0);
+  ck_assert_uint_eq(retx_with("sack", "shortest"), 0);
+  uint64_t sack = retx_with("sack", "ecmp-packet"), rack = retx_with("rack", "ecmp-packet");
+  ck_assert_msg(sack > 100, "sack: %llu retransmissions", (unsigned long long)sack);
+  ck_assert_msg(rack * 10 < sack, "rack %llu, sack %llu retransmissions", (unsigned long long)rack,
+                (unsigned long long)sack);
+}
+END_TEST
+
+/* Tail losses: 2000 messages of 8 packets one after the other on one
+ * connection over a link losing 2 % of packets.  A lost last packet has no
+ * later packet to reveal it: sack waits for the RTO (min_rto 1 ms, 50x the
+ * RTT), RACK's tail-loss probe (2 SRTT) resends it and the ACK that comes
+ * back lets RACK see it.  RACK-TLP takes far fewer timeouts and less time. */
+static void tail(const char *recovery, uint64_t *timeouts, double *end) {
+  GString *y = g_string_new("defaults: {bandwidth: 10Gbps, latency: 5us, loss: 0.02}\n"
+                            "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+                            "links: [{a: a, b: b}]\n");
+  g_string_append_printf(y, "transport: {protocol: cubic, recovery: %s}\nflows:\n", recovery);
+  for (int i = 0; i < 2000; i++) g_string_append_printf(y, "  - {src: a, dst: b, size: 11536B, start: %dus}\n", 50 * i);
+  Run r = load(y->str);
+  g_string_free(y, TRUE);
+  go(&r);
+  *timeouts = 0;
+  *end = 0;
+  CsNet *net = cs_sim_net(r.sim);
+  for (uint32_t i = 0; i < cs_net_messages(net); i++) {
+    const CsMessageStats *m = cs_net_message(net, i);
+    ck_assert(m->delivered);
+    *timeouts += m->timeouts;
+    *end += (double)(m->end - m->start) * 1e-12;
+  }
+  done(&r);
+}
+
+START_TEST(test_tail_loss_probe) {
+  uint64_t to_sack, to_rack;
+  double t_sack, t_rack;
+  tail("sack", &to_sack, &t_sack);
+  tail("rack", &to_rack, &t_rack);
+  ck_assert_msg(to_sack >= 100, "sack: %llu timeouts", (unsigned long long)to_sack);
+  ck_assert_msg(to_rack * 4 < to_sack, "timeouts: rack %llu, sack %llu", (unsigned long long)to_rack,
+                (unsigned long long)to_sack);
+  ck_assert_msg(t_rack < 0.5 * t_sack, "message times: rack %.4f s, sack %.4f s", t_rack, t_sack);
+}
+END_TEST
+
+/* Persistent connections: ten 1 MB messages between the same hosts, each
+ * after the last has finished (1 MB at 10 Gbps is 0.87 ms on the wire, an
+ * RTT about 200 us, slow start from 10 packets needs 4 rounds to fill the
+ * 170-packet BDP).  min_rto 50 ms.  Started 5 ms apart, a message finds
+ * the window its predecessor left on the same connection; with a
+ * connection per message each starts cold.  Started 2 s apart, idle for
+ * 40 RTOs, idle restart takes the window back to init_cwnd: as cold
+ * as new connections.  Without idle restart the window survives the gap. */
+static double ten_messages(const char *connections, bool idle_restart, int gap_ms) {
+  GString *y = g_string_new("defaults: {bandwidth: 10Gbps, latency: 100us}\n"
+                            "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+                            "links: [{a: a, b: b}]\n");
+  g_string_append_printf(y, "transport: {protocol: reno, connections: %s, idle_restart: %s, min_rto: 50ms}\nflows:\n",
+                         connections, idle_restart ? "true" : "false");
+  for (int i = 0; i < 10; i++) g_string_append_printf(y, "  - {src: a, dst: b, size: 1MB, start: %dms}\n", i * gap_ms);
+  Run r = load(y->str);
+  g_string_free(y, TRUE);
+  go(&r);
+  CsNet *net = cs_sim_net(r.sim);
+  double sum = 0;
+  for (uint32_t i = 1; i < 10; i++) { /* the first is cold either way */
+    const CsMessageStats *m = cs_net_message(net, i);
+    ck_assert(m->delivered);
+    ck_assert_int_gt(m->start, cs_net_message(net, i - 1)->end); /* one after the other */
+    sum += (double)(m->end - m->start) * 1e-12;
+  }
+  done(&r);
+  return sum / 9;
+}
+
+START_TEST(test_persistent_connections) {
+  double warm = ten_messages("persistent", true, 5), cold = ten_messages("per-message", true, 5);
+  ck_assert_msg(cold > warm + 3 * 200e-6, "per message %.6f s, persistent %.6f s", cold, warm);
+  double restarted = ten_messages("persistent", true, 2000), cold_far = ten_messages("per-message", true, 2000);
+  ck_assert_msg(fabs(restarted - cold_far) <= 0.01 * cold_far, "idle restart %.6f s, per message %.6f s", restarted,
+                cold_far);
+  double kept = ten_messages("persistent", false, 2000);
+  ck_assert_msg(kept < cold_far - 3 * 200e-6, "no idle restart %.6f s, per message %.6f s", kept, cold_far);
+}
+END_TEST
+
+/* Delayed ACKs: with delayed_ack 2 a long in-order transfer takes about
+ * one ACK per two data packets (quick-ACK for the first 16 packets and the
+ * last one at once); with 1, one per packet. */
+static uint64_t acks_with(int delayed) {
+  g_autofree char *y = g_strdup_printf("defaults: {bandwidth: 10Gbps, latency: 10us}\n"
+                                       "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+                                       "links: [{a: a, b: b}]\n"
+                                       "transport: {protocol: cubic, delayed_ack: %d, ack_delay: 40ms}\n"
+                                       "flows: [{src: a, dst: b, size: 14420000B}]\n",
+                                       delayed);
+  Run r = load(y);
+  go(&r);
+  CsNetTotals t = cs_net_totals(cs_sim_net(r.sim));
+  ck_assert_uint_eq(t.data.sent, 10000);
+  uint64_t n = t.ack.sent;
+  done(&r);
+  return n;
+}
+
+START_TEST(test_delayed_acks) {
+  ck_assert_uint_eq(acks_with(1), 10000);
+  uint64_t two = acks_with(2);
+  /* 16 quick ACKs, then (10000 - 16) / 2, and the last packet's own */
+  ck_assert_msg(two >= 5000 && two <= 5020, "%llu ACKs", (unsigned long long)two);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("cc");
+  TCase *c = tcase_create("cubic");
+  tcase_add_test(c, test_cubic_curve);
+  tcase_add_test(c, test_cubic_reno_friendly);
+  tcase_add_test(c, test_cubic_fast_convergence);
+  tcase_add_test(c, test_cubic_timeout);
+  tcase_add_test(c, test_hystart_ack_train);
+  tcase_add_test(c, test_hystart_delay);
+  suite_add_tcase(s, c);
+  TCase *n = tcase_create("network");
+  tcase_set_timeout(n, 120);
+  tcase_add_test(n, test_cubic_response_function);
+  tcase_add_test(n, test_bbr_modes_and_bandwidth);
+  tcase_add_test(n, test_bbr_holds_rate_under_loss);
+  tcase_add_test(n, test_rack_tolerates_reordering);
+  tcase_add_test(n, test_tail_loss_probe);
+  tcase_add_test(n, test_persistent_connections);
+  tcase_add_test(n, test_delayed_acks);
+  suite_add_tcase(s, n);
+  return s;
+}
+
+int main(void) {
+  SRunner *r = srunner_create(suite());
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? 1 : 0;
+}

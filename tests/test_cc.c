@@ -274,18 +274,19 @@ static void on_sample(void *ctx, const CsConnSample *s) {
   if (!strcmp(s->mode, "probe_rtt") && s->cwnd < t->min_cwnd_in_probe_rtt) t->min_cwnd_in_probe_rtt = s->cwnd;
 }
 
-/* BBR on one 1 Gbps link with a 1 ms round trip (0.5 ms each way): startup,
- * drain, then probe-bw; its bandwidth estimate is the link's rate in full
- * 1500 B packets (1 Gbps) within 2 %.  With probe_rtt_interval 200 ms it
+/* BBR through a 1 Gbps bottleneck behind a 10 Gbps first hop, a 1 ms round
+ * trip (250 us per link and direction): startup (which queues at the
+ * bottleneck), drain, then probe-bw; its bandwidth estimate is the
+ * bottleneck's rate in full 1500 B packets (1 Gbps) within 2 %.  With probe_rtt_interval 200 ms it
  * enters probe-rtt, holds 4 packets for probe_rtt_time (20 ms) and a
  * round, and returns to probe-bw, its bandwidth estimate kept (the
  * samples of probe-rtt are app-limited).  With the default interval
  * (10 s) the transfer (250 MB of payload, 260.06 MB on the wire) takes its
  * serialization time, 2.0804 s, within 1 %: startup is a few round trips. */
 START_TEST(test_bbr_modes_and_bandwidth) {
-  Run r = load("defaults: {bandwidth: 1Gbps, latency: 500us, buffer: 10MB}\n"
-               "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
-               "links: [{a: a, b: b}]\n"
+  Run r = load("defaults: {bandwidth: 1Gbps, latency: 250us, buffer: 10MB}\n"
+               "nodes: [{name: a, role: host}, {name: b, role: host}, {name: s, role: switch}]\n"
+               "links: [{a: a, b: s, bandwidth: 10Gbps}, {a: s, b: b}]\n"
                "transport: {protocol: bbr, mtu: 1500B, header: 58B, ack: 64B, bbr: {probe_rtt_interval: 200ms, "
                "probe_rtt_time: 20ms}}\n"
                "flows: [{src: a, dst: b, size: 250MB}]\n");
@@ -308,9 +309,9 @@ START_TEST(test_bbr_modes_and_bandwidth) {
   double want = ceil(250e6 / 1442) * 1500 * 8 / 1e9;
   g_ptr_array_free(t.modes, TRUE);
   done(&r);
-  r = load("defaults: {bandwidth: 1Gbps, latency: 500us, buffer: 10MB}\n"
-           "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
-           "links: [{a: a, b: b}]\n"
+  r = load("defaults: {bandwidth: 1Gbps, latency: 250us, buffer: 10MB}\n"
+           "nodes: [{name: a, role: host}, {name: b, role: host}, {name: s, role: switch}]\n"
+           "links: [{a: a, b: s, bandwidth: 10Gbps}, {a: s, b: b}]\n"
            "transport: {protocol: bbr, mtu: 1500B, header: 58B, ack: 64B}\n"
            "flows: [{src: a, dst: b, size: 250MB}]\n");
   go(&r);

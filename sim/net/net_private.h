@@ -146,7 +146,7 @@ typedef struct {
   uint64_t app_limited; /* a sample is app-limited until `delivered` passes it; 0 = not */
   CsTime pace_next;     /* pacing: the next packet leaves no earlier */
   CS_RING(Waiting) tsq; /* its packets waiting in the host's egress queue */
-  uint64_t tsq_bytes;
+  uint64_t tsq_bytes, tsq_limit; /* ... their bytes, and the most it may have there (0: no limit) */
   /* timers, 0 = disarmed: retransmission, tail-loss probe, RACK's
    * reordering window, a delayed ACK, a paused sender (host queue, pacing) */
   CsTime t_rto, t_tlp, t_reo, t_ack, t_send;

@@ -93,13 +93,15 @@ static uint64_t conn_una(const CsNet *net, const Conn *c) {
 
 /* ---- timers: one engine event per connection ---- */
 
+/* The earliest of two deadlines, 0 (disarmed) being later than any. */
+static inline uint64_t earlier(uint64_t a, uint64_t b) { return a - 1 < b - 1 ? a : b; }
+
 static void timer_update(CsNet *net, uint32_t ci) {
   Conn *c = &net->conns[ci];
-  CsTime d = CS_TIME_MAX;
-  const CsTime t[] = {c->t_rto, c->t_tlp, c->t_reo, c->t_ack, c->t_send};
-  for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
-    if (t[i] > 0 && t[i] < d) d = t[i];
-  if (d == CS_TIME_MAX) return; /* a pending event finds nothing due and stops */
+  CsTime d = (CsTime)earlier(earlier(earlier((uint64_t)c->t_rto, (uint64_t)c->t_tlp), earlier((uint64_t)c->t_reo,
+                                                                                                (uint64_t)c->t_ack)),
+                             (uint64_t)c->t_send);
+  if (d == 0) return; /* a pending event finds nothing due and stops */
   /* a later deadline is honoured when the event fires (it sleeps again);
    * an earlier one replaces the event */
   if (c->timer_event && d < c->timer_at) {
@@ -123,28 +125,27 @@ static CsTime rto_of(const CsNet *net, const RttState *st) {
 
 static CsTime deadline_after(CsTime now, CsTime d) { return d > CS_TIME_MAX - now ? CS_TIME_MAX - 1 : now + d; }
 
-static void arm_rto(CsNet *net, Conn *c) { c->t_rto = deadline_after(now_of(net), c->rto); }
+static void arm_rto(Conn *c, CsTime now) { c->t_rto = deadline_after(now, c->rto); }
 
 /* The tail-loss probe's timeout (RFC 8985 7.2), or 0 when none is due. */
-static void arm_tlp(CsNet *net, Conn *c) {
+static void arm_tlp(CsNet *net, Conn *c, CsTime now) {
   c->t_tlp = 0;
   if (!c->rack || c->in_recovery || c->tlp_out || c->outstanding == 0) return;
   const RttState *st = rtt_of(net, c);
   CsTime pto = st->have_rtt ? 2 * st->srtt : net->transport.initial_rto;
   if (c->in_flight == 1 && net->delayed_ack > 1) pto += net->ack_delay;
-  CsTime t = deadline_after(now_of(net), pto);
+  CsTime t = deadline_after(now, pto);
   if (c->t_rto > 0 && t >= c->t_rto) return; /* the RTO comes first */
   c->t_tlp = t;
 }
 
 /* ---- sending ---- */
 
-static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
+static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime now) {
   Message *f = msg_of(net, fi);
   Conn *c = conn_of(net, f);
   uint32_t p = cs_net_packet_alloc(net, PKT_DATA);
   Packet *pk = &net->pool[p];
-  CsTime now = now_of(net);
   uint32_t payload = seq + 1 == f->n ? f->last_payload : net->mss;
   pk->stamp = now;
   pk->owner = fi;
@@ -186,15 +187,17 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx) {
 }
 
 /* TCP small queues: 0 when the connection may put another packet in its
- * host's egress queue, else when it may (its oldest waiting packet starts). */
-static CsTime tsq_wait(CsNet *net, Conn *c, uint32_t port, CsTime now) {
+ * host's egress queue, else when it may again: when its last waiting
+ * packet starts (the link is still busy with it, and the connection
+ * refills its share in one go: an event per `host_queue` bytes, not per
+ * packet). */
+static CsTime tsq_wait(Conn *c, CsTime now) {
   while (c->tsq.len > 0 && CS_RING_FRONT(c->tsq).start <= now) {
     c->tsq_bytes -= CS_RING_FRONT(c->tsq).bytes;
     CS_RING_POP(c->tsq);
   }
-  uint64_t limit = cs_net_host_queue_limit(net, port);
-  if (limit == 0 || c->tsq_bytes < limit) return 0;
-  return CS_RING_FRONT(c->tsq).start;
+  if (c->tsq_limit == 0 || c->tsq_bytes < c->tsq_limit) return 0;
+  return CS_RING_BACK(c->tsq).start;
 }
 
 /* Linux's tcp_cwnd_restart: after an idle time the window halves per RTO
@@ -233,7 +236,6 @@ static void conn_send(CsNet *net, uint32_t ci) {
   uint32_t limit = w < 1.0 ? 1 : (uint32_t)w;
   if (c->in_flight >= limit) return;
   bool sent = false;
-  uint32_t first_port = g_array_index(net->arena, uint32_t, net->msgs[c->head].path_fwd);
   for (uint32_t fi = c->head; fi != NONE && c->in_flight < limit;) {
     Message *f = msg_of(net, fi);
     if (f->n_lost == 0 && (f->nxt >= f->n || f->nxt - f->una > f->ring_mask || f->nxt - f->una >= net->window)) {
@@ -243,7 +245,7 @@ static void conn_send(CsNet *net, uint32_t ci) {
     /* TCP small queues: leave packets in the socket, not in a long host
      * queue where the ACKs and the other connections' packets would wait
      * behind them */
-    CsTime wake = tsq_wait(net, c, first_port, now);
+    CsTime wake = tsq_wait(c, now);
     if (wake == 0 && c->cc.pacing_bps > 0 && c->pace_next > now) wake = c->pace_next;
     if (wake) {
       c->t_send = wake;
@@ -267,11 +269,11 @@ static void conn_send(CsNet *net, uint32_t ci) {
     }
     st_set(f, seq, S_FLIGHT);
     f->in_flight++;
-    send_data(net, fi, seq, retx);
+    send_data(net, fi, seq, retx, now);
     c = &net->conns[ci];
     c->in_flight++;
     /* as Linux: the retransmission of the oldest packet restarts the RTO */
-    if (retx && fi == c->head && seq == msg_of(net, fi)->una) arm_rto(net, c);
+    if (retx && fi == c->head && seq == msg_of(net, fi)->una) arm_rto(c, now);
     if (!retx) {
       c->outstanding++;
       c->sent_hi = MAX(c->sent_hi, f->base + seq + 1);
@@ -279,10 +281,10 @@ static void conn_send(CsNet *net, uint32_t ci) {
     sent = true;
   }
   if (sent) {
-    if (c->t_rto == 0) arm_rto(net, c);
-    if (c->t_tlp == 0) arm_tlp(net, c);
+    if (c->t_rto == 0) arm_rto(c, now);
+    if (c->t_tlp == 0) arm_tlp(net, c, now);
   }
-  timer_update(net, ci);
+  /* the caller brings the connection's timer up to date */
 }
 
 /* ---- loss detection ---- */
@@ -562,15 +564,15 @@ static void sender_ack(CsNet *net, const Packet *ack) {
 
   if (f->una > old_una) {
     c->consecutive_timeouts = 0;
-    arm_rto(net, c); /* RFC 6298 (5.3): restart on new data acknowledged */
+    arm_rto(c, now); /* RFC 6298 (5.3): restart on new data acknowledged */
     if (f->una == f->n) finish_sender(net, fi);
   }
   c = &net->conns[ci];
   if (c->outstanding == 0) {
     c->t_rto = c->t_tlp = c->t_reo = 0;
   } else {
-    if (c->t_rto == 0) arm_rto(net, c);
-    arm_tlp(net, c);
+    if (c->t_rto == 0) arm_rto(c, now);
+    arm_tlp(net, c, now);
   }
   if (c->in_flight == 0 && c->outstanding == 0) c->idle = true;
   conn_send(net, ci);
@@ -637,7 +639,7 @@ static void on_rto(CsNet *net, uint32_t ci) {
   c->tlp_out = false;
   c->t_tlp = c->t_reo = 0;
   c->rto = MIN(2 * c->rto, MAX_RTO); /* back off until an ACK brings a new sample */
-  arm_rto(net, c);
+  arm_rto(c, now);
   if (G_UNLIKELY(net->conn_trace_fn)) conn_trace(net, ci);
 }
 
@@ -645,6 +647,7 @@ static void on_rto(CsNet *net, uint32_t ci) {
  * sent again, to elicit the ACK that lets RACK see a lost tail. */
 static void on_tlp(CsNet *net, uint32_t ci) {
   Conn *c = &net->conns[ci];
+  CsTime now = now_of(net);
   if (c->in_recovery || c->outstanding == 0) return;
   uint32_t last = NONE;
   for (uint32_t fi = c->head; fi != NONE; fi = net->msgs[fi].next) {
@@ -653,13 +656,13 @@ static void on_tlp(CsNet *net, uint32_t ci) {
       uint32_t seq = f->nxt++;
       st_set(f, seq, S_FLIGHT);
       f->in_flight++;
-      send_data(net, fi, seq, false);
+      send_data(net, fi, seq, false, now);
       c = &net->conns[ci];
       c->in_flight++;
       c->outstanding++;
       c->sent_hi = MAX(c->sent_hi, f->base + seq + 1);
       c->tlp_out = true;
-      arm_rto(net, c);
+      arm_rto(c, now);
       return;
     }
     if (f->nxt > f->una) last = fi;
@@ -668,10 +671,10 @@ static void on_tlp(CsNet *net, uint32_t ci) {
   Message *f = msg_of(net, last);
   uint32_t seq = f->nxt - 1;
   if (st_get(f, seq) != S_FLIGHT) return; /* lost already: recovery sends it */
-  send_data(net, last, seq, true);
+  send_data(net, last, seq, true, now);
   c = &net->conns[ci];
   c->tlp_out = true;
-  arm_rto(net, c);
+  arm_rto(c, now);
 }
 
 /* ---- the receiver's end ---- */
@@ -689,11 +692,13 @@ static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ec
   a->path = f->path_rev + (f->n_paths > 1 ? ((pk->xmit * 2246822519u) >> 16) % f->n_paths * f->hops_rev : 0);
   a->flags = (ece ? F_ECE : 0) | (pk->flags & F_RETX) | (dup ? F_DSACK : 0);
   a->xmit = pk->xmit;
-  uint32_t covers = MAX(c->ack_count, 1);
-  c->quick = c->quick > covers ? c->quick - covers : 0;
-  c->ack_msg = NONE;
-  c->ack_count = 0;
-  c->t_ack = 0;
+  if (net->delayed_ack > 1) {
+    uint32_t covers = MAX(c->ack_count, 1);
+    c->quick = c->quick > covers ? c->quick - covers : 0;
+    c->ack_msg = NONE;
+    c->ack_count = 0;
+    c->t_ack = 0;
+  }
   cs_net_inject(net, p);
 }
 
@@ -894,10 +899,12 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   if (c->tail == NONE) c->head = fi;
   else net->msgs[c->tail].next = fi;
   c->tail = fi;
+  if (c->tsq_limit == 0) c->tsq_limit = cs_net_host_queue_limit(net, g_array_index(net->arena, uint32_t, f->path_fwd));
   f->stats = (CsMessageStats){.src = src, .dst = dst, .payload = payload, .packets = (uint32_t)n,
                               .start = now_of(net)};
   net->active++;
   conn_send(net, ci);
+  timer_update(net, ci);
   return fi;
 }
 

@@ -15,6 +15,7 @@
 
 #include "commsim/cc.h"
 #include "commsim/sim.h"
+#include "simutil.h"
 
 /* ---- CUBIC, driven ACK by ACK ---- */
 
@@ -29,12 +30,23 @@ static const CsCcOps *ops_of(const char *name) {
   return p->ops;
 }
 
-static void cc_new(CsCc *cc, const CsCcConfig *cfg, const CsCcOps *ops) {
-  memset(cc, 0, sizeof *cc);
-  cc->cfg = cfg;
-  cc->max_cwnd = cfg->max_cwnd;
-  cc->last_send = -1;
-  ops->init(cc);
+/* An algorithm's connection state with its configuration, outside any network. */
+typedef struct {
+  CsCcConfig cfg;
+  CsCc cc;
+  const CsCcOps *ops;
+} Fix;
+
+/* CUBIC (HyStart on or off) at a window of `cwnd` packets. */
+static void cubic_at(Fix *x, bool hystart, double cwnd) {
+  memset(x, 0, sizeof *x);
+  x->cfg = cubic_cfg(hystart);
+  x->ops = ops_of("cubic");
+  x->cc.cfg = &x->cfg;
+  x->cc.max_cwnd = x->cfg.max_cwnd;
+  x->cc.last_send = -1;
+  x->ops->init(&x->cc);
+  x->cc.cwnd = cwnd;
 }
 
 /* One round trip of ACKs, one per packet of the window, evenly spread
@@ -64,27 +76,26 @@ static double w_cubic(double t, double wmax) {
  * ahead, so at the end of a round the window is where the curve is;
  * within 1 % plus one packet (the window's integer rounds). */
 START_TEST(test_cubic_curve) {
-  CsCcConfig cfg = cubic_cfg(false);
-  const CsCcOps *ops = ops_of("cubic");
-  CsCc cc;
-  cc_new(&cc, &cfg, ops);
-  cc.cwnd = 100;
-  ops->on_loss(&cc, CS_SEC);
-  ck_assert_double_eq_tol(cc.cwnd, 70, 1e-9);
-  ck_assert_double_eq_tol(cc.ssthresh, 70, 1e-9);
+  Fix x;
+  cubic_at(&x, false, 100);
+  const CsCcOps *ops = x.ops;
+  CsCc *cc = &x.cc;
+  ops->on_loss(cc, CS_SEC);
+  ck_assert_double_eq_tol(cc->cwnd, 70, 1e-9);
+  ck_assert_double_eq_tol(cc->ssthresh, 70, 1e-9);
   CsTime t = CS_SEC, t0 = CS_SEC, rtt = 100 * CS_MS;
   uint64_t pos = 1000;
   double worst = 0;
   for (int r = 0; r < 85; r++) { /* 8.5 s: to twice K */
-    ack_round(ops, &cc, &t, rtt, &pos);
+    ack_round(ops, cc, &t, rtt, &pos);
     double want = w_cubic((double)(t - t0) * 1e-12, 100);
-    double err = fabs(cc.cwnd - want) / want;
+    double err = fabs(cc->cwnd - want) / want;
     if (err > worst) worst = err;
-    ck_assert_msg(fabs(cc.cwnd - want) <= 0.01 * want + 1, "round %d at %.2f s: cwnd %.2f, W_cubic %.2f", r,
-                  (double)(t - t0) * 1e-12, cc.cwnd, want);
+    ck_assert_msg(fabs(cc->cwnd - want) <= 0.01 * want + 1, "round %d at %.2f s: cwnd %.2f, W_cubic %.2f", r,
+                  (double)(t - t0) * 1e-12, cc->cwnd, want);
   }
   /* beyond K the window has passed W_max: the convex region */
-  ck_assert_double_gt(cc.cwnd, 125);
+  ck_assert_double_gt(cc->cwnd, 125);
 }
 END_TEST
 
@@ -94,18 +105,17 @@ END_TEST
  * W_est = 70 + 0.529 x 100 = 122.9 (RFC 9438 4.3), within 3 % (the
  * window follows W_est one round behind). */
 START_TEST(test_cubic_reno_friendly) {
-  CsCcConfig cfg = cubic_cfg(false);
-  const CsCcOps *ops = ops_of("cubic");
-  CsCc cc;
-  cc_new(&cc, &cfg, ops);
-  cc.cwnd = 100;
-  ops->on_loss(&cc, CS_SEC);
+  Fix x;
+  cubic_at(&x, false, 100);
+  const CsCcOps *ops = x.ops;
+  CsCc *cc = &x.cc;
+  ops->on_loss(cc, CS_SEC);
   CsTime t = CS_SEC, rtt = CS_MS;
   uint64_t pos = 1000;
-  for (int r = 0; r < 100; r++) ack_round(ops, &cc, &t, rtt, &pos);
+  for (int r = 0; r < 100; r++) ack_round(ops, cc, &t, rtt, &pos);
   double w_est = 70 + 3 * 0.3 / 1.7 * 100;
-  ck_assert_msg(fabs(cc.cwnd - w_est) <= 0.03 * w_est, "cwnd %.2f, W_est %.2f", cc.cwnd, w_est);
-  ck_assert_double_gt(cc.cwnd, w_cubic(0.1, 100) + 40);
+  ck_assert_msg(fabs(cc->cwnd - w_est) <= 0.03 * w_est, "cwnd %.2f, W_est %.2f", cc->cwnd, w_est);
+  ck_assert_double_gt(cc->cwnd, w_cubic(0.1, 100) + 40);
 }
 END_TEST
 
@@ -116,21 +126,20 @@ END_TEST
  * Reno-friendly estimate, 560 + 0.53 per 100 ms round, stays below.)
  * Within 1 %. */
 static double plateau_after_two_losses(bool fast) {
-  CsCcConfig cfg = cubic_cfg(false);
-  cfg.cubic_fast_convergence = fast;
-  const CsCcOps *ops = ops_of("cubic");
-  CsCc cc;
-  cc_new(&cc, &cfg, ops);
-  cc.cwnd = 1000;
-  ops->on_loss(&cc, CS_SEC);
-  cc.cwnd = 800;
-  ops->on_loss(&cc, CS_SEC);
-  ck_assert_double_eq_tol(cc.cwnd, 560, 1e-9);
+  Fix x;
+  cubic_at(&x, false, 1000);
+  x.cfg.cubic_fast_convergence = fast;
+  const CsCcOps *ops = x.ops;
+  CsCc *cc = &x.cc;
+  ops->on_loss(cc, CS_SEC);
+  cc->cwnd = 800;
+  ops->on_loss(cc, CS_SEC);
+  ck_assert_double_eq_tol(cc->cwnd, 560, 1e-9);
   double k = cbrt(((fast ? 680.0 : 800.0) - 560) / 0.4);
   CsTime t = CS_SEC, rtt = 100 * CS_MS;
   uint64_t pos = 0;
-  while ((double)(t - CS_SEC) * 1e-12 < k) ack_round(ops, &cc, &t, rtt, &pos);
-  return cc.cwnd;
+  while ((double)(t - CS_SEC) * 1e-12 < k) ack_round(ops, cc, &t, rtt, &pos);
+  return cc->cwnd;
 }
 
 START_TEST(test_cubic_fast_convergence) {
@@ -146,22 +155,21 @@ END_TEST
  * below by 5 % per round while no W_max is known (cnt <= 20): ten rounds
  * of avoidance multiply the window by 1.05^10 = 1.63, within 2 %. */
 START_TEST(test_cubic_timeout) {
-  CsCcConfig cfg = cubic_cfg(false);
-  const CsCcOps *ops = ops_of("cubic");
-  CsCc cc;
-  cc_new(&cc, &cfg, ops);
-  cc.cwnd = 100;
-  ops->on_timeout(&cc, CS_SEC);
-  ck_assert_double_eq_tol(cc.cwnd, 1, 1e-9);
-  ck_assert_double_eq_tol(cc.ssthresh, 70, 1e-9);
+  Fix x;
+  cubic_at(&x, false, 100);
+  const CsCcOps *ops = x.ops;
+  CsCc *cc = &x.cc;
+  ops->on_timeout(cc, CS_SEC);
+  ck_assert_double_eq_tol(cc->cwnd, 1, 1e-9);
+  ck_assert_double_eq_tol(cc->ssthresh, 70, 1e-9);
   /* slow start back to 70, then the curve from there with K = 0 */
   CsTime t = CS_SEC, rtt = 100 * CS_MS;
   uint64_t pos = 0;
-  while (cc.cwnd < 70) ack_round(ops, &cc, &t, rtt, &pos);
-  ck_assert_double_le(cc.cwnd, 70 * 1.05 + 1);
-  double want = cc.cwnd * pow(1.05, 10);
-  for (int r = 0; r < 10; r++) ack_round(ops, &cc, &t, rtt, &pos);
-  ck_assert_msg(fabs(cc.cwnd - want) <= 0.02 * want, "cwnd %.2f after ten rounds, want %.2f", cc.cwnd, want);
+  while (cc->cwnd < 70) ack_round(ops, cc, &t, rtt, &pos);
+  ck_assert_double_le(cc->cwnd, 70 * 1.05 + 1);
+  double want = cc->cwnd * pow(1.05, 10);
+  for (int r = 0; r < 10; r++) ack_round(ops, cc, &t, rtt, &pos);
+  ck_assert_msg(fabs(cc->cwnd - want) <= 0.02 * want, "cwnd %.2f after ten rounds, want %.2f", cc->cwnd, want);
 }
 END_TEST
 
@@ -171,29 +179,28 @@ END_TEST
  * 2 cwnd / SRTT = 5.8 MB/s, is capped at 1 ms), slow start ends:
  * ssthresh = cwnd.  Not before. */
 START_TEST(test_hystart_ack_train) {
-  CsCcConfig cfg = cubic_cfg(true);
-  const CsCcOps *ops = ops_of("cubic");
-  CsCc cc;
-  cc_new(&cc, &cfg, ops);
-  cc.cwnd = 20;
+  Fix x;
+  cubic_at(&x, true, 20);
+  const CsCcOps *ops = x.ops;
+  CsCc *cc = &x.cc;
   CsTime t = CS_SEC, rtt = 10 * CS_MS;
   uint64_t pos = 0;
   CsTime start = t;
-  while (isinf(cc.ssthresh) && t - start < 20 * CS_MS) {
+  while (isinf(cc->ssthresh) && t - start < 20 * CS_MS) {
     t += 10 * CS_US; /* a train */
     pos++;
     CsAck a = {.newly = 0, .rtt = rtt, .srtt = rtt, .una = pos, .nxt = 1000000, .now = t};
-    ops->on_ack(&cc, &a);
-    ops->cong_avoid(&cc, &a);
+    ops->on_ack(cc, &a);
+    ops->cong_avoid(cc, &a);
   }
-  ck_assert(!isinf(cc.ssthresh));
+  ck_assert(!isinf(cc->ssthresh));
   /* the round began at the first ACK (10 us in): the train ends slow
    * start at the first ACK past 5.5 ms after it */
   CsTime when = t - start;
   ck_assert_msg(when > 5500 * CS_US + 10 * CS_US && when <= 5500 * CS_US + 20 * CS_US, "slow start ended after %lld ps",
                 (long long)when);
   /* ssthresh is the window when it ended (this ACK's growth aside) */
-  ck_assert(cc.ssthresh <= cc.cwnd && cc.cwnd <= cc.ssthresh + 1);
+  ck_assert(cc->ssthresh <= cc->cwnd && cc->cwnd <= cc->ssthresh + 1);
 }
 END_TEST
 
@@ -203,20 +210,19 @@ END_TEST
  * in the next, RTTs of 13 ms over the least 10 ms do not end slow start,
  * 15 ms do. */
 static bool hystart_delay_exits(CsTime later_rtt) {
-  CsCcConfig cfg = cubic_cfg(true);
-  const CsCcOps *ops = ops_of("cubic");
-  CsCc cc;
-  cc_new(&cc, &cfg, ops);
-  cc.cwnd = 20;
+  Fix x;
+  cubic_at(&x, true, 20);
+  const CsCcOps *ops = x.ops;
+  CsCc *cc = &x.cc;
   CsTime t = CS_SEC;
   uint64_t pos = 0;
   for (int i = 0; i < 30; i++) {
     t += 3 * CS_MS;
     pos++;
     CsAck a = {.newly = 0, .rtt = i == 0 ? 10 * CS_MS : later_rtt, .una = pos, .nxt = i == 0 ? 2 : 1000000, .now = t};
-    ops->on_ack(&cc, &a);
+    ops->on_ack(cc, &a);
   }
-  return !isinf(cc.ssthresh);
+  return !isinf(cc->ssthresh);
 }
 
 START_TEST(test_hystart_delay) {
@@ -227,30 +233,9 @@ END_TEST
 
 /* ---- the packet network ---- */
 
-typedef struct {
-  CsScenario *s;
-  CsSim *sim;
-} Run;
-
-static Run load(const char *yaml) {
-  Run r = {0};
-  GError *e = NULL;
-  r.s = cs_scenario_load_string(yaml, "cc.yaml", NULL, &e);
-  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
-  r.sim = cs_sim_new(r.s, &e);
-  ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");
-  return r;
-}
-
-static void go(Run *r) {
-  GError *e = NULL;
-  ck_assert_msg(cs_sim_run(r->sim, &e), "%s", e ? e->message : "");
-}
-
-static void done(Run *r) {
-  cs_sim_free(r->sim);
-  cs_scenario_free(r->s);
-}
+static Run load(const char *yaml) { return sim_load(yaml, "cc.yaml"); }
+static void go(Run *r) { sim_go(r); }
+static void done(Run *r) { sim_done(r); }
 
 typedef struct {
   GPtrArray *modes;   /* the sequence of modes, each once per visit */

@@ -11,27 +11,15 @@
 
 #include "commsim/loss.h"
 #include "commsim/sim.h"
-
-typedef struct {
-  CsScenario *s;
-  CsSim *sim;
-} Run;
+#include "simutil.h"
 
 static Run run(const char *yaml) {
-  Run r = {0};
-  GError *e = NULL;
-  r.s = cs_scenario_load_string(yaml, "net.yaml", NULL, &e);
-  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
-  r.sim = cs_sim_new(r.s, &e);
-  ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");
-  ck_assert_msg(cs_sim_run(r.sim, &e), "%s", e ? e->message : "");
+  Run r = sim_load(yaml, "net.yaml");
+  sim_go(&r);
   return r;
 }
 
-static void done(Run *r) {
-  cs_sim_free(r->sim);
-  cs_scenario_free(r->s);
-}
+static void done(Run *r) { sim_done(r); }
 
 static const CsMessageStats *msg(Run *r, uint32_t i) { return cs_net_message(cs_sim_net(r->sim), i); }
 

@@ -15,7 +15,7 @@ tests_test_topology_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/test_net
 TESTS += tests/test_net
-tests_test_net_SOURCES = tests/test_net.c
+tests_test_net_SOURCES = tests/test_net.c tests/simutil.h
 tests_test_net_CFLAGS = $(TEST_CFLAGS)
 tests_test_net_LDADD = $(TEST_LIBS)
 
@@ -27,6 +27,6 @@ tests_test_flow_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/test_cc
 TESTS += tests/test_cc
-tests_test_cc_SOURCES = tests/test_cc.c
+tests_test_cc_SOURCES = tests/test_cc.c tests/simutil.h
 tests_test_cc_CFLAGS = $(TEST_CFLAGS)
 tests_test_cc_LDADD = $(TEST_LIBS)

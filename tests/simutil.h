@@ -1,0 +1,40 @@
+/* simutil.h - a simulation of a scenario given as text, for the suites
+ * that look inside one (its network, its messages) rather than at the
+ * program's files. */
+#ifndef COMMSIM_SIMUTIL_H
+#define COMMSIM_SIMUTIL_H
+
+#include <check.h>
+#include <glib.h>
+
+#include "commsim/sim.h"
+
+typedef struct {
+  CsScenario *s;
+  CsSim *sim;
+} Run;
+
+/* Load `yaml` (named `name` in messages) and set up its simulation; a
+ * failure fails the test. */
+static inline Run sim_load(const char *yaml, const char *name) {
+  Run r = {0};
+  GError *e = NULL;
+  r.s = cs_scenario_load_string(yaml, name, NULL, &e);
+  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
+  r.sim = cs_sim_new(r.s, &e);
+  ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");
+  return r;
+}
+
+/* Run it to the end; a failure fails the test. */
+static inline void sim_go(Run *r) {
+  GError *e = NULL;
+  ck_assert_msg(cs_sim_run(r->sim, &e), "%s", e ? e->message : "");
+}
+
+static inline void sim_done(Run *r) {
+  cs_sim_free(r->sim);
+  cs_scenario_free(r->s);
+}
+
+#endif

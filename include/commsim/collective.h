@@ -184,6 +184,17 @@ void cs_coll_free(CsCollOp *op);
 double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params, uint32_t P, uint64_t n, uint64_t seed,
                            bool pull, GError **error);
 
+/* The sum of P workers' real gradients x[w * n .. (w + 1) * n) as the
+ * collective carries it, into result[0..n): each worker encodes with its
+ * own codec (its error feedback), a summable codec is decoded, added and
+ * encoded again at each reduction hop of the collective's chain, gathered
+ * payloads are decoded and added exactly, sign on servers takes the
+ * majority vote (P times its scale: a sum), and ps with pull encodes the
+ * sum once more with `server` (no error feedback).  `round` names this
+ * encoding (a new one each call; round + 1 is used for the pull). */
+bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, const float *x, size_t n,
+                         uint64_t round, bool pull, float *result, GError **error);
+
 /* Bytes on the wire for n elements under the codec (ceil of the bits). */
 uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n);
 

@@ -120,6 +120,13 @@ uint32_t cs_sim_unfinished_workers(const CsSim *sim);
 CsWorkload *cs_sim_workload(CsSim *sim);
 
 const CsSummary *cs_sim_summary(CsSim *sim);
+/* Time to accuracy (workload.convergence), after cs_sim_run: the
+ * iterations trained (NULL and *n = 0 without it), when each ended on the
+ * run's clock (seconds), the first that reached the target (0: none), and
+ * how many took their time from the run (the later ones take the mean
+ * measured iteration, *mean_s). */
+const CsConvPoint *cs_sim_convergence(const CsSim *sim, uint32_t *n, const double **time_s, uint32_t *reached,
+                                      uint32_t *simulated, double *mean_s);
 /* summary.csv's columns (NULL-terminated) and one row's fields. */
 const char *const *cs_sim_summary_columns(void);
 GPtrArray *cs_sim_summary_fields(CsSim *sim);

@@ -28,6 +28,7 @@
 
 #include "commsim/codec.h"
 #include "commsim/collective.h"
+#include "commsim/convergence.h"
 #include "commsim/error.h"
 #include "commsim/topology.h"
 
@@ -48,6 +49,7 @@ typedef struct {
   GArray *servers; /* CsNameRef; empty = all servers */
   bool sync, pull;
   CsCompressionSpec compression;
+  CsConvergenceSpec convergence; /* time to accuracy (convergence.h) */
   CsLoc at; /* of `workload:` */
 } CsWorkloadSpec;
 

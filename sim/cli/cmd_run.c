@@ -88,6 +88,24 @@ static void print_training(CsSim *sim, const CsScenario *s) {
     printf("  %-26s %.4e   (the collective's summed result, error compounded at reduction hops)\n", "result error (nmse)",
            m->allreduce_nmse);
   if (cs_collective_has(w->collective, CS_COLLF_SERVERS) && !w->sync) printf("  %-26s %.2f updates\n", "staleness", m->staleness_mean);
+  uint32_t n, reached, simulated;
+  const double *when;
+  double mean;
+  const CsConvPoint *cv = cs_sim_convergence(sim, &n, &when, &reached, &simulated, &mean);
+  if (cv && n > 0) {
+    const CsConvergenceSpec *c = &w->convergence;
+    g_autofree char *target = g_strdup_printf("%s %s %g", c->target_is_loss ? "loss" : "accuracy",
+                                              c->target_is_loss ? "<=" : ">=", c->target);
+    if (reached)
+      printf("  %-26s %s reached at iteration %u, %.6f s   (%s trained for real through the codec)\n",
+             "time to target", target, reached, when[reached - 1], cs_conv_task_names()[c->task]);
+    else
+      printf("  %-26s %s not reached in %u iterations (%.6f s)\n", "time to target", target, n, when[n - 1]);
+    printf("  %-26s loss %.4f, accuracy %.4f after %u iterations   (held-out set; convergence.csv)\n", "training",
+           cv[n - 1].loss, cv[n - 1].accuracy, n);
+    if (n > simulated)
+      printf("  %-26s iterations %u to %u take the mean measured iteration, %.6f s each\n", "", simulated + 1, n, mean);
+  }
   if (cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)
     printf("  %-26s %" G_GUINT64_FORMAT " retransmissions, %" G_GUINT64_FORMAT " drops, %" G_GUINT64_FORMAT " losses\n\n",
            "network (whole run)", m->retransmissions, m->packets_dropped, m->packets_lost);

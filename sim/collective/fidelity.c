@@ -36,32 +36,17 @@ static bool reduce_into(CsCodec *c, uint64_t round, Payload *a, const Payload *b
   return ok;
 }
 
-double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, uint32_t P, uint64_t n, uint64_t seed,
-                           bool pull, GError **error) {
-  CsCodecParams params = *params_in;
-  params.error_feedback = false;
-  if (P == 0 || n == 0) return 0.0;
-  float *x = g_new(float, (size_t)P * n);
-  double *exact = g_new0(double, n);
-  CsRng rng;
-  cs_rng_init(&rng, seed, cs_rng_stream_id("collective-gradient", P, n));
-  for (size_t i = 0; i < (size_t)P * n; i++) {
-    x[i] = (float)cs_rng_normal(&rng, 0.0, 1.0);
-    exact[i % n] += x[i];
-  }
-  size_t cap = cs_codec_payload_size(&params, n) * 2 + 64;
-  float *result = g_new0(float, n);
+bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, const float *x, size_t n,
+                         uint64_t round, bool pull, float *result, GError **error) {
+  const CsCodecParams *params = cs_codec_get_params(codecs[0]);
+  size_t cap = cs_codec_payload_size(params, n) * 2 + 64;
   Payload *pl = g_new0(Payload, P);
-  CsCodec **codecs = g_new0(CsCodec *, P);
   bool ok = true;
-  const uint64_t round = 1;
-  for (uint32_t w = 0; ok && w < P; w++) {
-    codecs[w] = cs_codec_new(&params, w, error);
-    ok = codecs[w] && encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error);
-  }
-  bool summable = cs_codec_method_summable(params.method);
+  for (uint32_t w = 0; ok && w < P; w++) ok = encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error);
+  bool summable = cs_codec_method_summable(params->method);
   const CsCollectiveDef *def = cs_collective_def(kind);
   bool servers = (def->flags & CS_COLLF_SERVERS) != 0;
+  memset(result, 0, n * sizeof *result);
   if (ok && summable && def->chain != CS_CHAIN_GATHER) {
     if (def->chain == CS_CHAIN_LINE) { /* a chain: each hop adds one worker's payload */
       for (uint32_t w = 1; ok && w < P; w++) ok = reduce_into(codecs[w], round, &pl[0], &pl[w], cap, error);
@@ -70,7 +55,7 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
         for (uint32_t w = 0; ok && w + step < P; w += 2 * step) ok = reduce_into(codecs[w], round, &pl[w], &pl[w + step], cap, error);
     }
     ok = ok && cs_codec_decode(pl[0].buf, pl[0].len, result, n, error);
-  } else if (ok && params.method == CS_CODEC_SIGN && servers) { /* majority vote, scaled */
+  } else if (ok && params->method == CS_CODEC_SIGN && servers) { /* majority vote, scaled */
     const void **bufs = g_new(const void *, P);
     size_t *lens = g_new(size_t, P);
     for (uint32_t w = 0; w < P; w++) bufs[w] = pl[w].buf, lens[w] = pl[w].len;
@@ -86,21 +71,41 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
     for (uint32_t w = 0; ok && w < P; w++) ok = cs_codec_decode_add(pl[w].buf, pl[w].len, result, n, error);
     if (ok && servers && pull) { /* the server encodes the sum once more */
       Payload back;
-      ok = encode(codecs[0], round + 1, result, n, cap, &back, error) && cs_codec_decode(back.buf, back.len, result, n, error);
+      ok = encode(server, round + 1, result, n, cap, &back, error) && cs_codec_decode(back.buf, back.len, result, n, error);
       g_free(back.buf);
     }
   }
+  for (uint32_t w = 0; w < P; w++) g_free(pl[w].buf);
+  g_free(pl);
+  return ok;
+}
+
+double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, uint32_t P, uint64_t n, uint64_t seed,
+                           bool pull, GError **error) {
+  CsCodecParams params = *params_in;
+  params.error_feedback = false;
+  if (P == 0 || n == 0) return 0.0;
+  float *x = g_new(float, (size_t)P * n);
+  double *exact = g_new0(double, n);
+  CsRng rng;
+  cs_rng_init(&rng, seed, cs_rng_stream_id("collective-gradient", P, n));
+  for (size_t i = 0; i < (size_t)P * n; i++) {
+    x[i] = (float)cs_rng_normal(&rng, 0.0, 1.0);
+    exact[i % n] += x[i];
+  }
+  float *result = g_new0(float, n);
+  CsCodec **codecs = g_new0(CsCodec *, P);
+  bool ok = true;
+  for (uint32_t w = 0; ok && w < P; w++) ok = (codecs[w] = cs_codec_new(&params, w, error)) != NULL;
+  /* no error feedback here: worker 0's codec serves for the server's pull encoding */
+  ok = ok && cs_coll_reduce_real(kind, codecs, codecs[0], P, x, n, 1, pull, result, error);
   double num = 0, den = 0;
   for (size_t i = 0; ok && i < n; i++) {
     double d = (double)result[i] - exact[i];
     num += d * d;
     den += exact[i] * exact[i];
   }
-  for (uint32_t w = 0; w < P; w++) {
-    g_free(pl[w].buf);
-    cs_codec_free(codecs[w]);
-  }
-  g_free(pl);
+  for (uint32_t w = 0; w < P; w++) cs_codec_free(codecs[w]);
   g_free(codecs);
   g_free(result);
   g_free(exact);

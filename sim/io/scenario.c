@@ -609,6 +609,47 @@ static bool read_cost(const CsYamlNode *v, CsWorkloadSpec *w, GError **error) {
   return read_params(v, kp, kp, CS_PARAM_WORKLOAD, w, error);
 }
 
+/* workload.convergence (CsConvergenceSpec): its keys, then the target
+ * (one of accuracy and loss) by hand. */
+static bool read_convergence(const CsYamlNode *v, CsScenario *s, GError **error) {
+  CsWorkloadSpec *w = &s->workload;
+  CsConvergenceSpec *c = &w->convergence;
+  const char *C = "workload.convergence", *T = "workload.convergence.target";
+  if (!expect_kind(v, CS_YAML_MAP, C, error) || !check_keys(v, C, KEYS(C), error) ||
+      !read_params(v, C, C, CS_PARAM_WORKLOAD, w, error))
+    return false;
+  c->present = true;
+  c->at = loc_of(s, v);
+  c->target_is_loss = false;
+  c->target = 0.9;
+  CsYamlNode *tv = value_of(v, "target");
+  if (tv) {
+    if (!expect_kind(tv, CS_YAML_MAP, T, error) || !check_keys(tv, T, KEYS(T), error)) return false;
+    CsYamlNode *acc = value_of(tv, "accuracy"), *loss = value_of(tv, "loss");
+    if ((acc != NULL) == (loss != NULL)) FAIL_AT(tv, "%s: give one of accuracy and loss", T);
+    const char *key = acc ? "accuracy" : "loss";
+    g_autofree char *kp = g_strdup_printf("%s.%s", T, key);
+    const char *text = scalar_text(acc ? acc : loss, kp, error);
+    if (!text) return false;
+    GError *e = NULL;
+    if (!cs_parse_real(text, &c->target, &e)) return parse_failed(acc ? acc : loss, kp, e, error);
+    c->target_is_loss = loss != NULL;
+    if (acc && !(c->target > 0 && c->target <= 1))
+      FAIL_AT(acc, "%s must lie in (0, 1]: an accuracy above 1 cannot be reached", kp);
+    if (loss && !(c->target > 0 && isfinite(c->target))) FAIL_AT(loss, "%s must be larger than 0", kp);
+  }
+  if (c->batch > c->samples_per_worker)
+    FAIL_AT(at(v, value_of(v, "batch") ? "batch" : "samples_per_worker"),
+            "%s.batch (%" G_GINT64_FORMAT ") must not exceed samples_per_worker (%" G_GINT64_FORMAT ")", C,
+            (gint64)c->batch, (gint64)c->samples_per_worker);
+  if (value_of(v, "hidden") && c->task != CS_TASK_MLP)
+    FAIL_AT(at(v, "hidden"), "%s.hidden applies to task mlp only (task is %s)", C, cs_conv_task_names()[c->task]);
+  if (cs_collective_has(w->collective, CS_COLLF_SERVERS) && !w->pull)
+    FAIL_AT(v, "%s: the workers never get the result back with pull: false, so there is no model to train on them "
+               "(set workload.pull: true)", C);
+  return true;
+}
+
 static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsWorkloadSpec *w = &s->workload;
   const char *P = "workload";
@@ -662,6 +703,8 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
     CsYamlNode *cost;
     if ((cost = value_of(cv, "cost")) && !read_cost(cost, w, error)) return false;
   }
+  CsYamlNode *conv;
+  if ((conv = value_of(v, "convergence")) && !read_convergence(conv, s, error)) return false;
   g_autofree char *refusal = cs_collective_codec_refusal(w->collective, c->method);
   if (refusal) {
     CsYamlNode *at = value_of(v, "collective");

@@ -182,6 +182,6 @@ bool cs_sim_run(CsSim *sim, GError **error) {
   }
   if (!cs_fabric_check_accounting(sim->fabric, error)) return false;
   if (sim->checks && !cs_fabric_check_state(sim->fabric, error)) return false;
-  return true;
+  return cs_sim_train(sim, error);
 }
 

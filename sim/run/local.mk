@@ -1,7 +1,7 @@
 # The run layer: one simulation assembled, run, traced, summed up and
 # written (sim.h), and sweeps of many (sweep.h).
 sim_libcommsim_la_SOURCES += sim/run/sim.c sim/run/control.c sim/run/traces.c sim/run/summary.c sim/run/writers.c \
-	sim/run/sim_private.h sim/run/sweep.c
+	sim/run/sim_private.h sim/run/sweep.c sim/run/train.c
 pkginclude_HEADERS += include/commsim/sim.h include/commsim/sweep.h
 
 check_PROGRAMS += tests/test_run

@@ -128,6 +128,8 @@ void cs_sim_free(CsSim *sim) {
   g_free(sim->queue_seen);
   cs_workload_free(sim->wl);
   cs_coll_env_free(sim->env);
+  if (sim->conv) g_array_free(sim->conv, TRUE);
+  if (sim->conv_time) g_array_free(sim->conv_time, TRUE);
   cs_fabric_free(sim->fabric);
   cs_engine_free(sim->e);
   cs_routes_free(sim->r);

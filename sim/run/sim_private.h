@@ -15,6 +15,7 @@
 
 #include "commsim/codec.h"
 #include "commsim/collective.h"
+#include "commsim/convergence.h"
 #include "commsim/csv.h"
 #include "commsim/model.h"
 #include "commsim/units.h"
@@ -57,6 +58,12 @@ struct CsSim {
   GError *check_error;
   bool reproducible; /* wall_s written as 0 */
   bool interrupted;  /* the hook saw the interrupt flag */
+  /* time to accuracy (train.c) */
+  GArray *conv;           /* CsConvPoint per iteration trained, or NULL */
+  GArray *conv_time;      /* double: when each ended on the run's clock (s) */
+  uint32_t conv_reached;  /* the first iteration that reached the target, or 0 */
+  uint32_t conv_simulated; /* iterations whose time the run measured; later ones take conv_mean_s */
+  double conv_mean_s;     /* the mean measured iteration (after warm-up) */
 };
 
 /* A link queue's counter value from `time` on (timeline.json). */
@@ -65,6 +72,9 @@ typedef struct {
   uint32_t dir; /* 2 * link + direction */
   uint64_t bytes;
 } QueueSample;
+
+/* train.c: train workload.convergence's model on the finished run's clock. */
+bool cs_sim_train(CsSim *sim, GError **error);
 
 /* control.c: every message finished; stop unless more work is to come. */
 void cs_sim_on_idle(void *ctx);

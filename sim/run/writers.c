@@ -13,7 +13,9 @@ static const char *const summary_cols[] = {
     "link_util_mean", "link_util_max", "codec_nmse", "events", "wall_s", "bg_packets_sent",
     "bg_packets_dropped", "bg_packets_lost", "bg_delay_mean_s",
     /* commsim's additions, after the SPEC's columns */
-    "staleness_mean", "allreduce_nmse", "codec_outside_compute_s", "fidelity", NULL};
+    "staleness_mean", "allreduce_nmse", "codec_outside_compute_s", "fidelity",
+    /* workload.convergence */
+    "iterations_to_target", "time_to_target_s", "final_loss", "final_accuracy", NULL};
 
 const char *const *cs_sim_summary_columns(void) { return summary_cols; }
 
@@ -75,6 +77,17 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   else ADD("%.6e", m->allreduce_nmse);
   REAL_IF(measured, m->codec_outside_s);
   ADD("%s", sim->fabric->fidelity);
+  bool conv = sim->conv && sim->conv->len > 0, reached = conv && sim->conv_reached > 0;
+  UINT_IF(reached, sim->conv_reached);
+  REAL_IF(reached, reached ? g_array_index(sim->conv_time, double, sim->conv_reached - 1) : 0.0);
+  if (conv) {
+    const CsConvPoint *last = &g_array_index(sim->conv, CsConvPoint, sim->conv->len - 1);
+    ADD("%.6f", last->loss);
+    ADD("%.6f", last->accuracy);
+  } else {
+    EMPTY();
+    EMPTY();
+  }
 #undef ADD
 #undef EMPTY
 #undef REAL_IF
@@ -113,6 +126,23 @@ static bool write_iterations(CsSim *sim, const char *dir, GError **error) {
       cs_csv_time(c, cs_iter_exposed(r));
       cs_csv_end_row(c);
     }
+  return cs_csv_close(c, error);
+}
+
+static bool write_convergence(CsSim *sim, const char *dir, GError **error) {
+  static const char *cols[] = {"iteration", "time_s", "loss", "accuracy", "grad_nmse", "simulated", NULL};
+  CsCsv *c = cs_csv_open(dir, "convergence.csv", cols, error);
+  if (!c) return false;
+  for (guint i = 0; i < sim->conv->len; i++) {
+    const CsConvPoint *p = &g_array_index(sim->conv, CsConvPoint, i);
+    cs_csv_uint(c, p->iteration);
+    cs_csv_real(c, g_array_index(sim->conv_time, double, i));
+    cs_csv_real(c, p->loss);
+    cs_csv_real(c, p->accuracy);
+    cs_csv_real(c, p->grad_nmse);
+    cs_csv_uint(c, p->iteration <= sim->conv_simulated);
+    cs_csv_end_row(c);
+  }
   return cs_csv_close(c, error);
 }
 
@@ -309,6 +339,12 @@ bool cs_sim_write_outputs(CsSim *sim, const char *dir, GError **error) {
   if ((tr & CS_TRACE_TIMELINE) && !write_timeline(sim, dir, error)) return false;
   if ((tr & CS_TRACE_ITERATIONS) && sim->wl && !write_iterations(sim, dir, error)) return false;
   if ((tr & CS_TRACE_MESSAGES) && !write_messages(sim, dir, error)) return false;
+  if (sim->conv) {
+    if (!write_convergence(sim, dir, error)) return false;
+  } else {
+    g_autofree char *path = g_build_filename(dir, "convergence.csv", NULL);
+    g_unlink(path); /* an earlier run's */
+  }
   /* last: a sweep takes a folder with a summary.csv as a complete point */
   if ((tr & CS_TRACE_SUMMARY) && !write_summary(sim, dir, error)) return false;
   remove_stale_outputs(sim, dir, sim->wl != NULL);

@@ -3,11 +3,14 @@
  * A run folder: iteration (compute, codec work outside compute and
  * exposed communication per iteration: they add up to it), utilization
  * and queues (the link directions that carried and held the most, over
- * time, from links.csv), messages_cdf (completion times).  A sweep folder:
- * iteration (the same breakdown per point, one bar each, up to 300
- * points); iteration_vs_AXIS for every swept axis with numbers, a line per
- * value of the other axes together; speedup_vs_AXIS (over the method none
- * at the same other values) when a compression-method axis holds none.
+ * time, from links.csv), messages_cdf (completion times), convergence
+ * (held-out loss and accuracy on the run's clock, from convergence.csv).
+ * A sweep folder: iteration (the same breakdown per point, one bar each,
+ * up to 300 points); iteration_vs_AXIS for every swept axis with numbers,
+ * a line per value of the other axes together; speedup_vs_AXIS (over the
+ * method none at the same other values) when a compression-method axis
+ * holds none; with workload.convergence, time_to_target_vs_AXIS and
+ * time_to_target_speedup_vs_AXIS the same way.
  *
  * Layer 0 (base; docs/design.md). Owns gnuplot scripts over a run or sweep
  * folder's files; does not touch simulator types: it reads files only.

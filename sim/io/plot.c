@@ -18,7 +18,7 @@
 #include "commsim/units.h"
 #include "commsim/yamltree.h"
 
-const char *const cs_plot_run_stems[] = {"iteration", "utilization", "queues", "messages_cdf", NULL};
+const char *const cs_plot_run_stems[] = {"iteration", "utilization", "queues", "messages_cdf", "convergence", NULL};
 const char *const cs_plot_formats[] = {"png", "pdf", NULL};
 
 /* ---- CSV files, split in place ---- */
@@ -336,6 +336,33 @@ static bool plot_messages(Plotter *p, bool *drew) {
   return ok;
 }
 
+/* Time to accuracy (convergence.csv): held-out loss and accuracy against
+ * the run's clock. */
+static bool plot_convergence(Plotter *p, bool *drew) {
+  Table t;
+  if (!table_read(p->dir, "convergence.csv", &t)) return true;
+  int ts = col(&t, "time_s"), lo = col(&t, "loss"), ac = col(&t, "accuracy");
+  if (ts < 0 || lo < 0 || ac < 0 || t.nrows == 0) {
+    table_free(&t);
+    return true;
+  }
+  GString *d = g_string_new("# time_s loss accuracy\n");
+  guint step = t.nrows > 3000 ? t.nrows / 3000 : 1;
+  for (guint r = 0; r < t.nrows; r += step)
+    g_string_append_printf(d, "%.9g %.9g %.9g\n", num(&t, r, ts), num(&t, r, lo), num(&t, r, ac));
+  bool ok = draw(p, "convergence", d->str,
+                 "set title 'Time to accuracy: the small model trained through the codec, on the run''s clock'\n"
+                 "set xlabel 'simulated time (s)'\nset ylabel 'held-out loss'\nset y2label 'held-out accuracy'\n"
+                 "set ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:1]\nset key outside right top\n"
+                 "plot 'DATA' using 1:2 with lines lw 2 lc rgb '#4477aa' title 'loss', "
+                 "'DATA' using 1:3 axes x1y2 with lines lw 2 lc rgb '#ee6677' title 'accuracy'\n",
+                 1000, 600);
+  *drew |= ok;
+  g_string_free(d, TRUE);
+  table_free(&t);
+  return ok;
+}
+
 /* ---- a sweep folder ---- */
 
 /* A swept key: its column of values as written, and where it has a unit
@@ -456,7 +483,7 @@ static bool plot_lines(Plotter *p, const Table *t, const Axis *ax, guint na, gui
                        const char *title, const char *ylabel, RowValue value, void *ctx, const char *extra, bool *drew) {
   GPtrArray *lines = g_ptr_array_new_with_free_func(g_free); /* labels, in order of first appearance */
   GArray *pts = g_array_new(FALSE, FALSE, sizeof(double) * 3); /* line, x, y */
-  double xmin = INFINITY, xmax = -INFINITY;
+  double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
   for (guint r = 0; r < t->nrows; r++) {
     double x = axis_value(t, &ax[a], r), y = value(t, r, ctx, ax, na, a, omit);
     if (isnan(x) || isnan(y)) continue;
@@ -471,6 +498,7 @@ static bool plot_lines(Plotter *p, const Table *t, const Axis *ax, guint na, gui
     double v[3] = {line, x, y};
     g_array_append_val(pts, v);
     xmin = fmin(xmin, x), xmax = fmax(xmax, x);
+    ymin = fmin(ymin, y), ymax = fmax(ymax, y);
   }
   bool ok = true;
   if (pts->len >= 2 && xmax > xmin) {
@@ -496,10 +524,12 @@ static bool plot_lines(Plotter *p, const Table *t, const Axis *ax, guint na, gui
     }
     g_autofree char *xl = label(ax[a].name);
     bool logx = xmin > 0 && xmax / xmin >= 50;
+    bool logy = ymin > 0 && ymax / ymin >= 50; /* values over two decades and more: a log scale shows them all */
     g_autofree char *script = g_strdup_printf("set title '%s'\nset xlabel '%s%s%s%s'\nset ylabel '%s'\n%s%s"
-                                              "set key outside right top font ',9'\nset yrange [0:*]\n%s\n",
+                                              "set key outside right top font ',9'\n%s\n%s\n",
                                               title, xl, *unit ? " (" : "", unit, *unit ? ")" : "", ylabel,
-                                              logx ? "set logscale x\n" : "", extra ? extra : "", plot->str);
+                                              logx ? "set logscale x\n" : "", extra ? extra : "",
+                                              logy ? "set logscale y" : "set yrange [0:*]", plot->str);
     int w = lines->len > 12 ? 1300 : 1100;
     ok = draw(p, stem, d->str, script, w, 650);
     *drew |= ok;
@@ -514,6 +544,11 @@ static bool plot_lines(Plotter *p, const Table *t, const Axis *ax, guint na, gui
 static double iter_ms(const Table *t, guint r, void *ctx, const Axis *ax, guint na, guint a, const bool *omit) {
   (void)ax, (void)na, (void)a, (void)omit;
   return num(t, r, GPOINTER_TO_INT(ctx)) * 1e3;
+}
+
+static double seconds(const Table *t, guint r, void *ctx, const Axis *ax, guint na, guint a, const bool *omit) {
+  (void)ax, (void)na, (void)a, (void)omit;
+  return num(t, r, GPOINTER_TO_INT(ctx));
 }
 
 /* Speedup over no compression: row r's iteration against that of the row
@@ -594,6 +629,24 @@ static bool plot_sweep(Plotter *p, Table *t, bool *drew) {
                       "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#888888'\n", drew);
     }
   }
+  /* time to accuracy, where points reached their target */
+  int tt = col(t, "time_to_target_s");
+  bool any = false;
+  for (guint r = 0; tt >= 0 && r < t->nrows; r++) any |= !isnan(num(t, r, tt));
+  for (guint a = 0; ok && any && a < na; a++) {
+    if (!ax[a].numeric) continue;
+    g_autofree char *stem = g_strdup_printf("time_to_target_vs_%s", ax[a].leaf);
+    g_autofree char *title = g_strdup_printf("Simulated time to the convergence target against %s (points that reached it)",
+                                             ax[a].leaf);
+    ok = plot_lines(p, t, ax, na, a, none, stem, title, "time to target (s)", seconds, GINT_TO_POINTER(tt), NULL, drew);
+    if (ok && method >= 0 && has_none && (int)a != method && !tied_m[a]) {
+      SpeedCtx sc = {tt, (guint)method, tied_m};
+      g_autofree char *s2 = g_strdup_printf("time_to_target_speedup_vs_%s", ax[a].leaf);
+      g_autofree char *t2 = g_strdup_printf("Speedup to the convergence target over no compression, against %s", ax[a].leaf);
+      ok = plot_lines(p, t, ax, na, a, none, s2, t2, "speedup to target over method none (x)", speedup, &sc,
+                      "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#888888'\n", drew);
+    }
+  }
   g_free(none);
   g_free(tied_m);
   g_free(ax);
@@ -637,7 +690,7 @@ GPtrArray *cs_plot_dir(const char *dir, GError **error) {
   }
   bool drew = false, ok;
   if (is_sweep) ok = plot_sweep(&p, &sweep, &drew);
-  else ok = plot_iterations(&p, &drew) && plot_links(&p, &drew) && plot_messages(&p, &drew);
+  else ok = plot_iterations(&p, &drew) && plot_links(&p, &drew) && plot_messages(&p, &drew) && plot_convergence(&p, &drew);
   table_free(own);
   g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", p.work);
   if (system(cmd) != 0) { /* a temporary folder left behind is harmless */

@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "commsim/loss.h"
 #include "commsim/sim.h"
@@ -325,6 +326,27 @@ START_TEST(test_pool_bounded) {
 }
 END_TEST
 
+/* links_override on a generated star: loss on w0's link only.  The flow
+ * from w0 loses packets and recovers them; the flow between w2 and w3,
+ * and every other link, lose none. */
+START_TEST(test_override_one_link) {
+  Run r = run("topology: {type: star, workers: 4}\n"
+              "links_override: [{match: w0-sw0, loss: 0.02}]\n"
+              "flows: [{src: w0, dst: w1, size: 5MB}, {src: w2, dst: w3, size: 5MB}]\n");
+  ck_assert(msg(&r, 0)->delivered && msg(&r, 1)->delivered);
+  ck_assert_uint_gt(msg(&r, 0)->retransmissions, 0);
+  ck_assert_uint_eq(msg(&r, 1)->retransmissions, 0);
+  const CsTopology *t = cs_sim_topology(r.sim);
+  for (uint32_t l = 0; l < t->n_links; l++) {
+    uint64_t lost = cs_net_link_stats(cs_sim_net(r.sim), l, 0).losses + cs_net_link_stats(cs_sim_net(r.sim), l, 1).losses;
+    bool w0 = !strcmp(t->nodes[t->links[l].a].name, "w0") || !strcmp(t->nodes[t->links[l].b].name, "w0");
+    if (w0) ck_assert_uint_gt(lost, 0);
+    else ck_assert_uint_eq(lost, 0);
+  }
+  done(&r);
+}
+END_TEST
+
 static Suite *net_suite(void) {
   Suite *s = suite_create("net");
   TCase *tc = tcase_create("core");
@@ -344,6 +366,7 @@ static Suite *net_suite(void) {
   tcase_add_test(tc, test_deterministic);
   tcase_add_test(tc, test_dead_link_ends);
   tcase_add_test(tc, test_pool_bounded);
+  tcase_add_test(tc, test_override_one_link);
   suite_add_tcase(s, tc);
   return s;
 }

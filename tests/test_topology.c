@@ -310,6 +310,40 @@ START_TEST(test_generator_table) {
 }
 END_TEST
 
+/* links_override changes only the links its patterns match, in either
+ * orientation, entries in order (a later one wins); a pattern that
+ * matches nothing is an error naming it, at its location. */
+START_TEST(test_links_override) {
+  World w = build("topology: {type: star, workers: 4}\n"
+                  "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                  "links_override:\n"
+                  "  - {match: sw0-w1, loss: 0.01}\n"
+                  "  - {match: 'w*-sw0', bandwidth: 25Gbps}\n"
+                  "  - {match: w3-sw0, bandwidth: 1Gbps, latency: 5us}\n",
+                  CS_ROUTING_SHORTEST);
+  for (uint32_t l = 0; l < w.t->n_links; l++) {
+    const CsLink *k = &w.t->links[l];
+    const char *host = w.t->nodes[k->a].role == CS_ROLE_SWITCH ? w.t->nodes[k->b].name : w.t->nodes[k->a].name;
+    bool w1 = !strcmp(host, "w1"), w3 = !strcmp(host, "w3");
+    ck_assert_int_eq(k->spec.loss.model, w1 ? CS_LOSS_BERNOULLI : CS_LOSS_NONE);
+    if (w1) ck_assert_double_eq(k->spec.loss.rate, 0.01);
+    ck_assert_int_eq(k->spec.bandwidth, w3 ? 1000000000LL : 25000000000LL);
+    ck_assert_int_eq(k->spec.latency, w3 ? 5 * CS_US : CS_US);
+  }
+  destroy(&w);
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string("topology: {type: star, workers: 4}\n"
+                                                    "links_override: [{match: 'w9-*', loss: 0.5}]\n"
+                                                    "workload: {params: 1M}\n",
+                                                    "o.yaml", NULL, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  CsTopology *t = cs_topology_build(s, &e);
+  ck_assert_ptr_null(t);
+  ck_assert_msg(strstr(e->message, "o.yaml:2:") && strstr(e->message, "'w9-*' matches no link"), "%s", e->message);
+  g_error_free(e);
+}
+END_TEST
+
 static Suite *topology_suite(void) {
   Suite *s = suite_create("topology");
   TCase *tc = tcase_create("core");
@@ -326,6 +360,7 @@ static Suite *topology_suite(void) {
   tcase_add_test(tc, test_shortest_tie_break);
   tcase_add_test(tc, test_ecmp_spread);
   tcase_add_test(tc, test_routes_too_large);
+  tcase_add_test(tc, test_links_override);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -65,6 +65,23 @@ typedef struct {
   CsLoc at;
 } CsLinkDecl;
 
+/* links_override: the settings a pattern gives every link it matches. */
+enum {
+  CS_LINK_SET_BANDWIDTH = 1u << 0,
+  CS_LINK_SET_LATENCY = 1u << 1,
+  CS_LINK_SET_BUFFER = 1u << 2,
+  CS_LINK_SET_QUEUE = 1u << 3,
+  CS_LINK_SET_LOSS = 1u << 4,
+  CS_LINK_SET_RED = 1u << 5,
+  CS_LINK_SET_ECN = 1u << 6,
+};
+typedef struct {
+  char *match;     /* "a-b" (either order), '*' and '?' as in shell patterns */
+  CsLinkSpec spec; /* the values of the fields given */
+  unsigned fields; /* CS_LINK_SET_* */
+  CsLoc at;
+} CsLinkOverride;
+
 /* The network a scenario asks for: a generator and its parameters, or
  * explicit nodes and links. */
 typedef struct {
@@ -80,6 +97,7 @@ typedef struct {
   /* explicit */
   GArray *nodes; /* CsNodeSpec */
   GArray *links; /* CsLinkDecl */
+  GArray *overrides; /* CsLinkOverride: links_override, applied in order after the network is laid out */
   CsLoc at;      /* the file, for what has no line of its own */
 } CsTopologySpec;
 
@@ -119,6 +137,9 @@ typedef struct {
 /* Build the network a spec describes, its links inheriting `defaults`
  * (the scenario's cs_topology_build also checks the names it uses). */
 CsTopology *cs_topology_new(const CsTopologySpec *spec, const CsLinkSpec *defaults, GError **error);
+/* Give every link whose ends' names, "a-b" or "b-a", match o->match the
+ * fields o gives; returns how many links matched. */
+uint32_t cs_topology_override(CsTopology *t, const CsLinkOverride *o);
 void cs_topology_free(CsTopology *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsTopology, cs_topology_free)
 

@@ -563,6 +563,56 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
   return true;
 }
 
+/* links_override: a list of {match, any key of links[] but a and b}. */
+static bool read_overrides(const CsYamlNode *v, CsScenario *s, GError **error) {
+  if (!expect_kind(v, CS_YAML_SEQ, "links_override", error)) return false;
+  const char *const *link_keys = KEYS("links[]");
+  GPtrArray *allowed = g_ptr_array_new();
+  g_ptr_array_add(allowed, (char *)"match");
+  for (const char *const *k = link_keys; *k; k++)
+    if (strcmp(*k, "a") && strcmp(*k, "b")) g_ptr_array_add(allowed, (char *)*k);
+  g_ptr_array_add(allowed, NULL);
+  static const struct {
+    const char *key;
+    unsigned field;
+  } fields[] = {{"bandwidth", CS_LINK_SET_BANDWIDTH}, {"latency", CS_LINK_SET_LATENCY}, {"buffer", CS_LINK_SET_BUFFER},
+                {"queue", CS_LINK_SET_QUEUE},         {"loss", CS_LINK_SET_LOSS},       {"red", CS_LINK_SET_RED},
+                {"ecn_threshold", CS_LINK_SET_ECN}};
+  bool ok = true;
+  for (guint i = 0; ok && i < v->items->len; i++) {
+    CsYamlNode *e = v->items->pdata[i];
+    g_autofree char *path = g_strdup_printf("links_override[%u]", i);
+    CsLinkOverride o = {NULL, s->defaults, 0, loc_of(s, e)};
+    ok = expect_kind(e, CS_YAML_MAP, path, error) && check_keys(e, path, (const char *const *)allowed->pdata, error) &&
+         require_key(e, path, "match", error);
+    if (!ok) break;
+    g_autofree char *mp = g_strdup_printf("%s.match", path);
+    const char *m = scalar_text(value_of(e, "match"), mp, error);
+    if (!m) {
+      ok = false;
+      break;
+    }
+    if (!*m) {
+      cs_yaml_error(error, value_of(e, "match"), "%s: an empty pattern matches no link", mp);
+      ok = false;
+      break;
+    }
+    for (size_t f = 0; f < G_N_ELEMENTS(fields); f++)
+      if (value_of(e, fields[f].key)) o.fields |= fields[f].field;
+    if (!o.fields) {
+      cs_yaml_error(error, e, "%s: give at least one link setting to change (bandwidth, latency, loss, ...)", path);
+      ok = false;
+      break;
+    }
+    ok = read_link_settings(e, path, "links[]", &o.spec, error);
+    if (!ok) break;
+    o.match = g_strdup(m);
+    g_array_append_val(s->topology.overrides, o);
+  }
+  g_ptr_array_free(allowed, TRUE);
+  return ok;
+}
+
 static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsTransportSpec *t = &s->transport;
   if (!expect_kind(v, CS_YAML_MAP, "transport", error) ||
@@ -882,6 +932,8 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
   if (!topo && !nodes)
     FAIL_AT(root, "the scenario has no network: add topology: (a generator) or nodes: and links:");
   if (topo ? !read_topology(topo, s, error) : !read_explicit(nodes, links, s, error)) return false;
+  CsYamlNode *ov;
+  if ((ov = value_of(root, "links_override")) && !read_overrides(ov, s, error)) return false;
 
   if ((v = value_of(root, "transport")) && !read_transport(v, s, error)) return false;
   CsYamlNode *wkey = NULL;
@@ -948,6 +1000,7 @@ static CsScenario *scenario_new(const char *path) {
   s->transport.host_queue = -1;   /* 100 us of the host's link */
   s->topology.nodes = g_array_new(FALSE, TRUE, sizeof(CsNodeSpec));
   s->topology.links = g_array_new(FALSE, TRUE, sizeof(CsLinkDecl));
+  s->topology.overrides = g_array_new(FALSE, TRUE, sizeof(CsLinkOverride));
   s->workload.servers = g_array_new(FALSE, TRUE, sizeof(CsNameRef));
   s->background = g_array_new(FALSE, TRUE, sizeof(CsBackgroundSpec));
   s->flows = g_array_new(FALSE, TRUE, sizeof(CsFlowSpec));
@@ -970,6 +1023,8 @@ void cs_scenario_free(CsScenario *s) {
     g_free(d->b);
   }
   g_array_free(s->topology.links, TRUE);
+  for (guint i = 0; i < s->topology.overrides->len; i++) g_free(g_array_index(s->topology.overrides, CsLinkOverride, i).match);
+  g_array_free(s->topology.overrides, TRUE);
   for (guint i = 0; i < s->workload.servers->len; i++)
     g_free(g_array_index(s->workload.servers, CsNameRef, i).name);
   g_array_free(s->workload.servers, TRUE);

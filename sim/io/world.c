@@ -72,6 +72,17 @@ static bool check_names(const CsTopology *t, const CsScenario *s, GError **error
 
 CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
   CsTopology *t = cs_topology_new(&s->topology, &s->defaults, error);
+  for (guint i = 0; t && i < s->topology.overrides->len; i++) {
+    const CsLinkOverride *o = &g_array_index(s->topology.overrides, CsLinkOverride, i);
+    if (cs_topology_override(t, o) == 0) {
+      cs_error_at(error, o->at,
+                  "links_override[%u].match: '%s' matches no link (a link is named by its ends, as %s-%s, in either "
+                  "order; * and ? match any characters)",
+                  i, o->match, t->nodes[t->links[0].a].name, t->nodes[t->links[0].b].name);
+      cs_topology_free(t);
+      return NULL;
+    }
+  }
   if (t && !check_names(t, s, error)) {
     cs_topology_free(t);
     return NULL;

@@ -223,6 +223,34 @@ CsTopology *cs_topology_new(const CsTopologySpec *spec, const CsLinkSpec *defaul
   return t;
 }
 
+uint32_t cs_topology_override(CsTopology *t, const CsLinkOverride *o) {
+  GPatternSpec *pat = g_pattern_spec_new(o->match);
+  uint32_t n = 0;
+  for (uint32_t l = 0; l < t->n_links; l++) {
+    CsLinkSpec *s = &t->links[l].spec;
+    const char *a = t->nodes[t->links[l].a].name, *b = t->nodes[t->links[l].b].name;
+    g_autofree char *ab = g_strdup_printf("%s-%s", a, b), *ba = g_strdup_printf("%s-%s", b, a);
+    if (!g_pattern_spec_match_string(pat, ab) && !g_pattern_spec_match_string(pat, ba)) continue;
+    n++;
+    if (o->fields & CS_LINK_SET_BANDWIDTH) s->bandwidth = o->spec.bandwidth;
+    if (o->fields & CS_LINK_SET_LATENCY) s->latency = o->spec.latency;
+    if (o->fields & CS_LINK_SET_BUFFER) {
+      s->buffer = o->spec.buffer;
+      s->buffer_pkt = o->spec.buffer_pkt;
+      s->buffer_set = true;
+    }
+    if (o->fields & CS_LINK_SET_QUEUE) s->queue = o->spec.queue;
+    if (o->fields & CS_LINK_SET_LOSS) s->loss = o->spec.loss;
+    if (o->fields & CS_LINK_SET_RED) s->red = o->spec.red;
+    if (o->fields & CS_LINK_SET_ECN) {
+      s->ecn_threshold = o->spec.ecn_threshold;
+      s->ecn_threshold_pkt = o->spec.ecn_threshold_pkt;
+    }
+  }
+  g_pattern_spec_free(pat);
+  return n;
+}
+
 void cs_topology_free(CsTopology *t) {
   if (!t) return;
   for (uint32_t i = 0; i < t->n_nodes; i++) g_free(t->nodes[i].name);

@@ -136,6 +136,9 @@ typedef struct {
   uint32_t reo_wnd_persist; /* recoveries before it returns to 1 */
   uint64_t dsack_round;    /* no second increase before una passes it; 0 = none */
   bool tlp_out;         /* a probe is out: no other before an ACK */
+  bool cwnd_limited;    /* the window stopped the last send while packets were ready */
+  uint32_t max_out;     /* the most packets in flight this round (slow start's half-window test) */
+  uint64_t max_out_end; /* the round ends when una passes it */
   bool idle;            /* nothing in flight since it last sent */
   CsTime rack_xmit;     /* RACK.xmit_ts: the send time of the latest delivered packet, -1 none */
   uint64_t rack_pos;    /* ... its stream position (ties) */

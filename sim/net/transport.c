@@ -235,7 +235,7 @@ static void conn_send(CsNet *net, uint32_t ci) {
   double w = fmin(c->cc.cwnd, (double)net->window);
   uint32_t limit = w < 1.0 ? 1 : (uint32_t)w;
   if (c->in_flight >= limit) return;
-  bool sent = false;
+  bool sent = false, wanted = false; /* wanted: a packet was ready when the window closed */
   for (uint32_t fi = c->head; fi != NONE && c->in_flight < limit;) {
     Message *f = msg_of(net, fi);
     if (f->n_lost == 0 && (f->nxt >= f->n || f->nxt - f->una > f->ring_mask || f->nxt - f->una >= net->window)) {
@@ -253,7 +253,9 @@ static void conn_send(CsNet *net, uint32_t ci) {
     }
     if (c->idle) { /* the first packet after a time with nothing in flight */
       c->idle = false;
-      if (net->idle_restart && c->cc.last_send >= 0 && now - c->cc.last_send > c->rto) {
+      /* algorithms that set their own window (fixed, bbr) are not restarted, as in Linux */
+      if (net->idle_restart && c->ops->cong_avoid && !c->ops->rate && c->cc.last_send >= 0 &&
+          now - c->cc.last_send > c->rto) {
         cwnd_restart(c, now - c->cc.last_send);
         if (c->ops->on_event) c->ops->on_event(&c->cc, CS_CC_CWND_RESTART, now);
         w = fmin(c->cc.cwnd, (double)net->window);
@@ -280,6 +282,13 @@ static void conn_send(CsNet *net, uint32_t ci) {
     }
     sent = true;
   }
+  if (c->in_flight >= limit && c->t_send == 0)
+    for (uint32_t fi = c->head; fi != NONE && !wanted; fi = net->msgs[fi].next) {
+      const Message *f = msg_of(net, fi);
+      wanted = f->n_lost > 0 || (f->nxt < f->n && f->nxt - f->una <= f->ring_mask && f->nxt - f->una < net->window);
+    }
+  c->cwnd_limited = wanted;
+  if (c->in_flight > c->max_out) c->max_out = c->in_flight;
   if (sent) {
     if (c->t_rto == 0) arm_rto(c, now);
     if (c->t_tlp == 0) arm_tlp(net, c, now);
@@ -482,7 +491,7 @@ static void sender_ack(CsNet *net, const Packet *ack) {
     if (st == S_FLIGHT) f->in_flight--, c->in_flight--;
     else if (st == S_LOST) f->n_lost--;
     st_set(f, s, S_DONE);
-    if (s >= ack->seq) f->sacked_out++;
+    f->sacked_out++; /* the una walks below take it back when they pass it */
     newly++;
     sample_ok = !(ack->flags & F_RETX);
     rate_ok = f->rate && f->xmit_of[s & f->ring_mask] == ack->xmit;
@@ -534,28 +543,40 @@ static void sender_ack(CsNet *net, const Packet *ack) {
   if (newly > 0) c->tlp_out = false;
 
   uint64_t una = conn_una(net, c);
-  if (c->rack) { /* a duplicate arrived: a retransmission was spurious, widen the window */
+  /* the episodes this ACK ends (before it detects new losses, which may begin another) */
+  bool end_recovery = c->in_recovery && una >= c->recover, end_loss = c->in_loss && una >= c->no_cut_until;
+  if (end_recovery) c->in_recovery = false;
+  if (end_loss) c->in_loss = false;
+  if (end_recovery || end_loss) {
+    if (c->rack && c->reo_wnd_persist > 0 && --c->reo_wnd_persist == 0) c->reo_wnd_mult = 1;
+    if (c->ops->on_event) c->ops->on_event(&c->cc, CS_CC_RECOVERY_END, now);
+  }
+  if (c->rack) { /* a duplicate arrived: a retransmission was spurious, widen the window (once reordering is seen) */
     if (c->dsack_round && una >= c->dsack_round) c->dsack_round = 0;
-    if (!c->dsack_round && (ack->flags & F_DSACK)) {
+    if (!c->dsack_round && (ack->flags & F_DSACK) && c->reordering_seen) {
       c->dsack_round = MAX(c->sent_hi, 1);
       c->reo_wnd_mult++;
       c->reo_wnd_persist = 16;
     }
   }
   info.lost = c->rack ? detect_rack_conn(net, c) : detect_dupthresh(net, f, c, ack->xmit);
-  if ((c->in_recovery && una >= c->recover) || (c->in_loss && una >= c->no_cut_until)) {
-    c->in_recovery = c->in_loss = false;
-    if (c->rack && c->reo_wnd_persist > 0 && --c->reo_wnd_persist == 0) c->reo_wnd_mult = 1;
-    if (c->ops->on_event) c->ops->on_event(&c->cc, CS_CC_RECOVERY_END, now);
-  }
   info.una = una;
   info.nxt = c->sent_hi;
   info.in_flight = c->in_flight;
   info.min_rtt = rtt_of(net, c)->min_rtt;
   info.srtt = rtt_of(net, c)->have_rtt ? rtt_of(net, c)->srtt : -1;
   info.in_recovery = c->in_recovery || c->in_loss;
+  info.delivered = c->delivered;
   if (c->ops->on_ack) c->ops->on_ack(&c->cc, &info);
-  if (newly > 0 && !c->in_recovery && c->ops->cong_avoid) c->ops->cong_avoid(&c->cc, &info);
+  /* as Linux's tcp_is_cwnd_limited: the window grows only when it was the
+   * limit (in slow start: when at least half of it was used in the last
+   * round), not while the sender has too little to send */
+  bool limited = c->cwnd_limited || (c->cc.cwnd < c->cc.ssthresh && c->cc.cwnd < 2.0 * c->max_out);
+  if (newly > 0 && !c->in_recovery && limited && c->ops->cong_avoid) c->ops->cong_avoid(&c->cc, &info);
+  if (una >= c->max_out_end) { /* a round: the most in flight starts over */
+    c->max_out = c->in_flight;
+    c->max_out_end = c->sent_hi + 1;
+  }
   if (c->cc.mark_app_limited) {
     c->app_limited = MAX(c->delivered + c->in_flight, 1);
     c->cc.mark_app_limited = false;
@@ -613,12 +634,18 @@ static void on_rto(CsNet *net, uint32_t ci) {
   net->timeouts++;
   if (++c->consecutive_timeouts >= net->max_timeouts) {
     /* every message of the connection waits behind the one that cannot get through */
-    while (c->head != NONE) {
+    uint32_t last = c->tail; /* messages a failure callback sends on this pair are not failed with these */
+    for (bool more = c->head != NONE; more;) {
       uint32_t fi = c->head;
+      more = fi != last;
       msg_of(net, fi)->stats.timeouts++;
       fail_message(net, fi);
       c = &net->conns[ci];
     }
+    /* the next message finds a fresh connection, as a new socket would be */
+    c->consecutive_timeouts = 0;
+    c->rto = rto_of(net, rtt_of(net, c));
+    c->in_loss = c->in_recovery = false;
     c->t_rto = c->t_tlp = c->t_reo = 0;
     return;
   }
@@ -630,7 +657,14 @@ static void on_rto(CsNet *net, uint32_t ci) {
       if (st_get(f, seq) == S_FLIGHT) mark_lost(f, c, seq);
     f->rtx.len = 0; /* every retransmission in flight is presumed lost now */
   }
-  if (c->ops->on_timeout) c->ops->on_timeout(&c->cc, now);
+  if (c->ops->on_timeout) {
+    /* as Linux's tcp_enter_loss: ssthresh is cut on the first timeout of
+     * an episode, not again on a repeated one or one during recovery */
+    bool keep = c->in_recovery || (c->in_loss && c->consecutive_timeouts > 1);
+    double ssthresh = c->cc.ssthresh;
+    c->ops->on_timeout(&c->cc, now);
+    if (keep) c->cc.ssthresh = ssthresh;
+  }
   /* slow start again (RFC 5681); losses of what was sent before the
    * timeout are part of it and cause no further cut */
   c->in_recovery = false;

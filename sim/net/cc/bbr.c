@@ -200,7 +200,7 @@ static void bbr_on_ack(CsCc *cc, const CsAck *ack) {
   }
   if (expired && !b->idle_restart && b->mode != PROBE_RTT) {
     b->mode = PROBE_RTT;
-    b->prior_cwnd = b->prev_recovery ? fmax(b->prior_cwnd, cc->cwnd) : cc->cwnd;
+    b->prior_cwnd = fmax(b->prior_cwnd, cc->cwnd); /* Linux's bbr_save_cwnd, in probe-rtt */
     b->probe_rtt_done = 0;
   }
   if (b->mode == PROBE_RTT) {
@@ -264,7 +264,7 @@ static void bbr_on_ack(CsCc *cc, const CsAck *ack) {
 static void bbr_on_loss(CsCc *cc, CsTime now) {
   (void)now;
   Bbr *b = (Bbr *)cc->priv;
-  b->prior_cwnd = b->prev_recovery && b->mode != PROBE_RTT ? fmax(b->prior_cwnd, cc->cwnd) : cc->cwnd;
+  b->prior_cwnd = !b->prev_recovery && b->mode != PROBE_RTT ? cc->cwnd : fmax(b->prior_cwnd, cc->cwnd);
 }
 
 /* A timeout: as Linux's tcp_enter_loss with BBR, the window restarts at

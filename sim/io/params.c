@@ -533,7 +533,7 @@ const CsParam cs_params[] = {
      .min = 1, .max = 64, .range = CS_PARAM_RANGE},
     {.key = "transport.ack_delay",
      .kind = CS_KEY_TIME,
-     .help = "the longest an ACK is held back with `delayed_ack` above 1 (Linux's minimum delayed-ACK timer is 40 ms)",
+     .help = "the longest an ACK is held back with `delayed_ack` above 1 (Linux's minimum delayed-ACK timer is 40 ms). Keep it below the RTO (SRTT + `min_rto`): an ACK held back longer makes the sender time out (Linux pairs 40 ms with a 200 ms `min_rto`)",
      .values = "time, > 0, at most 1 s",
      .doc_default = "`40ms`",
      .base = CS_PARAM_TRANSPORT,

@@ -576,6 +576,14 @@ static double speedup(const Table *t, guint r, void *ctx, const Axis *ax, guint 
   return NAN;
 }
 
+/* A column plotted against the swept axes, and its speedup over method none. */
+typedef struct {
+  int col;
+  const char *stem, *title, *ylabel; /* title: printf with the axis */
+  RowValue value;
+  const char *speed_stem, *speed_title, *speed_ylabel;
+} Metric;
+
 static bool plot_sweep(Plotter *p, Table *t, bool *drew) {
   int first = col(t, "scenario"), it = col(t, "iter_mean_s");
   if (first <= 0) return true;
@@ -616,35 +624,33 @@ static bool plot_sweep(Plotter *p, Table *t, bool *drew) {
   for (guint r = 0; method >= 0 && r < t->nrows; r++) has_none |= !strcmp(cell(t, r, ax[method].col), "none");
   bool *tied_m = g_new0(bool, na + 1);
   for (guint k = 0; method >= 0 && k < na; k++) tied_m[k] = (int)k != method && tied(t, &ax[method], &ax[k]);
-  for (guint a = 0; ok && a < na; a++) {
-    if (!ax[a].numeric || it < 0) continue;
-    g_autofree char *stem = g_strdup_printf("iteration_vs_%s", ax[a].leaf);
-    g_autofree char *title = g_strdup_printf("Mean iteration time against %s (a line per value of the other axes)", ax[a].leaf);
-    ok = plot_lines(p, t, ax, na, a, none, stem, title, "iteration (ms)", iter_ms, GINT_TO_POINTER(it), NULL, drew);
-    if (ok && method >= 0 && has_none && (int)a != method && !tied_m[a]) {
-      SpeedCtx sc = {it, (guint)method, tied_m};
-      g_autofree char *s2 = g_strdup_printf("speedup_vs_%s", ax[a].leaf);
-      g_autofree char *t2 = g_strdup_printf("Speedup of an iteration over no compression, against %s", ax[a].leaf);
-      ok = plot_lines(p, t, ax, na, a, none, s2, t2, "speedup over method none (x)", speedup, &sc,
-                      "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#888888'\n", drew);
-    }
-  }
-  /* time to accuracy, where points reached their target */
-  int tt = col(t, "time_to_target_s");
-  bool any = false;
-  for (guint r = 0; tt >= 0 && r < t->nrows; r++) any |= !isnan(num(t, r, tt));
-  for (guint a = 0; ok && any && a < na; a++) {
-    if (!ax[a].numeric) continue;
-    g_autofree char *stem = g_strdup_printf("time_to_target_vs_%s", ax[a].leaf);
-    g_autofree char *title = g_strdup_printf("Simulated time to the convergence target against %s (points that reached it)",
-                                             ax[a].leaf);
-    ok = plot_lines(p, t, ax, na, a, none, stem, title, "time to target (s)", seconds, GINT_TO_POINTER(tt), NULL, drew);
-    if (ok && method >= 0 && has_none && (int)a != method && !tied_m[a]) {
-      SpeedCtx sc = {tt, (guint)method, tied_m};
-      g_autofree char *s2 = g_strdup_printf("time_to_target_speedup_vs_%s", ax[a].leaf);
-      g_autofree char *t2 = g_strdup_printf("Speedup to the convergence target over no compression, against %s", ax[a].leaf);
-      ok = plot_lines(p, t, ax, na, a, none, s2, t2, "speedup to target over method none (x)", speedup, &sc,
-                      "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#888888'\n", drew);
+  /* the mean iteration, and the time to the convergence target where
+   * points reached it: each against every axis with numbers, and its
+   * speedup over no compression */
+  const Metric metrics[] = {
+      {it, "iteration", "Mean iteration time against %s (a line per value of the other axes)", "iteration (ms)",
+       iter_ms, "speedup", "Speedup of an iteration over no compression, against %s", "speedup over method none (x)"},
+      {col(t, "time_to_target_s"), "time_to_target",
+       "Simulated time to the convergence target against %s (points that reached it)", "time to target (s)", seconds,
+       "time_to_target_speedup", "Speedup to the convergence target over no compression, against %s",
+       "speedup to target over method none (x)"},
+  };
+  for (size_t m = 0; ok && m < G_N_ELEMENTS(metrics); m++) {
+    const Metric *me = &metrics[m];
+    bool any = false;
+    for (guint r = 0; me->col >= 0 && r < t->nrows; r++) any |= !isnan(num(t, r, me->col));
+    for (guint a = 0; ok && any && a < na; a++) {
+      if (!ax[a].numeric) continue;
+      g_autofree char *stem = g_strdup_printf("%s_vs_%s", me->stem, ax[a].leaf);
+      g_autofree char *title = g_strdup_printf(me->title, ax[a].leaf);
+      ok = plot_lines(p, t, ax, na, a, none, stem, title, me->ylabel, me->value, GINT_TO_POINTER(me->col), NULL, drew);
+      if (ok && method >= 0 && has_none && (int)a != method && !tied_m[a]) {
+        SpeedCtx sc = {me->col, (guint)method, tied_m};
+        g_autofree char *s2 = g_strdup_printf("%s_vs_%s", me->speed_stem, ax[a].leaf);
+        g_autofree char *t2 = g_strdup_printf(me->speed_title, ax[a].leaf);
+        ok = plot_lines(p, t, ax, na, a, none, s2, t2, me->speed_ylabel, speedup, &sc,
+                        "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#888888'\n", drew);
+      }
     }
   }
   g_free(none);

@@ -135,6 +135,17 @@ static bool check_sizes(const CsScenario *s, const CsTopology *t, GError **error
                 CS_ROUTES_MAX_BYTES >> 30);
     return false;
   }
+  /* workload.convergence's task: every shard and the held-out set in memory */
+  const CsConvergenceSpec *c = &w->convergence;
+  uint64_t values = ((uint64_t)c->samples_per_worker * t->n_workers + (uint64_t)c->test_samples) * (uint64_t)c->features;
+  if (c->present && values > CS_CONV_MAX_VALUES) {
+    cs_error_at(error, c->at,
+                "workload.convergence: %u workers x %" G_GINT64_FORMAT " samples x %" G_GINT64_FORMAT
+                " features is %.3g values; commsim holds at most %.3g (lower samples_per_worker or features)",
+                t->n_workers, (gint64)c->samples_per_worker, (gint64)c->features, (double)values,
+                (double)CS_CONV_MAX_VALUES);
+    return false;
+  }
   return true;
 }
 

@@ -32,25 +32,18 @@ bool cs_sim_train(CsSim *sim, GError **error) {
   const CsScenario *s = sim->s;
   const CsConvergenceSpec *c = &s->workload.convergence;
   if (!sim->wl || !c->present) return true;
-  uint32_t P = cs_workload_workers(sim->wl);
-  uint64_t values = ((uint64_t)c->samples_per_worker * P + (uint64_t)c->test_samples) * (uint64_t)c->features;
-  if (values > CS_CONV_MAX_VALUES) {
-    cs_error_at(error, c->at,
-                "workload.convergence: %u workers x %" G_GINT64_FORMAT " samples x %" G_GINT64_FORMAT
-                " features is %.3g values; commsim holds at most %.3g (lower samples_per_worker or features)",
-                P, (gint64)c->samples_per_worker, (gint64)c->features, (double)values, (double)CS_CONV_MAX_VALUES);
-    return false;
-  }
-  /* the simulated clock */
+  uint32_t P = cs_workload_workers(sim->wl); /* the task's size was checked before the run (world.c) */
+  /* the simulated clock: when each iteration ended on its last worker */
+  g_autofree CsTime *ends = g_new(CsTime, cs_workload_iterations(sim->wl) + 1);
   uint32_t I = 0;
-  while (I < cs_workload_iterations(sim->wl) && iteration_end(sim, I + 1) >= 0) I++;
+  while (I < cs_workload_iterations(sim->wl) && (ends[I + 1] = iteration_end(sim, I + 1)) >= 0) I++;
   if (I == 0) {
     cs_error_at(error, c->at, "workload.convergence: no iteration of the run ended, so there is no clock to train on");
     return false;
   }
   uint32_t first = (uint32_t)MIN((int64_t)I - 1, s->workload.warmup);
-  CsTime from = first ? iteration_end(sim, first) : 0;
-  sim->conv_mean_s = (double)(iteration_end(sim, I) - from) / (double)(I - first) * 1e-12;
+  ends[0] = 0;
+  sim->conv_mean_s = (double)(ends[I] - ends[first]) / (double)(I - first) * 1e-12;
   CsConvSetup setup = {.collective = s->workload.collective,
                        .workers = P,
                        .pull = s->workload.pull,
@@ -64,14 +57,13 @@ bool cs_sim_train(CsSim *sim, GError **error) {
   sim->conv = g_array_new(FALSE, FALSE, sizeof(CsConvPoint));
   sim->conv_time = g_array_new(FALSE, FALSE, sizeof(double));
   sim->conv_simulated = I;
-  CsTime last = iteration_end(sim, I);
   for (uint32_t i = 1; i <= (uint32_t)c->max_iterations; i++) {
     CsConvPoint pt;
     if (!cs_trainer_step(t, &pt, error)) {
       g_prefix_error(error, "%s: ", s->file);
       return false;
     }
-    double time = i <= I ? (double)iteration_end(sim, i) * 1e-12 : (double)last * 1e-12 + (i - I) * sim->conv_mean_s;
+    double time = i <= I ? (double)ends[i] * 1e-12 : (double)ends[I] * 1e-12 + (i - I) * sim->conv_mean_s;
     g_array_append_val(sim->conv, pt);
     g_array_append_val(sim->conv_time, time);
     if (pt.reached && !sim->conv_reached) sim->conv_reached = i;

@@ -14,12 +14,12 @@ typedef struct {
   CsSim *sim;
 } Run;
 
-/* Load `yaml` (named `name` in messages) and set up its simulation; a
- * failure fails the test. */
-static inline Run sim_load(const char *yaml, const char *name) {
+/* Load `yaml` (named `name` in messages) with the "KEY=VALUE" overrides
+ * `sets` (or NULL) and set up its simulation; a failure fails the test. */
+static inline Run sim_load(const char *yaml, const char *name, const char *const *sets) {
   Run r = {0};
   GError *e = NULL;
-  r.s = cs_scenario_load_string(yaml, name, NULL, &e);
+  r.s = cs_scenario_load_string(yaml, name, sets, &e);
   ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
   r.sim = cs_sim_new(r.s, &e);
   ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");

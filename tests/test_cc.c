@@ -233,7 +233,7 @@ END_TEST
 
 /* ---- the packet network ---- */
 
-static Run load(const char *yaml) { return sim_load(yaml, "cc.yaml"); }
+static Run load(const char *yaml) { return sim_load(yaml, "cc.yaml", NULL); }
 static void go(Run *r) { sim_go(r); }
 static void done(Run *r) { sim_done(r); }
 

@@ -16,28 +16,16 @@
 #include "commsim/routing.h"
 #include "commsim/topology.h"
 #include "commsim/sim.h"
-
-typedef struct {
-  CsScenario *s;
-  CsSim *sim;
-} Run;
+#include "simutil.h"
 
 static Run run(const char *yaml, const char *const *sets) {
-  Run r = {0};
-  GError *e = NULL;
-  r.s = cs_scenario_load_string(yaml, "coll.yaml", sets, &e);
-  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
-  r.sim = cs_sim_new(r.s, &e);
-  ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");
-  ck_assert_msg(cs_sim_run(r.sim, &e), "%s", e ? e->message : "");
+  Run r = sim_load(yaml, "coll.yaml", sets);
+  sim_go(&r);
   ck_assert_uint_eq(cs_sim_unfinished_workers(r.sim), 0);
   return r;
 }
 
-static void done(Run *r) {
-  cs_sim_free(r->sim);
-  cs_scenario_free(r->s);
-}
+static void done(Run *r) { sim_done(r); }
 
 static const CsIterRecord *rec(Run *r, uint32_t w, uint32_t i) {
   const CsIterRecord *x = cs_workload_record(cs_sim_workload(r->sim), w, i);

@@ -38,7 +38,7 @@ typedef struct {
 
 static Outcome train(const char *collective, const char *method, int bits, bool ef, double heterogeneity) {
   g_autofree char *y = g_strdup_printf(base, collective, method, bits, ef ? "true" : "false", heterogeneity);
-  Run r = sim_load(y, "conv.yaml");
+  Run r = sim_load(y, "conv.yaml", NULL);
   sim_go(&r);
   uint32_t n, reached, simulated;
   const double *when;
@@ -112,7 +112,7 @@ END_TEST
  * mean measured one (after warm-up). */
 START_TEST(test_clock) {
   g_autofree char *y = g_strdup_printf(base, "ring", "none", 8, "false", 0.0);
-  Run r = sim_load(y, "conv.yaml");
+  Run r = sim_load(y, "conv.yaml", NULL);
   sim_go(&r);
   uint32_t n, reached, simulated;
   const double *when;

@@ -13,11 +13,7 @@
 #include "commsim/model.h"
 #include "commsim/scenario.h"
 #include "commsim/sim.h"
-
-typedef struct {
-  CsScenario *s;
-  CsSim *sim;
-} Run;
+#include "simutil.h"
 
 static Run run(const char *yaml, const char *fidelity, const char *const *more) {
   const char *sets[16];
@@ -26,21 +22,13 @@ static Run run(const char *yaml, const char *fidelity, const char *const *more) 
   sets[k++] = fid;
   for (const char *const *m = more; m && *m; m++) sets[k++] = *m;
   sets[k] = NULL;
-  Run r = {0};
-  GError *e = NULL;
-  r.s = cs_scenario_load_string(yaml, "flow.yaml", sets, &e);
-  ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
-  r.sim = cs_sim_new(r.s, &e);
-  ck_assert_msg(r.sim != NULL, "%s", e ? e->message : "");
-  ck_assert_msg(cs_sim_run(r.sim, &e), "%s", e ? e->message : "");
+  Run r = sim_load(yaml, "flow.yaml", sets);
+  sim_go(&r);
   ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
   return r;
 }
 
-static void done(Run *r) {
-  cs_sim_free(r->sim);
-  cs_scenario_free(r->s);
-}
+static void done(Run *r) { sim_done(r); }
 
 static double end_s(Run *r, uint32_t msg) {
   const CsMessageStats *st = cs_fabric_message(cs_sim_fabric(r->sim), msg);

@@ -15,7 +15,7 @@
 #include "simutil.h"
 
 static Run run(const char *yaml) {
-  Run r = sim_load(yaml, "net.yaml");
+  Run r = sim_load(yaml, "net.yaml", NULL);
   sim_go(&r);
   return r;
 }

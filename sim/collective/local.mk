@@ -8,6 +8,6 @@ pkginclude_HEADERS += include/commsim/collective.h include/commsim/closed_form.h
 
 check_PROGRAMS += tests/test_collective
 TESTS += tests/test_collective
-tests_test_collective_SOURCES = tests/test_collective.c
+tests_test_collective_SOURCES = tests/test_collective.c tests/simutil.h
 tests_test_collective_CFLAGS = $(TEST_CFLAGS)
 tests_test_collective_LDADD = $(TEST_LIBS)

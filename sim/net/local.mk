@@ -21,7 +21,7 @@ tests_test_net_LDADD = $(TEST_LIBS)
 
 check_PROGRAMS += tests/test_flow
 TESTS += tests/test_flow
-tests_test_flow_SOURCES = tests/test_flow.c tests/testutil.h
+tests_test_flow_SOURCES = tests/test_flow.c tests/testutil.h tests/simutil.h
 tests_test_flow_CFLAGS = $(TEST_CFLAGS)
 tests_test_flow_LDADD = $(TEST_LIBS)
 

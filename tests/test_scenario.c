@@ -112,7 +112,7 @@ START_TEST(test_usage_errors) {
   ck_assert_int_eq(ftruncate(fd, (off_t)65 << 20), 0);
   close(fd);
   ck_assert_int_eq(run_commsim((const char *const[]){"validate", big, NULL}, &out, &err), 2);
-  ck_assert_ptr_nonnull(strstr(err, "error: 68157440 bytes: larger than 64 MiB, which no scenario needs"));
+  ck_assert_ptr_nonnull(strstr(err, "error: 68157440 bytes: larger than 64 MiB, which no scenario file needs"));
   g_free(out), g_free(err);
   g_unlink(big);
 }

@@ -43,6 +43,9 @@ typedef struct CsYamlDoc CsYamlDoc;
 #define CS_YAML_MAX_ALIAS_NODES 100000
 
 CsYamlDoc *cs_yaml_load_file(const char *path, GError **error);
+/* The text of a small file (`what` it should be, for messages): not a
+ * directory or device, at most CS_YAML_MAX_FILE_BYTES; NULL with an error. */
+GString *cs_read_small_file(const char *path, const char *what, GError **error);
 /* `name` is used in locations. */
 CsYamlDoc *cs_yaml_load_string(const char *text, gsize len, const char *name, GError **error);
 void cs_yaml_doc_free(CsYamlDoc *doc);

@@ -368,10 +368,10 @@ CsYamlDoc *cs_yaml_load_string(const char *text, gsize len, const char *name, GE
   return doc;
 }
 
-/* A scenario is a small text file: refuse what is not a file (a
- * directory, a device such as /dev/zero, a socket) and anything beyond
- * CS_YAML_MAX_FILE_BYTES, reading at most that much (a pipe is fine). */
-CsYamlDoc *cs_yaml_load_file(const char *path, GError **error) {
+/* A small text file: refuse what is not a file (a directory, a device
+ * such as /dev/zero, a socket) and anything beyond CS_YAML_MAX_FILE_BYTES,
+ * reading at most that much (a pipe is fine). */
+GString *cs_read_small_file(const char *path, const char *what, GError **error) {
   GStatBuf st;
   if (g_stat(path, &st) != 0) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot read: %s", path, g_strerror(errno));
@@ -383,13 +383,13 @@ CsYamlDoc *cs_yaml_load_file(const char *path, GError **error) {
                     : S_ISSOCK(st.st_mode) ? "is a socket"
                                            : NULL;
   if (not) {
-    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: %s, not a scenario file", path, not);
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: %s, not a %s", path, not, what);
     return NULL;
   }
   if (S_ISREG(st.st_mode) && st.st_size > CS_YAML_MAX_FILE_BYTES) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO,
-                "%s: error: %lld bytes: larger than %d MiB, which no scenario needs (is it the right file?)", path,
-                (long long)st.st_size, CS_YAML_MAX_FILE_BYTES >> 20);
+                "%s: error: %lld bytes: larger than %d MiB, which no %s needs (is it the right file?)", path,
+                (long long)st.st_size, CS_YAML_MAX_FILE_BYTES >> 20, what);
     return NULL;
   }
   FILE *f = fopen(path, "rb");
@@ -411,15 +411,23 @@ CsYamlDoc *cs_yaml_load_file(const char *path, GError **error) {
   bool failed = ferror(f);
   int err = errno;
   fclose(f);
-  CsYamlDoc *doc = NULL;
   if (failed)
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: cannot read: %s", path, g_strerror(err));
   else if (too_big)
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO,
-                "%s: error: more than %d MiB: larger than any scenario needs (is it the right file?)", path,
-                CS_YAML_MAX_FILE_BYTES >> 20);
-  else
-    doc = cs_yaml_load_string(text->str, text->len, path, error);
+                "%s: error: more than %d MiB: larger than any %s needs (is it the right file?)", path,
+                CS_YAML_MAX_FILE_BYTES >> 20, what);
+  if (failed || too_big) {
+    g_string_free(text, TRUE);
+    return NULL;
+  }
+  return text;
+}
+
+CsYamlDoc *cs_yaml_load_file(const char *path, GError **error) {
+  GString *text = cs_read_small_file(path, "scenario file", error);
+  if (!text) return NULL;
+  CsYamlDoc *doc = cs_yaml_load_string(text->str, text->len, path, error);
   g_string_free(text, TRUE);
   return doc;
 }

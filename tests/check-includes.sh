@@ -31,7 +31,7 @@ LEVELS='
    2     net cc netstats
    3     fabric
    4     collective closed_form
-   5     workload model convergence
+   5     workload model convergence zoo
    6     scenario params
    7     sim sweep
 '

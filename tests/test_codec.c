@@ -322,8 +322,8 @@ START_TEST(test_collectives) {
   g_clear_error(&error);
   CHECK(!cs_codec_check_collective(CS_CODEC_NONE, "butterfly", &error));
   ck_assert_str_eq(error->message,
-                   "'butterfly' is not a collective: use ps, ring, tree, halving-doubling or "
-                   "allgather");
+                   "'butterfly' is not a collective: use ps, ring, tree, halving-doubling, "
+                   "allgather or hierarchical");
 }
 END_TEST
 

@@ -434,13 +434,13 @@ START_TEST(test_compounded_error) {
   p.method = CS_CODEC_UNIFORM;
   p.bits = 4;
   GError *e = NULL;
-  double ring = cs_coll_result_nmse(CS_COLL_RING, &p, 8, 65536, 1, true, &e);
-  double tree = cs_coll_result_nmse(CS_COLL_TREE, &p, 8, 65536, 1, true, &e);
-  double gather = cs_coll_result_nmse(CS_COLL_ALLGATHER, &p, 8, 65536, 1, true, &e);
+  double ring = cs_coll_result_nmse(CS_COLL_RING, &p, 8, 1, 65536, 1, true, &e);
+  double tree = cs_coll_result_nmse(CS_COLL_TREE, &p, 8, 1, 65536, 1, true, &e);
+  double gather = cs_coll_result_nmse(CS_COLL_ALLGATHER, &p, 8, 1, 65536, 1, true, &e);
   ck_assert_msg(fabs(tree / gather / 4.0 - 1) < 0.1 && fabs(ring / tree / (43.0 / 32.0) - 1) < 0.1,
                 "ring %g, tree %g, allgather %g", ring, tree, gather);
   p.method = CS_CODEC_NONE;
-  ck_assert_double_lt(cs_coll_result_nmse(CS_COLL_RING, &p, 8, 65536, 1, true, &e), 1e-12);
+  ck_assert_double_lt(cs_coll_result_nmse(CS_COLL_RING, &p, 8, 1, 65536, 1, true, &e), 1e-12);
 }
 END_TEST
 
@@ -464,7 +464,7 @@ START_TEST(test_registry) {
       if (ours) ck_assert_str_eq(ours, codec);
     }
   }
-  ck_assert_uint_eq(rows, 5); /* ps, ring, tree, halving-doubling, allgather */
+  ck_assert_uint_eq(rows, 6); /* ps, ring, tree, halving-doubling, allgather, hierarchical */
   ck_assert_ptr_null(cs_collective_find("butterfly", NULL));
   ck_assert_ptr_null(cs_collective_names()[rows]);
 }

@@ -115,8 +115,9 @@ typedef enum {
   CS_CODEC_COLL_TREE = 1u << 2,
   CS_CODEC_COLL_HALVING_DOUBLING = 1u << 3,
   CS_CODEC_COLL_ALLGATHER = 1u << 4,
+  CS_CODEC_COLL_HIERARCHICAL = 1u << 5,
 } CsCodecCollective;
-#define CS_CODEC_COLL_ALL 0x1fu
+#define CS_CODEC_COLL_ALL 0x3fu
 
 bool cs_codec_collective_parse(const char *text, CsCodecCollective *collective, GError **error);
 const char *cs_codec_collective_name(CsCodecCollective collective);

@@ -34,7 +34,7 @@
 
 /* A row of the collectives' table (cs_collectives, below); the built-in rows: */
 typedef uint32_t CsCollective;
-enum { CS_COLL_PS, CS_COLL_RING, CS_COLL_TREE, CS_COLL_HALVING_DOUBLING, CS_COLL_ALLGATHER };
+enum { CS_COLL_PS, CS_COLL_RING, CS_COLL_TREE, CS_COLL_HALVING_DOUBLING, CS_COLL_ALLGATHER, CS_COLL_HIERARCHICAL };
 
 static inline const char *cs_collective_name(CsCollective c);
 
@@ -81,6 +81,7 @@ typedef struct {
   CsCodecCost cost;
   uint32_t chunks; /* tree: pieces pipelined */
   bool pull;       /* ps: send the sum back */
+  uint32_t group;  /* workers per machine (topology.gpus_per_host); 0 or 1: one each */
 } CsCollSpec;
 
 /* What an operation does, without running it: each participant's steps
@@ -129,6 +130,7 @@ typedef enum {
   CS_CHAIN_LINE,     /* a chain of reduction hops (ring) */
   CS_CHAIN_BINOMIAL, /* pairs, then pairs of pairs (tree, halving-doubling) */
   CS_CHAIN_GATHER,   /* every payload decoded and added exactly (allgather, ps) */
+  CS_CHAIN_HIER,     /* a chain inside each machine, then a chain of the machines' sums (hierarchical) */
 } CsReduceChain;
 
 typedef struct CsModelOp CsModelOp; /* closed_form.h */
@@ -181,8 +183,8 @@ void cs_coll_free(CsCollOp *op);
  * reduction hop for summable codecs; decode and add for gathered ones;
  * ps re-encodes the sum for the pull; sign takes a majority vote).
  * NAN with an error if a kernel refuses. */
-double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params, uint32_t P, uint64_t n, uint64_t seed,
-                           bool pull, GError **error);
+double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params, uint32_t P, uint32_t group, uint64_t n,
+                           uint64_t seed, bool pull, GError **error);
 
 /* The sum of P workers' real gradients x[w * n .. (w + 1) * n) as the
  * collective carries it, into result[0..n): each worker encodes with its
@@ -191,9 +193,10 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params, uint3
  * payloads are decoded and added exactly, sign on servers takes the
  * majority vote (P times its scale: a sum), and ps with pull encodes the
  * sum once more with `server` (no error feedback).  `round` names this
- * encoding (a new one each call; round + 1 is used for the pull). */
-bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, const float *x, size_t n,
-                         uint64_t round, bool pull, float *result, GError **error);
+ * encoding (a new one each call; round + 1 is used for the pull).
+ * `group`: workers per machine, for the hierarchical chain. */
+bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, uint32_t group,
+                         const float *x, size_t n, uint64_t round, bool pull, float *result, GError **error);
 
 /* Bytes on the wire for n elements under the codec (ceil of the bits). */
 uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n);

@@ -67,6 +67,7 @@ typedef struct {
 typedef struct {
   CsCollective collective;
   uint32_t workers;
+  uint32_t group;      /* workers per machine (the hierarchical collective's chain) */
   bool pull;           /* ps: the servers send the sum back encoded */
   bool sync;           /* ps: false = each worker's gradient applied alone, stale */
   uint32_t staleness;  /* async ps: updates between a worker's pull and its push's application */

@@ -98,6 +98,9 @@ typedef struct {
   GArray *nodes; /* CsNodeSpec */
   GArray *links; /* CsLinkDecl */
   GArray *overrides; /* CsLinkOverride: links_override, applied in order after the network is laid out */
+  int64_t gpus_per_host; /* workers per machine on an internal switch; 1: a worker is a host */
+  CsLinkSpec intra;      /* the links from each worker to its machine's internal switch */
+  GArray *servers_at;    /* CsNameRef: switches to put the servers under; empty: the last host positions */
   CsLoc at;      /* the file, for what has no line of its own */
 } CsTopologySpec;
 
@@ -131,6 +134,7 @@ typedef struct {
   uint32_t *servers, n_servers;
   uint32_t n_switches;
   int64_t bisection_bps; /* -1 when the generator does not know it */
+  uint32_t gpus_per_host; /* workers w[h*G .. h*G+G) share machine h's internal switch */
   GHashTable *by_name;   /* name -> node index + 1 */
 } CsTopology;
 

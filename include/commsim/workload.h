@@ -31,6 +31,7 @@
 #include "commsim/convergence.h"
 #include "commsim/error.h"
 #include "commsim/topology.h"
+#include "commsim/zoo.h"
 
 /* A scenario's workload: section. */
 typedef struct {
@@ -50,23 +51,40 @@ typedef struct {
   bool sync, pull;
   CsCompressionSpec compression;
   CsConvergenceSpec convergence; /* time to accuracy (convergence.h) */
+  /* Per-layer gradients (SPEC 7.4): set from workload.model, layers or
+   * layers_csv at load, with each layer's forward and backward time;
+   * params and compute are then their sums (one micro-batch).  NULL: the
+   * gradient is `params` in equal buckets. */
+  GArray *layers;     /* CsLayer, forward order */
+  int model;          /* index into cs_zoo, -1 */
+  double tflops, efficiency; /* workload.device; tflops 0 = not given */
+  int64_t batch;      /* samples per micro-batch (workload.device) */
+  int64_t first_bucket; /* bytes: DDP's smaller first bucket (layers only) */
   CsLoc at; /* of `workload:` */
 } CsWorkloadSpec;
 
-/* Elements of a full bucket (the last may hold fewer): `buckets` bytes of
- * the dtype, at least one element, at most the gradient; one bucket for
- * asynchronous ps.  How many buckets that makes. */
-static inline uint64_t cs_workload_bucket_elements(const CsWorkloadSpec *w) {
-  uint64_t n = (uint64_t)w->params;
-  uint64_t per = w->buckets > 0 ? (uint64_t)w->buckets / (uint64_t)(cs_dtype_bits(w->dtype) / 8) : n;
-  if (per == 0) per = 1;
-  bool async = cs_collective_has(w->collective, CS_COLLF_SERVERS) && !w->sync;
-  return async || per > n ? n : per;
-}
-static inline uint64_t cs_workload_bucket_count(const CsWorkloadSpec *w) {
-  uint64_t per = cs_workload_bucket_elements(w);
-  return ((uint64_t)w->params + per - 1) / per;
-}
+/* The gradient's buckets, in the order they become ready.  Without
+ * layers: `buckets` bytes of the dtype each (the last may hold fewer), at
+ * least one element, ready at even intervals over the backward pass.
+ * With layers: PyTorch DDP's rule, tensors in reverse layer order, a
+ * bucket closed once it holds at least its limit (`first_bucket` for the
+ * first, `buckets` after), ready when the backward pass has produced its
+ * last tensor.  One bucket for asynchronous ps, or buckets: 0. */
+typedef struct {
+  uint32_t n;
+  uint64_t *elements; /* per bucket */
+  uint32_t *first_layer, *last_layer; /* with layers: the bucket's tensors, forward order (lowest, highest) */
+  /* when it is ready, as the part of the last micro-batch's compute done
+   * by then (0 < ready <= 1); equal buckets keep backward_fraction's rule */
+  double *ready;
+  uint64_t largest;
+} CsBucketPlan;
+
+/* The plan for w; false with an error beyond 1,000,000 buckets. */
+bool cs_bucket_plan(const CsWorkloadSpec *w, CsBucketPlan *plan, GError **error);
+void cs_bucket_plan_clear(CsBucketPlan *plan);
+/* Elements of a full equal bucket (no layers), at least 1, at most the gradient. */
+uint64_t cs_workload_bucket_elements(const CsWorkloadSpec *w);
 
 typedef struct CsWorkload CsWorkload;
 

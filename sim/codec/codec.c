@@ -26,7 +26,7 @@ static const char *const dtype_names[CS_DTYPE_N + 1] = {"fp32", "fp16", "bf16", 
 static const int dtype_bit_counts[CS_DTYPE_N] = {32, 16, 16, 64};
 
 #define DTYPE_LIST "fp32, fp16, bf16 or fp64"
-#define COLLECTIVE_LIST "ps, ring, tree, halving-doubling or allgather"
+#define COLLECTIVE_LIST "ps, ring, tree, halving-doubling, allgather or hierarchical"
 
 static bool valid_dtype(CsDtype d) { return (unsigned)d < CS_DTYPE_N; }
 
@@ -187,6 +187,7 @@ static const struct {
     {"tree", CS_CODEC_COLL_TREE},
     {"halving-doubling", CS_CODEC_COLL_HALVING_DOUBLING},
     {"allgather", CS_CODEC_COLL_ALLGATHER},
+    {"hierarchical", CS_CODEC_COLL_HIERARCHICAL},
 };
 
 bool cs_codec_collective_parse(const char *text, CsCodecCollective *c, GError **error) {

@@ -9,10 +9,11 @@
 
 #include "commsim/collective.h"
 
-extern const CsCollectiveDef cs_coll_ps, cs_coll_ring, cs_coll_tree, cs_coll_halving_doubling, cs_coll_allgather;
+extern const CsCollectiveDef cs_coll_ps, cs_coll_ring, cs_coll_tree, cs_coll_halving_doubling, cs_coll_allgather,
+    cs_coll_hierarchical;
 
 const CsCollectiveDef *const cs_collectives[] = {
-    &cs_coll_ps, &cs_coll_ring, &cs_coll_tree, &cs_coll_halving_doubling, &cs_coll_allgather, NULL,
+    &cs_coll_ps, &cs_coll_ring, &cs_coll_tree, &cs_coll_halving_doubling, &cs_coll_allgather, &cs_coll_hierarchical, NULL,
 };
 
 const CsCollectiveDef *cs_collective_find(const char *name, CsCollective *c) {

@@ -36,8 +36,8 @@ static bool reduce_into(CsCodec *c, uint64_t round, Payload *a, const Payload *b
   return ok;
 }
 
-bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, const float *x, size_t n,
-                         uint64_t round, bool pull, float *result, GError **error) {
+bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, uint32_t group,
+                         const float *x, size_t n, uint64_t round, bool pull, float *result, GError **error) {
   const CsCodecParams *params = cs_codec_get_params(codecs[0]);
   size_t cap = cs_codec_payload_size(params, n) * 2 + 64;
   Payload *pl = g_new0(Payload, P);
@@ -50,6 +50,11 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
   if (ok && summable && def->chain != CS_CHAIN_GATHER) {
     if (def->chain == CS_CHAIN_LINE) { /* a chain: each hop adds one worker's payload */
       for (uint32_t w = 1; ok && w < P; w++) ok = reduce_into(codecs[w], round, &pl[0], &pl[w], cap, error);
+    } else if (def->chain == CS_CHAIN_HIER) { /* a chain in each machine, then one over the machines' sums */
+      uint32_t G = group > 1 && P % group == 0 ? group : 1;
+      for (uint32_t h = 0; ok && h < P; h += G)
+        for (uint32_t g = 1; ok && g < G; g++) ok = reduce_into(codecs[h + g], round, &pl[h], &pl[h + g], cap, error);
+      for (uint32_t h = G; ok && h < P; h += G) ok = reduce_into(codecs[h], round, &pl[0], &pl[h], cap, error);
     } else { /* binomial: pairs, then pairs of pairs */
       for (uint32_t step = 1; ok && step < P; step *= 2)
         for (uint32_t w = 0; ok && w + step < P; w += 2 * step) ok = reduce_into(codecs[w], round, &pl[w], &pl[w + step], cap, error);
@@ -80,8 +85,8 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
   return ok;
 }
 
-double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, uint32_t P, uint64_t n, uint64_t seed,
-                           bool pull, GError **error) {
+double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, uint32_t P, uint32_t group, uint64_t n,
+                           uint64_t seed, bool pull, GError **error) {
   CsCodecParams params = *params_in;
   params.error_feedback = false;
   if (P == 0 || n == 0) return 0.0;
@@ -98,7 +103,7 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
   bool ok = true;
   for (uint32_t w = 0; ok && w < P; w++) ok = (codecs[w] = cs_codec_new(&params, w, error)) != NULL;
   /* no error feedback here: worker 0's codec serves for the server's pull encoding */
-  ok = ok && cs_coll_reduce_real(kind, codecs, codecs[0], P, x, n, 1, pull, result, error);
+  ok = ok && cs_coll_reduce_real(kind, codecs, codecs[0], P, group, x, n, 1, pull, result, error);
   double num = 0, den = 0;
   for (size_t i = 0; ok && i < n; i++) {
     double d = (double)result[i] - exact[i];

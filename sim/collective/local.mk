@@ -1,7 +1,7 @@
 # Collectives: the step machine, the table, one file per collective, their
 # closed form and the error a codec leaves through them.
 sim_libcommsim_la_SOURCES += sim/collective/collective.c sim/collective/collectives.c \
-	sim/collective/ps.c sim/collective/ring.c sim/collective/tree.c \
+	sim/collective/ps.c sim/collective/ring.c sim/collective/hierarchical.c sim/collective/tree.c \
 	sim/collective/halving_doubling.c sim/collective/allgather.c \
 	sim/collective/closed_form.c sim/collective/fidelity.c
 pkginclude_HEADERS += include/commsim/collective.h include/commsim/closed_form.h

@@ -471,6 +471,52 @@ static bool read_link_settings(const CsYamlNode *map, const char *path, const ch
   return true;
 }
 
+/* topology.gpus_per_host, intra and servers_at: what every generator takes. */
+static bool read_machines(const CsYamlNode *v, CsScenario *s, GError **error) {
+  CsTopologySpec *t = &s->topology;
+  const char *I = "topology.intra";
+  CsYamlNode *iv = value_of(v, "intra");
+  if (t->gpus_per_host > 1 && !iv)
+    FAIL_AT(at(v, "gpus_per_host"),
+            "topology.gpus_per_host: machines of %" G_GINT64_FORMAT " workers need topology.intra: {bandwidth, latency}, the links inside a machine",
+            (gint64)t->gpus_per_host);
+  if (iv) {
+    if (t->gpus_per_host == 1) FAIL_AT(iv, "%s applies with gpus_per_host larger than 1 (the links inside a machine)", I);
+    if (!expect_kind(iv, CS_YAML_MAP, I, error) || !check_keys(iv, I, KEYS(I), error) ||
+        !require_key(iv, I, "bandwidth", error) || !require_key(iv, I, "latency", error))
+      return false;
+    t->intra = s->defaults;
+    t->intra.buffer_set = false;
+    memset(&t->intra.loss, 0, sizeof t->intra.loss);
+    if (!read_params(iv, I, I, CS_PARAM_LINK, &t->intra, error)) return false;
+    if (t->intra.bandwidth == 0) FAIL_AT(at(iv, "bandwidth"), "%s.bandwidth: a bandwidth of 0 carries nothing: use a positive value", I);
+  }
+  if (t->gpus_per_host > 1 && t->workers >= 0 && t->workers % t->gpus_per_host != 0)
+    FAIL_AT(at(v, "workers"),
+            "topology.workers: %" G_GINT64_FORMAT " workers do not fill machines of gpus_per_host %" G_GINT64_FORMAT
+            ": give a multiple of %" G_GINT64_FORMAT,
+            (gint64)t->workers, (gint64)t->gpus_per_host, (gint64)t->gpus_per_host);
+  CsYamlNode *sa = value_of(v, "servers_at");
+  if (sa) {
+    const char *A = "topology.servers_at";
+    if (!expect_kind(sa, CS_YAML_SEQ, A, error)) return false;
+    if (sa->items->len == 0) FAIL_AT(sa, "%s: the list is empty (omit it to put servers in the last positions)", A);
+    for (guint i = 0; i < sa->items->len; i++) {
+      CsYamlNode *n = sa->items->pdata[i];
+      g_autofree char *kp = g_strdup_printf("%s[%u]", A, i);
+      const char *name = scalar_text(n, kp, error);
+      if (!name) return false;
+      CsNameRef r = {g_strdup(name), loc_of(s, n)};
+      g_array_append_val(t->servers_at, r);
+    }
+    if (value_of(v, "servers") && t->servers != (int64_t)sa->items->len)
+      FAIL_AT(sa, "%s names %u switch%s for %" G_GINT64_FORMAT " server%s: one name per server", A, sa->items->len,
+              sa->items->len == 1 ? "" : "es", (gint64)t->servers, t->servers == 1 ? "" : "s");
+    t->servers = sa->items->len;
+  }
+  return true;
+}
+
 static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsTopologySpec *t = &s->topology;
   if (!expect_kind(v, CS_YAML_MAP, "topology", error) ||
@@ -485,7 +531,8 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
   /* what the generator takes, needs and checks */
   for (guint i = 0; i < v->keys->len; i++) {
     CsYamlNode *k = v->keys->pdata[i];
-    if (strcmp(k->text, "type") == 0 || g_strv_contains(gen->takes, k->text)) continue;
+    static const char *const common[] = {"type", "gpus_per_host", "intra", "servers_at", NULL};
+    if (g_strv_contains(common, k->text) || g_strv_contains(gen->takes, k->text)) continue;
     g_autofree char *list = join_list(gen->takes);
     FAIL_AT(k, "topology: '%s' is not a parameter of type %s (it takes %s)", k->text, gen->name, list);
   }
@@ -497,16 +544,26 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
   if (t->workers > 1000000 || t->servers > 1000000) /* before adding them */
     FAIL_AT(t->workers > 1000000 ? at(v, "workers") : at(v, "servers"),
             "topology: more than 1,000,000 hosts is beyond what commsim simulates");
+  if (!read_machines(v, s, error)) return false;
   /* Hosts the generator makes, before roles are assigned (-1: one per worker and server). */
   int64_t hosts = gen->hosts ? gen->hosts(t) : -1;
+  int64_t G = t->gpus_per_host, machines = t->workers >= 0 ? t->workers / G : -1;
   if (hosts >= 0) {
     if (t->servers > hosts)
       FAIL_AT(at(v, "servers"), "topology.servers: %" G_GINT64_FORMAT " servers do not fit in %" G_GINT64_FORMAT " hosts",
               (gint64)t->servers, (gint64)hosts);
-    if (t->workers >= 0 && t->workers + t->servers > hosts)
+    if (machines >= 0 && machines + t->servers > hosts) {
+      if (G > 1)
+        FAIL_AT(at(v, "workers"),
+                "topology.workers: %" G_GINT64_FORMAT " workers (%" G_GINT64_FORMAT " machines of %" G_GINT64_FORMAT
+                ") and %" G_GINT64_FORMAT " servers do not fit in the %" G_GINT64_FORMAT " hosts of this %s",
+                (gint64)t->workers, (gint64)machines, (gint64)G, (gint64)t->servers, (gint64)hosts, gen->name);
       FAIL_AT(at(v, "workers"),
               "topology.workers: %" G_GINT64_FORMAT " workers and %" G_GINT64_FORMAT " servers do not fit in the %" G_GINT64_FORMAT " hosts of this %s",
               (gint64)t->workers, (gint64)t->servers, (gint64)hosts, gen->name);
+    }
+    if (G > 1 && (hosts - t->servers) * G > 1000000)
+      FAIL_AT(at(v, "gpus_per_host"), "topology: more than 1,000,000 workers is beyond what commsim simulates");
   } else if (t->workers + t->servers < 2) {
     FAIL_AT(at(v, "workers"), "topology: a %s needs at least 2 hosts (workers + servers)", gen->name);
   }
@@ -700,6 +757,224 @@ static bool read_convergence(const CsYamlNode *v, CsScenario *s, GError **error)
   return true;
 }
 
+/* ---- per-layer gradients: workload.model, layers, layers_csv, device ---- */
+
+/* One layer's value from its text (a list item's key or a CSV cell). */
+static bool layer_value(CsLayer *l, const char *key, const char *text, bool *has_time, GError **e) {
+  if (!strcmp(key, "name")) {
+    g_free(l->name);
+    l->name = g_strdup(text);
+    return true;
+  }
+  if (!strcmp(key, "params")) return cs_parse_count(text, &l->params, e);
+  if (!strcmp(key, "flops")) {
+    if (!cs_parse_real(text, &l->flops, e)) return false;
+    if (!(l->flops >= 0) || !isfinite(l->flops)) {
+      g_set_error(e, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "'%s' is not a number of FLOPs (0 or more)", text);
+      return false;
+    }
+    return true;
+  }
+  *has_time = true;
+  return cs_parse_time(text, !strcmp(key, "forward") ? &l->forward : &l->backward, e);
+}
+
+static bool read_layer_list(const CsYamlNode *lv, CsScenario *s, GError **error) {
+  CsWorkloadSpec *w = &s->workload;
+  const char *P = "workload.layers";
+  if (!expect_kind(lv, CS_YAML_SEQ, P, error)) return false;
+  if (lv->items->len == 0) FAIL_AT(lv, "%s: the list is empty", P);
+  w->layers = cs_layers_new();
+  for (guint i = 0; i < lv->items->len; i++) {
+    CsYamlNode *n = lv->items->pdata[i];
+    g_autofree char *path = g_strdup_printf("%s[%u]", P, i);
+    if (!expect_kind(n, CS_YAML_MAP, path, error) || !check_keys(n, path, KEYS("workload.layers[]"), error) ||
+        !require_key(n, path, "params", error))
+      return false;
+    CsLayer l = {g_strdup_printf("layer%u", i), 0, -1, 0, 0};
+    g_array_append_val(w->layers, l);
+    CsLayer *lp = &g_array_index(w->layers, CsLayer, w->layers->len - 1);
+    bool has_time = false;
+    for (guint k = 0; k < n->keys->len; k++) {
+      const char *key = ((CsYamlNode *)n->keys->pdata[k])->text;
+      CsYamlNode *val = n->items->pdata[k];
+      g_autofree char *kp = key_path(path, key);
+      const char *t = scalar_text(val, kp, error);
+      GError *e = NULL;
+      if (!t) return false;
+      if (!layer_value(lp, key, t, &has_time, &e)) return parse_failed(val, kp, e, error);
+    }
+    if (value_of(n, "flops") && has_time)
+      FAIL_AT(n, "%s: give times (forward, backward) or flops, not both", path);
+  }
+  return true;
+}
+
+static bool read_layers_csv(const CsYamlNode *cv, CsScenario *s, GError **error) {
+  CsWorkloadSpec *w = &s->workload;
+  const char *text = scalar_text(cv, "workload.layers_csv", error);
+  if (!text) return false;
+  /* relative to the scenario's folder; given with --set, to the current one */
+  g_autofree char *dir = s->file && !strcmp(cv->origin, s->file) ? g_path_get_dirname(s->file) : g_strdup(".");
+  g_autofree char *path = g_path_is_absolute(text) ? g_strdup(text) : g_build_filename(dir, text, NULL);
+  GError *e = NULL;
+  GString *body = cs_read_small_file(path, "layers file", &e);
+  if (!body) {
+    /* the file's own message, at the key that named it */
+    cs_yaml_error(error, cv, "workload.layers_csv: %s", e->message);
+    g_error_free(e);
+    return false;
+  }
+  const char *file = g_string_chunk_insert_const(s->strings, path);
+  g_auto(GStrv) lines = g_strsplit(body->str, "\n", -1);
+  g_string_free(body, TRUE);
+  static const char *const columns[] = {"name", "params", "forward", "backward", "flops", NULL};
+  g_auto(GStrv) head = NULL;
+  w->layers = cs_layers_new();
+  int line = 0;
+  for (char **lp = lines; *lp; lp++) {
+    line++;
+    g_strstrip(*lp);
+    if (!**lp || **lp == '#') continue;
+    g_auto(GStrv) cells = g_strsplit(*lp, ",", -1);
+    for (char **c = cells; *c; c++) g_strstrip(*c);
+    if (!head) {
+      for (char **c = cells; *c; c++) {
+        if (g_strv_contains(columns, *c) && g_strv_length(cells) > 0) continue;
+        const char *close = cs_closest(*c, columns);
+        cs_error_at(error, (CsLoc){file, line, 1}, "unknown column '%s'%s%s%s: the columns are name, params, forward, backward, flops",
+                    *c, close ? " (did you mean '" : "", close ? close : "", close ? "'?)" : "");
+        return false;
+      }
+      if (!g_strv_contains((const char *const *)cells, "params")) {
+        cs_error_at(error, (CsLoc){file, line, 1}, "the header has no 'params' column");
+        return false;
+      }
+      if (g_strv_contains((const char *const *)cells, "flops") &&
+          (g_strv_contains((const char *const *)cells, "forward") || g_strv_contains((const char *const *)cells, "backward"))) {
+        cs_error_at(error, (CsLoc){file, line, 1}, "give times (forward, backward) or flops, not both");
+        return false;
+      }
+      head = g_steal_pointer(&cells);
+      continue;
+    }
+    if (g_strv_length(cells) != g_strv_length(head)) {
+      cs_error_at(error, (CsLoc){file, line, 1}, "%u cells where the header has %u columns", g_strv_length(cells),
+                  g_strv_length(head));
+      return false;
+    }
+    CsLayer l = {g_strdup_printf("layer%u", w->layers->len), 0, -1, 0, 0};
+    g_array_append_val(w->layers, l);
+    CsLayer *lay = &g_array_index(w->layers, CsLayer, w->layers->len - 1);
+    bool has_time = false;
+    for (guint c = 0; head[c]; c++) {
+      if (!strcmp(head[c], "name") && !*cells[c]) continue;
+      if (!layer_value(lay, head[c], cells[c], &has_time, &e)) {
+        cs_error_at(error, (CsLoc){file, line, 1}, "%s: %s", head[c], e->message);
+        g_error_free(e);
+        return false;
+      }
+    }
+  }
+  if (!head || w->layers->len == 0) {
+    cs_error_at(error, (CsLoc){file, line, 0}, "no layers: a header (name,params,backward...) and a row per layer");
+    return false;
+  }
+  return true;
+}
+
+/* Layers given: they set params and compute; what they replace is refused. */
+static bool resolve_layers(const CsYamlNode *v, const CsYamlNode *src, bool device, CsScenario *s, GError **error) {
+  CsWorkloadSpec *w = &s->workload;
+  GArray *L = w->layers;
+  const char *what = w->model >= 0 ? "workload.model" : "the layers";
+  if (value_of(v, "params")) FAIL_AT(at(v, "params"), "workload.params: %s give the parameters: drop params", what);
+  if (value_of(v, "backward_fraction"))
+    FAIL_AT(at(v, "backward_fraction"), "workload.backward_fraction: %s give the backward pass: drop backward_fraction", what);
+  int64_t params = 0;
+  double flops = 0;
+  bool any_flops = false, any_time = false;
+  for (guint i = 0; i < L->len; i++) {
+    const CsLayer *l = &g_array_index(L, CsLayer, i);
+    if (l->params > INT64_MAX / 2 - params) FAIL_AT(src, "%s: more than 2^62 parameters", what);
+    params += l->params;
+    if (l->flops >= 0) any_flops = true, flops += l->flops;
+    else if (l->forward || l->backward) any_time = true;
+  }
+  if (params == 0) FAIL_AT(src, "%s hold no parameters: there is no gradient to reduce", what);
+  w->params = params;
+  bool compute_given = value_of(v, "compute") != NULL;
+  if (device) {
+    if (compute_given) FAIL_AT(at(v, "compute"), "workload.compute: workload.device sets it from the FLOPs: drop one of them");
+    if (any_time || !any_flops) FAIL_AT(src, "%s: workload.device needs every layer's flops, not times", what);
+    double rate = w->tflops * 1e12 * w->efficiency, total = 0;
+    for (guint i = 0; i < L->len; i++) {
+      CsLayer *l = &g_array_index(L, CsLayer, i);
+      double fwd = l->flops * (double)w->batch / rate;
+      total += 3 * fwd;
+      if (total > 1e6) FAIL_AT(at(v, "device"), "workload.device: a micro-batch would take more than 10^6 s: check tflops and batch");
+      l->forward = (CsTime)llround(fwd * 1e12);
+      l->backward = 2 * l->forward;
+    }
+  } else if (any_flops) { /* the zoo without a device: compute split by FLOPs, forward a third */
+    if (w->model < 0) FAIL_AT(src, "%s give flops: set workload.device to turn them into times, or give times", what);
+    double cum = 0;
+    CsTime fprev = 0, bprev = 0, C = w->compute;
+    for (guint i = 0; i < L->len; i++) {
+      CsLayer *l = &g_array_index(L, CsLayer, i);
+      cum += l->flops;
+      CsTime f = (CsTime)llround((double)C / 3 * (flops > 0 ? cum / flops : (double)(i + 1) / L->len));
+      CsTime b = (CsTime)llround((double)C * 2 / 3 * (flops > 0 ? cum / flops : (double)(i + 1) / L->len));
+      l->forward = f - fprev;
+      l->backward = b - bprev;
+      fprev = f, bprev = b;
+    }
+  } else {
+    if (compute_given) FAIL_AT(at(v, "compute"), "workload.compute: the layers' times give it: drop compute");
+    if (value_of(v, "batch")) FAIL_AT(at(v, "batch"), "workload.batch applies with workload.device");
+  }
+  CsTime compute = 0;
+  for (guint i = 0; i < L->len; i++) {
+    const CsLayer *l = &g_array_index(L, CsLayer, i);
+    if (l->forward > CS_TIME_MAX / 4 || l->backward > CS_TIME_MAX / 4 || compute > CS_TIME_MAX / 4)
+      FAIL_AT(src, "%s: a micro-batch longer than any run", what);
+    compute += l->forward + l->backward;
+  }
+  w->compute = compute;
+  return true;
+}
+
+static bool read_layers(const CsYamlNode *v, CsScenario *s, GError **error) {
+  CsWorkloadSpec *w = &s->workload;
+  CsYamlNode *mv = value_of(v, "model"), *lv = value_of(v, "layers"), *cv = value_of(v, "layers_csv"),
+             *dv = value_of(v, "device");
+  CsYamlNode *src = mv ? mv : lv ? lv : cv;
+  if (!!mv + !!lv + !!cv > 1)
+    FAIL_AT(mv && lv ? lv : cv, "workload: give one of model, layers and layers_csv");
+  w->model = -1;
+  if (dv) {
+    const char *D = "workload.device";
+    if (!expect_kind(dv, CS_YAML_MAP, D, error) || !check_keys(dv, D, KEYS(D), error) ||
+        !require_key(dv, D, "tflops", error) || !read_params(dv, D, D, CS_PARAM_WORKLOAD, w, error))
+      return false;
+    if (!src) FAIL_AT(dv, "%s turns a model's FLOPs into times: give workload.model, or layers with flops", D);
+  }
+  if (value_of(v, "batch") && !dv)
+    FAIL_AT(at(v, "batch"), "workload.batch applies with workload.device (it multiplies the FLOPs of a sample)");
+  if (value_of(v, "first_bucket") && !src)
+    FAIL_AT(at(v, "first_bucket"), "workload.first_bucket applies to per-layer gradients (model, layers or layers_csv)");
+  if (!src) return true;
+  if (mv) {
+    int i = 0;
+    if (!parse_enum(mv, "workload.model", "model of the zoo", cs_zoo_names(), &i, error)) return false;
+    w->model = i;
+    w->layers = cs_zoo_layers(cs_zoo[i]);
+  } else if (lv ? !read_layer_list(lv, s, error) : !read_layers_csv(cv, s, error)) {
+    return false;
+  }
+  return resolve_layers(v, src, dv != NULL, s, error);
+}
+
 static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   CsWorkloadSpec *w = &s->workload;
   const char *P = "workload";
@@ -707,6 +982,7 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
   w->present = true;
   w->at = loc_of(s, v);
   if (!read_params(v, P, P, CS_PARAM_WORKLOAD, w, error)) return false;
+  if (!read_layers(v, s, error)) return false;
   if (w->iterations > 1000000) FAIL_AT(at(v, "iterations"), "workload.iterations: at most 1M");
   if (w->warmup >= w->iterations)
     FAIL_AT(value_of(v, "warmup") ? at(v, "warmup") : at(v, "iterations"),
@@ -997,10 +1273,12 @@ static CsScenario *scenario_new(const char *path) {
   apply_defaults(CS_PARAM_WORKLOAD, "workload.", &s->workload);
   apply_defaults(CS_PARAM_OUTPUT, "output.", &s->output);
   s->topology.workers = -1;       /* every host that is not a server */
+  s->workload.model = -1;
   s->transport.host_queue = -1;   /* 100 us of the host's link */
   s->topology.nodes = g_array_new(FALSE, TRUE, sizeof(CsNodeSpec));
   s->topology.links = g_array_new(FALSE, TRUE, sizeof(CsLinkDecl));
   s->topology.overrides = g_array_new(FALSE, TRUE, sizeof(CsLinkOverride));
+  s->topology.servers_at = g_array_new(FALSE, TRUE, sizeof(CsNameRef));
   s->workload.servers = g_array_new(FALSE, TRUE, sizeof(CsNameRef));
   s->background = g_array_new(FALSE, TRUE, sizeof(CsBackgroundSpec));
   s->flows = g_array_new(FALSE, TRUE, sizeof(CsFlowSpec));
@@ -1025,9 +1303,12 @@ void cs_scenario_free(CsScenario *s) {
   g_array_free(s->topology.links, TRUE);
   for (guint i = 0; i < s->topology.overrides->len; i++) g_free(g_array_index(s->topology.overrides, CsLinkOverride, i).match);
   g_array_free(s->topology.overrides, TRUE);
+  for (guint i = 0; i < s->topology.servers_at->len; i++) g_free(g_array_index(s->topology.servers_at, CsNameRef, i).name);
+  g_array_free(s->topology.servers_at, TRUE);
   for (guint i = 0; i < s->workload.servers->len; i++)
     g_free(g_array_index(s->workload.servers, CsNameRef, i).name);
   g_array_free(s->workload.servers, TRUE);
+  cs_layers_free(s->workload.layers);
   for (guint i = 0; i < s->background->len; i++) {
     CsBackgroundSpec *b = &g_array_index(s->background, CsBackgroundSpec, i);
     g_free(b->src);

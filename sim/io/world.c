@@ -111,11 +111,15 @@ static bool check_sizes(const CsScenario *s, const CsTopology *t, GError **error
   }
   const CsWorkloadSpec *w = &s->workload;
   if (!w->present) return true;
-  uint64_t per_bucket = cs_workload_bucket_elements(w);
-  if (cs_workload_bucket_count(w) > 1000000) {
-    cs_error_at(error, w->at, "workload.buckets: more than 1,000,000 buckets per iteration; use larger buckets");
+  CsBucketPlan plan;
+  GError *e = NULL;
+  if (!cs_bucket_plan(w, &plan, &e)) {
+    cs_error_at(error, w->at, "%s", e->message);
+    g_error_free(e);
     return false;
   }
+  uint64_t per_bucket = plan.largest;
+  cs_bucket_plan_clear(&plan);
   /* the largest message: a whole bucket, uncompressed, plus headers */
   if (per_bucket * 8 / mss > CS_NET_MAX_PACKETS) {
     cs_error_at(error, w->at,

@@ -100,6 +100,113 @@ static bool explicit_topology(Builder *b, const CsTopologySpec *t, GHashTable *b
   return ok;
 }
 
+/* ---- machines and server places (topology.gpus_per_host, servers_at) ----
+ * The generator has laid out host positions with roles.  servers_at moves
+ * the servers to positions under the switches it names; then every worker
+ * position becomes a machine: an internal switch host<k> joined by `intra`
+ * links to G workers.  Nodes are renumbered (workers, idle hosts,
+ * servers, the generator's switches, the machines' switches) and hosts
+ * renamed in their new order. */
+
+/* The host position under switch `sw` that servers_at takes: the last one
+ * not taken yet; -1 if none. */
+static int64_t free_position_under(const Builder *b, uint32_t sw, uint32_t n_hosts, const uint8_t *taken) {
+  int64_t best = -1;
+  for (guint l = 0; l < b->links->len; l++) {
+    const CsLink *k = &g_array_index(b->links, CsLink, l);
+    uint32_t other = k->a == sw ? k->b : k->b == sw ? k->a : UINT32_MAX;
+    if (other < n_hosts && !taken[other] && (int64_t)other > best) best = other;
+  }
+  return best;
+}
+
+static char *switch_names(const Builder *b, uint32_t first) {
+  uint32_t n = b->nodes->len - first;
+  if (n == 0) return g_strdup("none: its hosts are linked directly");
+  const char *lo = g_array_index(b->nodes, CsNode, first).name, *hi = g_array_index(b->nodes, CsNode, b->nodes->len - 1).name;
+  return n == 1 ? g_strdup(lo) : g_strdup_printf("%s .. %s", lo, hi);
+}
+
+static bool relayout(Builder *b, const CsTopologySpec *spec, GError **error) {
+  uint32_t G = spec->gpus_per_host > 1 ? (uint32_t)spec->gpus_per_host : 1;
+  bool place = spec->servers_at && spec->servers_at->len > 0;
+  if (G == 1 && !place) return true;
+  CsNode *old = (CsNode *)b->nodes->data;
+  uint32_t n_old = b->nodes->len, H = 0;
+  while (H < n_old && old[H].role != CS_ROLE_SWITCH) H++;
+  CsRole *role = g_new(CsRole, H + 1);
+  uint32_t W = 0;
+  for (uint32_t p = 0; p < H; p++) role[p] = old[p].role, W += old[p].role == CS_ROLE_WORKER;
+  if (place) {
+    uint8_t *taken = g_new0(uint8_t, H + 1);
+    for (guint i = 0; i < spec->servers_at->len; i++) {
+      const CsNameRef *r = &g_array_index(spec->servers_at, CsNameRef, i);
+      int64_t sw = -1;
+      for (uint32_t n = H; n < n_old; n++)
+        if (!strcmp(old[n].name, r->name)) sw = n;
+      if (sw < 0) {
+        g_autofree char *names = switch_names(b, H);
+        cs_error_at(error, r->at, "topology.servers_at[%u]: '%s' is not a switch of this topology (its switches: %s)", i,
+                    r->name, names);
+        g_free(role), g_free(taken);
+        return false;
+      }
+      int64_t pos = free_position_under(b, (uint32_t)sw, H, taken);
+      if (pos < 0) {
+        cs_error_at(error, r->at, "topology.servers_at[%u]: every host under '%s' already holds a server", i, r->name);
+        g_free(role), g_free(taken);
+        return false;
+      }
+      taken[pos] = 1;
+    }
+    /* the other positions: workers first, in position order, then idle hosts */
+    uint32_t w = 0;
+    for (uint32_t p = 0; p < H; p++) role[p] = taken[p] ? CS_ROLE_SERVER : w++ < W ? CS_ROLE_WORKER : CS_ROLE_HOST;
+    g_free(taken);
+  }
+  /* the new numbering: workers (G per worker position), idle hosts, servers, switches, machines */
+  uint32_t n_new = n_old + (G > 1 ? W * G : 0);
+  uint32_t *map = g_new(uint32_t, n_old + 1); /* old node -> the node its links now end at */
+  CsNode *nodes = g_new0(CsNode, n_new + 1);
+  uint32_t next = 0, counts[3] = {0, 0, 0};
+  static const CsRole order[3] = {CS_ROLE_WORKER, CS_ROLE_HOST, CS_ROLE_SERVER};
+  uint32_t machine_first = n_old + (G > 1 ? W * G : 0) - (G > 1 ? W : 0);
+  uint32_t machine = 0;
+  for (int o = 0; o < 3; o++)
+    for (uint32_t p = 0; p < H; p++) {
+      if (role[p] != order[o]) continue;
+      if (order[o] == CS_ROLE_WORKER && G > 1) {
+        for (uint32_t g = 0; g < G; g++)
+          nodes[next++] = (CsNode){g_strdup_printf("w%u", counts[0]++), CS_ROLE_WORKER, 0, 0, -1};
+        map[p] = machine_first + machine++;
+        continue;
+      }
+      const char *prefix = order[o] == CS_ROLE_WORKER ? "w" : order[o] == CS_ROLE_HOST ? "h" : "ps";
+      nodes[next] = (CsNode){g_strdup_printf("%s%u", prefix, counts[o]++), order[o], 0, 0, -1};
+      map[p] = next++;
+    }
+  for (uint32_t n = H; n < n_old; n++) {
+    nodes[next] = old[n];
+    old[n].name = NULL;
+    map[n] = next++;
+  }
+  for (uint32_t k = 0; G > 1 && k < W; k++) nodes[next++] = (CsNode){g_strdup_printf("host%u", k), CS_ROLE_SWITCH, 0, 0, -1};
+  for (uint32_t p = 0; p < H; p++) g_free(old[p].name);
+  g_array_set_size(b->nodes, 0);
+  g_array_append_vals(b->nodes, nodes, n_new);
+  for (guint l = 0; l < b->links->len; l++) {
+    CsLink *k = &g_array_index(b->links, CsLink, l);
+    k->a = map[k->a];
+    k->b = map[k->b];
+  }
+  for (uint32_t k = 0; G > 1 && k < W; k++)
+    for (uint32_t g = 0; g < G; g++) cs_topo_add_link(b, k * G + g, machine_first + k, &spec->intra);
+  g_free(nodes);
+  g_free(map);
+  g_free(role);
+  return true;
+}
+
 static int cmp_port(const void *x, const void *y) {
   const CsPort *a = x, *b = y;
   if (a->peer != b->peer) return a->peer < b->peer ? -1 : 1;
@@ -135,12 +242,16 @@ CsTopology *cs_topology_new(const CsTopologySpec *spec, const CsLinkSpec *defaul
   CsTopology *t = g_new0(CsTopology, 1);
   t->by_name = g_hash_table_new(g_str_hash, g_str_equal);
   t->bisection_bps = -1;
+  t->gpus_per_host = spec->gpus_per_host > 1 ? (uint32_t)spec->gpus_per_host : 1;
   bool ok = true;
   if (spec->type == CS_TOPO_EXPLICIT) {
     ok = explicit_topology(&b, spec, t->by_name, error);
   } else {
-    t->bisection_bps = cs_topo_generators[spec->type]->build(&b, spec, defaults);
-    for (guint i = 0; i < b.nodes->len; i++)
+    CsTopologySpec gen = *spec; /* the generator lays out machines: one host position per G workers */
+    if (gen.gpus_per_host > 1 && gen.workers > 0) gen.workers /= gen.gpus_per_host;
+    t->bisection_bps = cs_topo_generators[spec->type]->build(&b, &gen, defaults);
+    ok = relayout(&b, spec, error);
+    for (guint i = 0; ok && i < b.nodes->len; i++)
       g_hash_table_insert(t->by_name, g_array_index(b.nodes, CsNode, i).name, GUINT_TO_POINTER(i + 1));
   }
   t->n_nodes = b.nodes->len;

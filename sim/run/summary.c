@@ -94,7 +94,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
       uint32_t P = sim->t->n_workers;
       /* up to 65,536 elements per worker, and 2^22 in all (thousands of workers) */
       uint64_t n = (uint64_t)MIN(s->workload.params, (int64_t)MIN(65536, MAX(256, (1 << 22) / (int64_t)MAX(P, 1))));
-      m->allreduce_nmse = cs_coll_result_nmse(s->workload.collective, &params, P, n, s->seed, s->workload.pull, &e);
+      m->allreduce_nmse = cs_coll_result_nmse(s->workload.collective, &params, P, sim->t->gpus_per_host, n, s->seed,
+                                              s->workload.pull, &e);
     }
     g_clear_error(&e);
     uint32_t P = cs_workload_workers(sim->wl), I = cs_workload_iterations(sim->wl);

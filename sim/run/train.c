@@ -46,6 +46,7 @@ bool cs_sim_train(CsSim *sim, GError **error) {
   sim->conv_mean_s = (double)(ends[I] - ends[first]) / (double)(I - first) * 1e-12;
   CsConvSetup setup = {.collective = s->workload.collective,
                        .workers = P,
+                       .group = sim->t->gpus_per_host,
                        .pull = s->workload.pull,
                        .sync = s->workload.sync,
                        .staleness = (uint32_t)lround(cs_sim_summary(sim)->staleness_mean),

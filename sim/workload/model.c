@@ -22,23 +22,28 @@ void cs_model_clear(CsModel *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* The estimate's state: the collective's operation on the two bucket
- * sizes (every bucket but the last, and the last). */
+/* The estimate's state: the collective's operation on each distinct
+ * bucket size (equal buckets have two: every bucket but the last, and the
+ * last). */
+typedef struct Bucket Bucket;
 typedef struct {
   CsModelCtx *ctx;
   CsCollSpec spec;      /* elements: set per bucket */
-  uint64_t per, last_n; /* elements of a full bucket and of the last */
+  const CsBucketPlan *plan;
+  Bucket *evals;        /* per distinct size */
+  uint32_t *idx;        /* per bucket: its size's evaluation */
+  double micro;         /* one micro-batch's compute, s */
   double server_acc;    /* servers: the summing after the last push lands, added up over buckets */
 } Est;
 
 /* One bucket size: its operation (rounds evaluated once), then each
  * worker's result time with codec work (op) and the network alone (net),
  * from a common start. */
-typedef struct {
+struct Bucket {
   CsModelOp *mop;
   double *op, *net; /* per worker */
   double codec;     /* a worker's codec work in the operation, encode not included */
-} Bucket;
+};
 
 static void bucket_eval(Est *e, uint64_t n, GArray *record, Bucket *b) {
   uint32_t P = e->spec.n_workers;
@@ -74,22 +79,22 @@ static void bucket_clear(Bucket *b) {
  * workers and measured iterations (as summary.csv's iter_mean_s); *last:
  * the longest measured one.  codec == false: the network alone, the first
  * iteration from 0, every bucket ready at once. */
-static void iterate(Est *e, uint32_t nb, const Bucket *full, const Bucket *last_b, double compute, double backward,
-                    bool overlap, bool codec, uint32_t iterations, uint32_t warmup, double *mean, double *last) {
-  uint32_t P = e->spec.n_workers;
+static void iterate(Est *e, double compute, bool overlap, bool codec, uint32_t iterations, uint32_t warmup,
+                    double *mean, double *last) {
+  uint32_t P = e->spec.n_workers, nb = e->plan->n;
   double *start = g_new0(double, P + 1), *carry = g_new0(double, e->spec.n_servers + 1);
   double *t0 = g_new0(double, P + 1), *end = g_new0(double, P + 1);
   double encode_ps = codec ? e->spec.cost.encode_ps : 0;
-  if (!codec) iterations = 1, warmup = 0, compute = backward = 0;
+  if (!codec) iterations = 1, warmup = 0, compute = 0;
   double sum = 0;
   uint64_t count = 0;
   *last = 0;
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t q = 0; q < P; q++) t0[q] = end[q];
     for (uint32_t b = 0; b < nb; b++) {
-      const Bucket *bk = b + 1 < nb ? full : last_b;
-      uint64_t size = b + 1 < nb ? e->per : e->last_n;
-      double ready = overlap ? compute - backward + backward * (b + 1) / nb : compute;
+      const Bucket *bk = &e->evals[e->idx[b]];
+      uint64_t size = e->plan->elements[b];
+      double ready = overlap ? compute - e->micro + e->micro * e->plan->ready[b] : compute;
       double enc = cs_model_cost(encode_ps, size);
       for (uint32_t q = 0; q < P; q++) start[q] = fmax(t0[q] + ready, b ? end[q] : 0) + enc;
       if (bk->mop->def->schedule) {
@@ -130,6 +135,7 @@ bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, 
   spec->workers = t->workers;
   spec->chunks = (uint32_t)w->chunks;
   spec->pull = w->pull;
+  spec->group = t->gpus_per_host;
   /* servers: those listed, or all */
   uint32_t *sv = g_new(uint32_t, t->n_servers + 1);
   if (servers && w->servers->len) {
@@ -145,48 +151,67 @@ bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, 
 
   /* buckets: as the workload cuts them (async ps: the whole gradient) */
   uint64_t n = (uint64_t)w->params;
-  uint64_t per = cs_workload_bucket_elements(w);
-  uint32_t nb = (uint32_t)cs_workload_bucket_count(w);
-  e.per = per;
-  e.last_n = n - (uint64_t)(nb - 1) * per;
+  CsBucketPlan plan;
+  if (!cs_bucket_plan(w, &plan, error)) {
+    cs_model_ctx_free(e.ctx);
+    g_free(sv);
+    return false;
+  }
+  uint32_t nb = plan.n;
+  e.plan = &plan;
   m->buckets = nb;
-  Bucket full = {0}, last = {0};
-  bucket_eval(&e, per, m->steps, &full); /* the largest bucket's rounds are the ones shown */
-  bucket_eval(&e, e.last_n, NULL, &last);
+  /* one evaluation per distinct size; the largest bucket's rounds are the ones shown */
+  GHashTable *by_size = g_hash_table_new(g_int64_hash, g_int64_equal);
+  e.idx = g_new(uint32_t, nb);
+  e.evals = g_new0(Bucket, nb);
+  uint32_t n_evals = 0;
+  for (uint32_t b = 0; b < nb; b++) {
+    gpointer hit = g_hash_table_lookup(by_size, &plan.elements[b]);
+    if (!hit) {
+      bucket_eval(&e, plan.elements[b], plan.elements[b] == plan.largest && !m->steps->len ? m->steps : NULL,
+                  &e.evals[n_evals]);
+      g_hash_table_insert(by_size, &plan.elements[b], GUINT_TO_POINTER(++n_evals));
+      hit = GUINT_TO_POINTER(n_evals);
+    }
+    e.idx[b] = GPOINTER_TO_UINT(hit) - 1;
+  }
+  g_hash_table_destroy(by_size);
 
   double compute = (double)w->compute * 1e-12 * (double)w->accumulation;
-  double backward = (double)w->compute * 1e-12 * w->backward_fraction;
+  e.micro = (double)w->compute * 1e-12;
   /* as many iterations as the run has, up to 50 (enough for ps's steady state) */
   uint32_t iters = (uint32_t)MIN(w->iterations, (int64_t)50), warm = (uint32_t)MIN(w->warmup, (int64_t)iters - 1);
   double ignore;
   /* the network alone, buckets back to back from 0 */
-  iterate(&e, nb, &full, &last, 0, 0, false, false, 1, 0, &m->comm_mean_s, &m->comm_s);
+  iterate(&e, 0, false, false, 1, 0, &m->comm_mean_s, &m->comm_s);
   /* no overlap: every bucket after compute */
-  iterate(&e, nb, &full, &last, compute, backward, false, true, iters, warm, &m->iter_serial_s, &ignore);
+  iterate(&e, compute, false, true, iters, warm, &m->iter_serial_s, &ignore);
   /* buckets during the backward pass */
-  iterate(&e, nb, &full, &last, compute, backward, w->buckets > 0 && !async, true, iters, warm, &m->iter_overlap_s,
-          &m->iter_last_s);
+  iterate(&e, compute, w->buckets > 0 && !async, true, iters, warm, &m->iter_overlap_s, &m->iter_last_s);
   m->compute_s = compute;
-  m->codec_s = cs_model_cost(spec->cost.encode_ps, n) + (nb - 1) * full.codec + last.codec;
+  m->codec_s = cs_model_cost(spec->cost.encode_ps, n);
+  for (uint32_t b = 0; b < nb; b++) m->codec_s += e.evals[e.idx[b]].codec;
   if (servers) { /* the servers' summing past the last push, one synchronous iteration */
     double ignore2;
     e.server_acc = 0;
-    iterate(&e, nb, &full, &last, 0, 0, false, true, 1, 0, &ignore, &ignore2);
+    iterate(&e, 0, false, true, 1, 0, &ignore, &ignore2);
     m->server_s = e.server_acc;
   }
 
-  /* what a worker sends: its messages in the plan */
-  for (int k = 0; k < 2; k++) {
+  /* what a worker sends: its messages in the plan, per distinct size */
+  for (uint32_t k = 0; k < n_evals; k++) {
     CsCollSpec s = *spec;
-    s.elements = k == 0 ? per : e.last_n;
+    s.elements = 0;
+    double times = 0;
+    for (uint32_t b = 0; b < nb; b++)
+      if (e.idx[b] == k) s.elements = plan.elements[b], times++;
     memset(&s.cost, 0, sizeof s.cost);
-    double times = k == 0 ? nb - 1 : 1;
-    CsCollPlan *plan = cs_coll_plan_new(&s);
-    for (guint i = 0; P > 0 && i < plan->steps[0]->len; i++) {
-      const CsCollStep *st = &g_array_index(plan->steps[0], CsCollStep, i);
+    CsCollPlan *cplan = cs_coll_plan_new(&s);
+    for (guint i = 0; P > 0 && i < cplan->steps[0]->len; i++) {
+      const CsCollStep *st = &g_array_index(cplan->steps[0], CsCollStep, i);
       if (st->send_to >= 0) m->wire_bytes += times * (double)st->send_bytes;
     }
-    cs_coll_plan_free(plan);
+    cs_coll_plan_free(cplan);
   }
 
   m->hops_mean = cs_model_ctx_hops_mean(e.ctx);
@@ -198,14 +223,22 @@ bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, 
   g_string_append_printf(terms, "P = %u", P);
   if (servers) g_string_append_printf(terms, ", S = %u", spec->n_servers);
   if (def->flags & CS_COLLF_CHUNKS) g_string_append_printf(terms, ", C = %u", spec->chunks);
-  g_string_append_printf(terms, "; %u bucket%s of %s elements", nb, nb == 1 ? "" : "s", cs_format_count((int64_t)per, b1));
-  if (e.last_n != per) g_string_append_printf(terms, " (the last %s)", cs_format_count((int64_t)e.last_n, b2));
+  if (w->layers && nb > 1) {
+    g_string_append_printf(terms, "; %u buckets of up to %s elements, in reverse layer order (DDP)", nb,
+                           cs_format_count((int64_t)plan.largest, b1));
+  } else {
+    g_string_append_printf(terms, "; %u bucket%s of %s elements", nb, nb == 1 ? "" : "s", cs_format_count((int64_t)plan.elements[0], b1));
+    if (plan.elements[nb - 1] != plan.elements[0])
+      g_string_append_printf(terms, " (the last %s)", cs_format_count((int64_t)plan.elements[nb - 1], b2));
+  }
   g_string_append_printf(terms, "; messages cross %.2f hops on average (%s)", m->hops_mean,
                          routing != CS_ROUTING_SHORTEST ? "ECMP: bytes spread evenly over the equal-cost paths" : "shortest paths");
   m->terms = g_string_free(terms, FALSE);
 
-  bucket_clear(&full);
-  bucket_clear(&last);
+  for (uint32_t k = 0; k < n_evals; k++) bucket_clear(&e.evals[k]);
+  g_free(e.evals);
+  g_free(e.idx);
+  cs_bucket_plan_clear(&plan);
   cs_model_ctx_free(e.ctx);
   g_free(sv);
   return true;

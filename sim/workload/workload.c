@@ -37,7 +37,8 @@ struct CsWorkload {
   CsCodecCost cost;
   uint32_t P, S;
   uint32_t *servers; /* nodes */
-  uint64_t elements, bucket_elements;
+  uint64_t elements;
+  CsBucketPlan plan;
   uint32_t nb;
   bool async;
   Worker *w;
@@ -56,8 +57,89 @@ static CsIterRecord *rec_of(CsWorkload *wl, uint32_t w, uint32_t iter) {
   return &wl->rec[(size_t)w * wl->iterations + iter - 1];
 }
 
-static uint64_t bucket_size(const CsWorkload *wl, uint32_t j) {
-  return j + 1 < wl->nb ? wl->bucket_elements : wl->elements - (uint64_t)(wl->nb - 1) * wl->bucket_elements;
+static uint64_t bucket_size(const CsWorkload *wl, uint32_t j) { return wl->plan.elements[j]; }
+
+uint64_t cs_workload_bucket_elements(const CsWorkloadSpec *w) {
+  uint64_t n = (uint64_t)w->params;
+  uint64_t per = w->buckets > 0 ? (uint64_t)w->buckets / (uint64_t)(cs_dtype_bits(w->dtype) / 8) : n;
+  if (per == 0) per = 1;
+  bool async = cs_collective_has(w->collective, CS_COLLF_SERVERS) && !w->sync;
+  return async || per > n ? n : per;
+}
+
+void cs_bucket_plan_clear(CsBucketPlan *p) {
+  g_free(p->elements);
+  g_free(p->first_layer);
+  g_free(p->last_layer);
+  g_free(p->ready);
+  memset(p, 0, sizeof *p);
+}
+
+static void plan_add(CsBucketPlan *p, uint64_t elements, double ready, uint32_t lo, uint32_t hi) {
+  p->elements[p->n] = elements;
+  p->ready[p->n] = ready;
+  if (p->first_layer) p->first_layer[p->n] = lo, p->last_layer[p->n] = hi;
+  if (elements > p->largest) p->largest = elements;
+  p->n++;
+}
+
+bool cs_bucket_plan(const CsWorkloadSpec *w, CsBucketPlan *p, GError **error) {
+  memset(p, 0, sizeof *p);
+  bool async = cs_collective_has(w->collective, CS_COLLF_SERVERS) && !w->sync;
+  uint64_t n = (uint64_t)w->params;
+  const GArray *L = w->layers;
+  if (!L || w->buckets == 0 || async) { /* equal buckets (or one) */
+    uint64_t per = L ? n : cs_workload_bucket_elements(w);
+    uint64_t nb = (n + per - 1) / per;
+    if (nb > 1000000) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                  "workload.buckets: more than 1,000,000 buckets per iteration; use larger buckets");
+      return false;
+    }
+    p->elements = g_new(uint64_t, nb);
+    p->ready = g_new(double, nb);
+    if (L) p->first_layer = g_new(uint32_t, nb), p->last_layer = g_new(uint32_t, nb);
+    bool spread = w->buckets > 0 && !async;
+    for (uint64_t j = 0; j < nb; j++)
+      plan_add(p, j + 1 < nb ? per : n - (nb - 1) * per,
+               spread ? 1.0 - w->backward_fraction + w->backward_fraction * (double)(j + 1) / (double)nb : 1.0, 0,
+               L ? L->len - 1 : 0);
+    return true;
+  }
+  /* DDP: tensors in reverse order into buckets of at least their limit */
+  uint64_t bytes = (uint64_t)cs_dtype_bits(w->dtype) / 8;
+  CsTime forward = 0, compute = 0;
+  for (guint i = 0; i < L->len; i++) {
+    const CsLayer *l = &g_array_index(L, CsLayer, i);
+    forward += l->forward;
+    compute += l->forward + l->backward;
+  }
+  p->elements = g_new(uint64_t, L->len + 1);
+  p->ready = g_new(double, L->len + 1);
+  p->first_layer = g_new(uint32_t, L->len + 1);
+  p->last_layer = g_new(uint32_t, L->len + 1);
+  uint64_t limit = (uint64_t)w->first_bucket, cur = 0, cur_bytes = 0;
+  CsTime at = forward; /* the backward pass so far */
+  uint32_t hi = 0;
+  for (guint k = L->len; k-- > 0;) {
+    const CsLayer *l = &g_array_index(L, CsLayer, k);
+    at += l->backward;
+    if (l->params == 0) continue;
+    if (cur == 0) hi = k;
+    cur += (uint64_t)l->params;
+    cur_bytes += (uint64_t)l->params * bytes;
+    if (cur_bytes >= limit) {
+      plan_add(p, cur, compute > 0 ? (double)at / (double)compute : 1.0, k, hi);
+      cur = cur_bytes = 0;
+      limit = (uint64_t)w->buckets;
+    }
+  }
+  if (cur > 0) { /* the last bucket holds the first layers: ready at the end of the backward pass */
+    uint32_t lo = 0;
+    while (g_array_index(L, CsLayer, lo).params == 0) lo++;
+    plan_add(p, cur, 1.0, lo, hi);
+  }
+  return true;
 }
 
 static void start_iteration(CsWorkload *wl, uint32_t w);
@@ -149,6 +231,7 @@ static OpCtx *op_for(CsWorkload *wl, uint32_t w, uint32_t iter, uint32_t j) {
       .cost = wl->cost,
       .chunks = (uint32_t)wl->spec->chunks,
       .pull = wl->spec->pull,
+      .group = wl->t->gpus_per_host,
   };
   if (wl->async) { /* a ps round of its own for this worker */
     OpCtx *oc = g_new0(OpCtx, 1);
@@ -224,6 +307,11 @@ static void start_iteration(CsWorkload *wl, uint32_t w) {
     cs_engine_schedule_at(wl->engine, t, on_bucket_ready, wl, w);
     return;
   }
+  if (ws->layers) { /* each bucket when the backward pass has produced its last tensor */
+    for (uint32_t j = 0; j < wl->nb; j++)
+      cs_engine_schedule_at(wl->engine, t - last + (CsTime)llround((double)last * wl->plan.ready[j]), on_bucket_ready, wl, w);
+    return;
+  }
   /* buckets ready evenly over the last micro-batch's backward pass */
   CsTime backward = (CsTime)llround((double)last * ws->backward_fraction);
   CsTime bstart = t - backward;
@@ -257,8 +345,12 @@ CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsWorkloadSp
     wl->S = t->n_servers;
   }
   wl->elements = (uint64_t)ws->params;
-  wl->bucket_elements = cs_workload_bucket_elements(ws);
-  wl->nb = (uint32_t)cs_workload_bucket_count(ws);
+  if (!cs_bucket_plan(ws, &wl->plan, error)) {
+    g_free(wl->servers);
+    g_free(wl);
+    return NULL;
+  }
+  wl->nb = wl->plan.n;
   wl->w = g_new0(Worker, wl->P);
   for (uint32_t w = 0; w < wl->P; w++) cs_rng_init(&wl->w[w].rng, seed, cs_rng_stream_id("compute", w, 0));
   wl->rec = g_new0(CsIterRecord, (size_t)wl->P * wl->iterations);
@@ -285,6 +377,7 @@ void cs_workload_free(CsWorkload *wl) {
   g_free(wl->w);
   g_free(wl->rec);
   g_free(wl->applied_at_pull);
+  cs_bucket_plan_clear(&wl->plan);
   g_free(wl);
 }
 

@@ -368,7 +368,7 @@ START_TEST(test_refusals) {
   refused("topology: {type: star, workers: 16, gpus_per_host: 8}\nworkload: {params: 1M}\n",
           "need topology.intra: {bandwidth, latency}");
   refused("topology: {type: star, workers: 2}\nworkload: {model: vgg16, params: 1M}\n",
-          "workload.params: workload.model give the parameters");
+          "workload.params: the model's tensors give the parameters");
   refused("topology: {type: star, workers: 2}\nworkload: {params: 1M, device: {tflops: 100}}\n",
           "workload.device turns a model's FLOPs into times");
   refused("topology: {type: star, workers: 2}\nworkload: {model: vgg16, compute: 1s, device: {tflops: 100}}\n",
@@ -378,7 +378,7 @@ START_TEST(test_refusals) {
   refused("topology: {type: star, workers: 2}\nworkload: {layers: [{params: 10, flops: 5}]}\n",
           "set workload.device");
   refused("topology: {type: star, workers: 2}\nworkload: {layers_csv: /nonexistent/x.csv}\n",
-          "workload.layers_csv: /nonexistent/x.csv: error: cannot read");
+          "workload.layers_csv: /nonexistent/x.csv: cannot read");
 }
 END_TEST
 

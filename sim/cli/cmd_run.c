@@ -71,8 +71,12 @@ static void print_training(CsSim *sim, const CsScenario *s) {
   if (cs_collective_has(w->collective, CS_COLLF_SERVERS))
     printf(" and %u server%s%s", m->servers, m->servers == 1 ? "" : "s", w->sync ? "" : " (asynchronous)");
   uint32_t nb = cs_workload_buckets(cs_sim_workload(sim));
-  printf(", %s, %u bucket%s of %s\n", cs_codec_method_name(w->compression.method), nb, nb == 1 ? "" : "s",
-         w->buckets ? cs_format_size(w->buckets, b2) : "the whole gradient");
+  if (w->layers && w->buckets && nb > 1)
+    printf(", %s, %u buckets of up to %s in reverse layer order (DDP)\n", cs_codec_method_name(w->compression.method), nb,
+           cs_format_size(w->buckets, b2));
+  else
+    printf(", %s, %u bucket%s of %s\n", cs_codec_method_name(w->compression.method), nb, nb == 1 ? "" : "s",
+           w->buckets ? cs_format_size(w->buckets, b2) : "the whole gradient");
   printf("per worker and iteration (means over %" G_GUINT64_FORMAT " worker-iterations):\n", (guint64)m->iterations_measured);
   printf("  %-26s %s   (headers and retransmissions included)\n", "wire bytes per worker",
          cs_format_human_bytes(m->wire_bytes_per_worker, b1));

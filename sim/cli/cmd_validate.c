@@ -2,6 +2,8 @@
  * and its routes, print what was understood; simulate nothing. */
 #include "config.h"
 
+#include <math.h>
+
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,32 @@ static void print_link_spec(const char *label, const CsLinkSpec *l) {
   }
 }
 
+/* Per-layer gradients: where they come from, the compute they give, and
+ * the buckets DDP's rule makes of them. */
+static void print_layers(const CsWorkloadSpec *w) {
+  char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
+  guint tensors = 0;
+  CsTime fwd = 0, bwd = 0;
+  for (guint i = 0; i < w->layers->len; i++) {
+    const CsLayer *l = &g_array_index(w->layers, CsLayer, i);
+    tensors += l->params > 0;
+    fwd += l->forward, bwd += l->backward;
+  }
+  printf("%-12s %s: %u gradient tensors; forward %.3f ms, backward %.3f ms per micro-batch", "layers",
+         w->model >= 0 ? cs_zoo[w->model]->name : "as given", tensors, (double)fwd * 1e-9, (double)bwd * 1e-9);
+  if (w->tflops > 0)
+    printf(" (%" G_GINT64_FORMAT " samples at %g TFLOP/s x %g)", (gint64)w->batch, w->tflops, w->efficiency);
+  printf("\n");
+  CsBucketPlan p;
+  if (!cs_bucket_plan(w, &p, NULL)) return;
+  printf("%-12s %u DDP bucket%s (first up to %s, then %s), ready at", "", p.n, p.n == 1 ? "" : "s",
+         cs_format_size(w->first_bucket, b1), cs_format_size(w->buckets, b2));
+  for (uint32_t b = 0; b < p.n && b < 8; b++)
+    printf("%s %.3f ms (%s)", b ? "," : "", p.ready[b] * (double)w->compute * 1e-9, cs_format_count((int64_t)p.elements[b], b1));
+  printf("%s\n", p.n > 8 ? ", ..." : "");
+  cs_bucket_plan_clear(&p);
+}
+
 static const char *trace_list(unsigned traces, GString *s) {
   static const char *names[] = {"summary", "iterations", "messages", "links", "packets", "timeline"};
   g_string_truncate(s, 0);
@@ -63,6 +91,21 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
          t->n_nodes, N(t->n_workers, "worker"), N(t->n_servers, "server"), N(idle, "host"),
          t->n_switches, t->n_switches == 1 ? "switch" : "switches");
 #undef N
+  if (t->gpus_per_host > 1) {
+    uint32_t H = t->n_workers / t->gpus_per_host;
+    printf("%-12s %u of %u workers each, on internal switches host0 .. host%u; intra links %s, latency %s\n", "machines", H,
+           t->gpus_per_host, H - 1, cs_format_bandwidth(s->topology.intra.bandwidth, b1),
+           cs_format_time(s->topology.intra.latency, b2));
+  }
+  if (s->topology.servers_at->len) {
+    GString *at = g_string_new(NULL);
+    for (uint32_t i = 0; i < t->n_servers; i++) {
+      const CsNode *n = &t->nodes[t->servers[i]];
+      g_string_append_printf(at, "%s%s under %s", i ? ", " : "", n->name, t->nodes[t->ports[n->first_port].peer].name);
+    }
+    printf("%-12s %s\n", "servers_at", at->str);
+    g_string_free(at, TRUE);
+  }
   /* distinct link speeds */
   int64_t *bw = g_new(int64_t, t->n_links + 1);
   for (uint32_t i = 0; i < t->n_links; i++) bw[i] = t->links[i].spec.bandwidth;
@@ -109,10 +152,12 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
 
   const CsWorkloadSpec *w = &s->workload;
   if (w->present) {
-    printf("%-12s %s of %s %s parameters, %" G_GINT64_FORMAT " iteration%s, compute %s (jitter %g, backward %g)\n",
-           "workload", cs_collective_name(w->collective), cs_format_count(w->params, b1), cs_dtype_name(w->dtype),
-           (gint64)w->iterations, w->iterations == 1 ? "" : "s", cs_format_time(w->compute, b2), w->compute_jitter,
-           w->backward_fraction);
+    printf("%-12s %s of %s %s parameters, %" G_GINT64_FORMAT " iteration%s, compute %s (jitter %g", "workload",
+           cs_collective_name(w->collective), cs_format_count(w->params, b1), cs_dtype_name(w->dtype),
+           (gint64)w->iterations, w->iterations == 1 ? "" : "s", cs_format_time(w->compute, b2), w->compute_jitter);
+    if (w->layers) printf(")\n");
+    else printf(", backward %g)\n", w->backward_fraction);
+    if (w->layers) print_layers(w);
     printf("%-12s buckets %s, accumulation %" G_GINT64_FORMAT ", chunks %" G_GINT64_FORMAT,
            "", w->buckets ? cs_format_size(w->buckets, b1) : "0 (one after compute)",
            (gint64)w->accumulation, (gint64)w->chunks);

@@ -624,6 +624,12 @@ static bool plot_sweep(Plotter *p, Table *t, bool *drew) {
   for (guint r = 0; method >= 0 && r < t->nrows; r++) has_none |= !strcmp(cell(t, r, ax[method].col), "none");
   bool *tied_m = g_new0(bool, na + 1);
   for (guint k = 0; method >= 0 && k < na; k++) tied_m[k] = (int)k != method && tied(t, &ax[method], &ax[k]);
+  /* an axis zipped one to one with an earlier one (workload.model with its
+   * batch) is that axis under another name: no plot against it, and not
+   * in the lines' labels */
+  bool *twin = g_new0(bool, na + 1), *omit = g_new0(bool, na + 1);
+  for (guint k = 0; k < na; k++)
+    for (guint j = 0; j < k && !twin[k]; j++) twin[k] = tied(t, &ax[j], &ax[k]) && tied(t, &ax[k], &ax[j]);
   /* the mean iteration, and the time to the convergence target where
    * points reached it: each against every axis with numbers, and its
    * speedup over no compression */
@@ -640,20 +646,24 @@ static bool plot_sweep(Plotter *p, Table *t, bool *drew) {
     bool any = false;
     for (guint r = 0; me->col >= 0 && r < t->nrows; r++) any |= !isnan(num(t, r, me->col));
     for (guint a = 0; ok && any && a < na; a++) {
-      if (!ax[a].numeric) continue;
+      if (!ax[a].numeric || twin[a]) continue;
+      /* the lines: every other axis but twins and those that follow from this one */
+      for (guint k = 0; k < na; k++) omit[k] = none[k] || twin[k] || (k != a && tied(t, &ax[a], &ax[k]));
       g_autofree char *stem = g_strdup_printf("%s_vs_%s", me->stem, ax[a].leaf);
       g_autofree char *title = g_strdup_printf(me->title, ax[a].leaf);
-      ok = plot_lines(p, t, ax, na, a, none, stem, title, me->ylabel, me->value, GINT_TO_POINTER(me->col), NULL, drew);
+      ok = plot_lines(p, t, ax, na, a, omit, stem, title, me->ylabel, me->value, GINT_TO_POINTER(me->col), NULL, drew);
       if (ok && method >= 0 && has_none && (int)a != method && !tied_m[a]) {
         SpeedCtx sc = {me->col, (guint)method, tied_m};
         g_autofree char *s2 = g_strdup_printf("%s_vs_%s", me->speed_stem, ax[a].leaf);
         g_autofree char *t2 = g_strdup_printf(me->speed_title, ax[a].leaf);
-        ok = plot_lines(p, t, ax, na, a, none, s2, t2, me->speed_ylabel, speedup, &sc,
+        ok = plot_lines(p, t, ax, na, a, omit, s2, t2, me->speed_ylabel, speedup, &sc,
                         "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#888888'\n", drew);
       }
     }
   }
   g_free(none);
+  g_free(twin);
+  g_free(omit);
   g_free(tied_m);
   g_free(ax);
   return ok;

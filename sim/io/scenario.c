@@ -815,13 +815,16 @@ static bool read_layers_csv(const CsYamlNode *cv, CsScenario *s, GError **error)
   const char *text = scalar_text(cv, "workload.layers_csv", error);
   if (!text) return false;
   /* relative to the scenario's folder; given with --set, to the current one */
-  g_autofree char *dir = s->file && !strcmp(cv->origin, s->file) ? g_path_get_dirname(s->file) : g_strdup(".");
-  g_autofree char *path = g_path_is_absolute(text) ? g_strdup(text) : g_build_filename(dir, text, NULL);
+  bool from_file = s->file && !strcmp(cv->origin, s->file);
+  g_autofree char *dir = from_file ? g_path_get_dirname(s->file) : g_strdup(".");
+  g_autofree char *path = g_path_is_absolute(text) || !strcmp(dir, ".") ? g_strdup(text) : g_build_filename(dir, text, NULL);
   GError *e = NULL;
   GString *body = cs_read_small_file(path, "layers file", &e);
   if (!body) {
-    /* the file's own message, at the key that named it */
-    cs_yaml_error(error, cv, "workload.layers_csv: %s", e->message);
+    /* the file's own message ("PATH: error: WHY"), at the key that named it */
+    const char *why = strstr(e->message, ": error: ");
+    cs_yaml_error(error, cv, "workload.layers_csv: %s%s: %s", text,
+                  from_file && !g_path_is_absolute(text) ? " (relative to the scenario's folder)" : "", why ? why + strlen(": error: ") : e->message);
     g_error_free(e);
     return false;
   }
@@ -887,7 +890,7 @@ static bool read_layers_csv(const CsYamlNode *cv, CsScenario *s, GError **error)
 static bool resolve_layers(const CsYamlNode *v, const CsYamlNode *src, bool device, CsScenario *s, GError **error) {
   CsWorkloadSpec *w = &s->workload;
   GArray *L = w->layers;
-  const char *what = w->model >= 0 ? "workload.model" : "the layers";
+  const char *what = w->model >= 0 ? "the model's tensors" : "the layers";
   if (value_of(v, "params")) FAIL_AT(at(v, "params"), "workload.params: %s give the parameters: drop params", what);
   if (value_of(v, "backward_fraction"))
     FAIL_AT(at(v, "backward_fraction"), "workload.backward_fraction: %s give the backward pass: drop backward_fraction", what);

@@ -195,7 +195,12 @@ const CsZooModel *cs_zoo_find(const char *name) {
 }
 
 const char *const *cs_zoo_names(void) {
-  static const char *const names[] = {"resnet50", "vgg16", "bert-large", "gpt2-xl", NULL};
+  static const char **names = NULL; /* built once: sweeps read it from threads */
+  if (g_once_init_enter(&names)) {
+    const char **n = g_new0(const char *, G_N_ELEMENTS(cs_zoo));
+    for (size_t i = 0; cs_zoo[i]; i++) n[i] = cs_zoo[i]->name;
+    g_once_init_leave(&names, n);
+  }
   return names;
 }
 

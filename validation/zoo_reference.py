@@ -1,13 +1,21 @@
 #!/usr/bin/python3
-"""Reference data: param tables, per-layer FLOPs, DDP bucket assignment,
-BERT-large / GPT-2 XL parameter counts.  torch 1.13 (Debian bookworm)."""
+"""Reference figures for commsim's model zoo (tests/test_jobs.c,
+docs/training.md): parameter tables, per-layer forward FLOPs, PyTorch DDP's
+bucket assignment (and a real single-process DDP run that rebuilds its
+buckets), and BERT-large / GPT-2 XL parameter counts.
+
+Needs Debian's python3-torch and python3-torchvision (torch 1.13):
+    apt-get install -y python3-torch python3-torchvision
+    /usr/bin/python3 validation/zoo_reference.py [OUTDIR]   (default /tmp/zoo-reference)
+Not run by the test suite."""
 import os, socket, sys
 import torch
 import torch.nn as nn
 import torch.distributed as dist
 import torchvision
 
-OUT = "/tmp/ref18"
+OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/zoo-reference"
+os.makedirs(OUT, exist_ok=True)
 torch.manual_seed(0)
 print("torch", torch.__version__, "torchvision", torchvision.__version__)
 

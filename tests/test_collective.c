@@ -101,6 +101,7 @@ START_TEST(test_closed_forms) {
     closed_form("ring", P, 0);
     closed_form("tree", P, 0);
     closed_form("allgather", P, 0);
+    closed_form("hierarchical", P, 0); /* one worker per machine: the ring */
     closed_form("ps", P, 1);
     if ((P & (P - 1)) == 0) closed_form("halving-doubling", P, 0);
   }
@@ -427,6 +428,9 @@ END_TEST
  *   tree:      8 of j = 1, 4 of j = 2, 2 of 4, 1 of 8   -> 8 + 8 + 8 + 8 = 32
  *   ring:      8 of j = 1, then one of each j = 2..8    -> 8 + 35 = 43
  * so tree / allgather = 4 and ring / tree = 43/32, each within 10 %.
+ * hierarchical, 2 machines of 4: 8 of j = 1, in each machine one of
+ * j = 2, 3, 4 (18), then one of j = 8 across them: 34, so 34/43 of the
+ * ring; with machines of one worker it is the ring's chain.
  * Without compression the sum is exact but for float rounding. */
 START_TEST(test_compounded_error) {
   CsCodecParams p;
@@ -439,6 +443,9 @@ START_TEST(test_compounded_error) {
   double gather = cs_coll_result_nmse(CS_COLL_ALLGATHER, &p, 8, 1, 65536, 1, true, &e);
   ck_assert_msg(fabs(tree / gather / 4.0 - 1) < 0.1 && fabs(ring / tree / (43.0 / 32.0) - 1) < 0.1,
                 "ring %g, tree %g, allgather %g", ring, tree, gather);
+  double hier = cs_coll_result_nmse(CS_COLL_HIERARCHICAL, &p, 8, 4, 65536, 1, true, &e);
+  ck_assert_msg(fabs(hier / ring / (34.0 / 43.0) - 1) < 0.1, "ring %g, hierarchical %g", ring, hier);
+  ck_assert_double_eq_tol(cs_coll_result_nmse(CS_COLL_HIERARCHICAL, &p, 8, 1, 65536, 1, true, &e), ring, 1e-12);
   p.method = CS_CODEC_NONE;
   ck_assert_double_lt(cs_coll_result_nmse(CS_COLL_RING, &p, 8, 1, 65536, 1, true, &e), 1e-12);
 }

@@ -190,11 +190,13 @@ START_TEST(test_reports) {
   g_auto(GStrv) cols = g_strsplit(lines[0], ",", -1), vals = g_strsplit(lines[1], ",", -1);
   guint n = g_strv_length(cols);
   ck_assert_uint_eq(g_strv_length(vals), n);
-  /* fidelity follows the SPEC's and commsim's columns, before those of workload.convergence */
-  ck_assert_str_eq(cols[n - 5], "fidelity");
-  ck_assert_str_eq(vals[n - 5], "flow");
-  ck_assert_str_eq(cols[n - 4], "iterations_to_target");
-  for (guint i = n - 4; i < n; i++) ck_assert_str_eq(vals[i], ""); /* no convergence: empty */
+  /* fidelity follows the SPEC's and commsim's columns, before those of
+   * workload.convergence and PFC */
+  ck_assert_str_eq(cols[n - 7], "fidelity");
+  ck_assert_str_eq(vals[n - 7], "flow");
+  ck_assert_str_eq(cols[n - 6], "iterations_to_target");
+  ck_assert_str_eq(cols[n - 2], "pause_frames");
+  for (guint i = n - 6; i < n; i++) ck_assert_str_eq(vals[i], ""); /* no convergence, no pauses modelled: empty */
   for (guint i = 0; i < n; i++)
     if (!strcmp(cols[i], "packets_sent") || !strcmp(cols[i], "packets_dropped") || !strcmp(cols[i], "retransmissions"))
       ck_assert_str_eq(vals[i], "");

@@ -109,7 +109,7 @@ START_TEST(test_links_csv_totals) {
   Run r = run_traced("[summary, links]");
   guint ncols;
   g_autoptr(GPtrArray) rows = read_rows(r.dir, "links.csv", &ncols);
-  ck_assert_uint_eq(ncols, 11);
+  ck_assert_uint_eq(ncols, 12);
   ck_assert_uint_gt(rows->len, 10);
   /* per direction, sums of the samples equal the run's counters */
   const CsTopology *t = cs_sim_topology(r.sim);

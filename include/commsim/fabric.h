@@ -52,6 +52,9 @@ typedef struct {
   CsNetTotals (*totals)(const void *impl);
   bool (*check_accounting)(const void *impl, GError **error);
   bool (*check_state)(const void *impl, GError **error); /* --check's expensive invariants; may be NULL */
+  /* why it stopped the engine when it cannot go on (a PFC deadlock), to
+   * free; NULL: it did not.  May be NULL. */
+  char *(*stuck)(const void *impl);
   void (*set_packet_trace)(void *impl, CsPacketTraceFn fn, void *ctx); /* NULL: no packet events */
   void (*free)(void *impl);
 } CsFabricOps;
@@ -122,6 +125,7 @@ static inline CsNetTotals cs_fabric_totals(const CsFabric *f) { return f->ops->t
 static inline bool cs_fabric_check_accounting(const CsFabric *f, GError **error) {
   return f->ops->check_accounting(f->impl, error);
 }
+static inline char *cs_fabric_stuck(const CsFabric *f) { return f->ops->stuck ? f->ops->stuck(f->impl) : NULL; }
 static inline bool cs_fabric_check_state(const CsFabric *f, GError **error) {
   return !f->ops->check_state || f->ops->check_state(f->impl, error);
 }

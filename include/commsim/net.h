@@ -151,6 +151,14 @@ bool cs_net_check_state(const CsNet *net, GError **error);
 /* Packets on a wire or waiting in a queue now, of every class. */
 uint64_t cs_net_packets_in_flight(const CsNet *net);
 
+/* PFC deadlock: every CS_NET_DEADLOCK_CHECK of simulated time while some
+ * link direction is paused, the network looks for paused directions that
+ * wait on each other only (each can resume only when a switch drains
+ * packets that wait behind another of them).  If it finds them it stops
+ * the engine; this returns the report naming the cycle (to free), or NULL. */
+#define CS_NET_DEADLOCK_CHECK CS_MS
+char *cs_net_stuck_report(const CsNet *net);
+
 /* Statistics up to now (queues brought up to date first). */
 CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir);
 

@@ -59,6 +59,8 @@ typedef struct {
   CsTime busy;             /* serialization time */
   uint64_t queue_max;      /* bytes waiting, high-water mark */
   double queue_integral;   /* byte-picoseconds waiting, for the time-mean */
+  CsTime paused;           /* PFC: time its sender was paused */
+  uint64_t pause_frames;   /* PFC: XOFF frames that paused it */
 } CsLinkStats;
 
 /* One link direction over one sampling interval (links.csv). */
@@ -68,6 +70,7 @@ typedef struct {
   double queue_mean;    /* time-mean bytes waiting */
   uint64_t queue_max;   /* most bytes waiting at once */
   uint64_t drops, losses, marks;
+  double paused_s;      /* PFC: seconds its sender was paused in the interval */
 } CsLinkSample;
 
 typedef void (*CsLinkSampleFn)(void *ctx, uint32_t link, int dir, const CsLinkSample *sample);

@@ -67,6 +67,7 @@ typedef struct {
   CsRouting routing;
   uint32_t fidelity; /* a row of fabric.h's cs_fidelities */
   CsTime duration;
+  CsTime watchdog; /* a packet run with messages outstanding and none delivered for this long ends (0: never) */
   CsLinkSpec defaults;
   CsTopologySpec topology;
   CsTransportSpec transport;

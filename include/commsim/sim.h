@@ -37,6 +37,8 @@ typedef struct {
                            * compute_s + codec_outside_s + exposed_comm_s = iter_mean_s */
   uint64_t packets_sent, packets_dropped, packets_lost, retransmissions; /* data + ACK */
   double link_util_mean, link_util_max;
+  uint64_t pause_frames;  /* PFC: XOFF frames that paused a link direction */
+  double paused_s_max;    /* PFC: the longest any direction was paused in all */
   double codec_nmse;     /* NAN without a workload */
   double allreduce_nmse; /* the error left in the collective's result (compounded at reduction hops) */
   uint64_t events;

@@ -51,6 +51,10 @@ typedef struct {
   int64_t ecn_threshold; /* bytes, or packets when ecn_threshold_pkt */
   bool ecn_threshold_pkt;
   CsLossSpec loss;
+  /* PFC (both ends' ingress ports): at pfc_xoff bytes waiting at a switch
+   * that came in by this link, pause the direction that brought them;
+   * resume at pfc_xon.  pfc_xoff 0: no PFC. */
+  int64_t pfc_xoff, pfc_xon;
 } CsLinkSpec;
 
 typedef struct {
@@ -74,6 +78,7 @@ enum {
   CS_LINK_SET_LOSS = 1u << 4,
   CS_LINK_SET_RED = 1u << 5,
   CS_LINK_SET_ECN = 1u << 6,
+  CS_LINK_SET_PFC = 1u << 7,
 };
 typedef struct {
   char *match;     /* "a-b" (either order), '*' and '?' as in shell patterns */

@@ -458,6 +458,16 @@ static bool read_link_settings(const CsYamlNode *map, const char *path, const ch
     g_autofree char *kp = key_path(path, "loss");
     if (!read_loss(v, kp, &spec->loss, error)) return false;
   }
+  if ((v = value_of(map, "pfc"))) {
+    g_autofree char *kp = key_path(path, "pfc");
+    if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, KEYS("defaults.pfc"), error) ||
+        !require_key(v, kp, "xoff", error) || !read_params(v, kp, "defaults.pfc", CS_PARAM_LINK, spec, error))
+      return false;
+    if (!value_of(v, "xon")) spec->pfc_xon = spec->pfc_xoff / 5 * 4;
+    if (spec->pfc_xoff > 0 && spec->pfc_xon >= spec->pfc_xoff)
+      FAIL_AT(at(v, "xon"), "%s.xon (%" G_GINT64_FORMAT " B) must be below xoff (%" G_GINT64_FORMAT " B)", kp,
+              (gint64)spec->pfc_xon, (gint64)spec->pfc_xoff);
+  }
   if ((v = value_of(map, "red"))) {
     g_autofree char *kp = key_path(path, "red");
     if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, KEYS("defaults.red"), error) ||
@@ -634,7 +644,7 @@ static bool read_overrides(const CsYamlNode *v, CsScenario *s, GError **error) {
     unsigned field;
   } fields[] = {{"bandwidth", CS_LINK_SET_BANDWIDTH}, {"latency", CS_LINK_SET_LATENCY}, {"buffer", CS_LINK_SET_BUFFER},
                 {"queue", CS_LINK_SET_QUEUE},         {"loss", CS_LINK_SET_LOSS},       {"red", CS_LINK_SET_RED},
-                {"ecn_threshold", CS_LINK_SET_ECN}};
+                {"ecn_threshold", CS_LINK_SET_ECN},   {"pfc", CS_LINK_SET_PFC}};
   bool ok = true;
   for (guint i = 0; ok && i < v->items->len; i++) {
     CsYamlNode *e = v->items->pdata[i];

@@ -70,6 +70,34 @@ static bool check_names(const CsTopology *t, const CsScenario *s, GError **error
   return true;
 }
 
+/* PFC's headroom: what arrives after a switch sends XOFF, until the
+ * sender has stopped (the frame's flight, the bytes already on the wire
+ * coming back, a packet being sent at each end), must fit in the port's
+ * buffer above xoff. */
+static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) {
+  uint64_t mtu = (uint64_t)s->transport.mtu;
+  for (uint32_t l = 0; l < t->n_links; l++) {
+    const CsLink *k = &t->links[l];
+    const CsLinkSpec *x = &k->spec;
+    if (x->pfc_xoff <= 0) continue;
+    const char *a = t->nodes[k->a].name, *b = t->nodes[k->b].name;
+    if (x->buffer_pkt) {
+      cs_error_at(error, s->topology.at, "link %s-%s: PFC counts bytes: give its buffer in bytes, not packets", a, b);
+      return false;
+    }
+    double need = 2.0 * (double)x->latency * 1e-12 * (double)x->bandwidth / 8.0 + 2.0 * (double)mtu;
+    if ((double)(x->buffer - x->pfc_xoff) < need) {
+      cs_error_at(error, s->topology.at,
+                  "link %s-%s: PFC headroom: buffer %" G_GINT64_FORMAT " B - xoff %" G_GINT64_FORMAT
+                  " B leaves %" G_GINT64_FORMAT " B, less than what arrives during a pause's round trip "
+                  "(2 x latency x bandwidth + 2 MTU = %.0f B): raise the buffer or lower xoff",
+                  a, b, (gint64)x->buffer, (gint64)x->pfc_xoff, (gint64)(x->buffer - x->pfc_xoff), need);
+      return false;
+    }
+  }
+  return true;
+}
+
 CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
   CsTopology *t = cs_topology_new(&s->topology, &s->defaults, error);
   for (guint i = 0; t && i < s->topology.overrides->len; i++) {
@@ -83,7 +111,7 @@ CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
       return NULL;
     }
   }
-  if (t && !check_names(t, s, error)) {
+  if (t && (!check_names(t, s, error) || !check_pfc(t, s, error))) {
     cs_topology_free(t);
     return NULL;
   }

@@ -28,6 +28,7 @@ static CsNetTotals packet_totals(const void *impl) { return cs_net_totals(impl);
 static bool packet_accounting(const void *impl, GError **error) { return cs_net_check_accounting(impl, error); }
 static bool packet_state(const void *impl, GError **error) { return cs_net_check_state(impl, error); }
 static void packet_trace(void *impl, CsPacketTraceFn fn, void *ctx) { cs_net_set_packet_trace(impl, fn, ctx); }
+static char *packet_stuck(const void *impl) { return cs_net_stuck_report(impl); }
 static void packet_free(void *impl) { cs_net_free(impl); }
 
 void *cs_packet_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
@@ -51,6 +52,7 @@ const CsFabricOps cs_packet_fabric_ops = {
     .totals = packet_totals,
     .check_accounting = packet_accounting,
     .check_state = packet_state,
+    .stuck = packet_stuck,
     .set_packet_trace = packet_trace,
     .free = packet_free,
 };

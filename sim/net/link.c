@@ -50,19 +50,29 @@ uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint6
 
 /* ---- queues ---- */
 
+static void pfc_left(CsNet *net, const Waiting *w);
+static const char *dir_name(const CsNet *net, uint32_t di, char *buf, size_t n);
+
 /* Retire waiting packets whose transmission started by `now`, summing the
- * time-integral of the bytes waiting. */
-static inline void catch_up(LinkDir *d, CsTime now) {
+ * time-integral of the bytes waiting.  `pfc` is a constant where it is
+ * inlined: a network without PFC pays nothing for it. */
+static inline __attribute__((always_inline)) void catch_up_as(CsNet *net, LinkDir *d, CsTime now, const bool pfc) {
   while (d->q.len > 0) {
     Waiting *w = &CS_RING_FRONT(d->q);
     if (w->start > now) break;
     d->st.queue_integral += (double)d->q_bytes * (double)(w->start - d->q_last);
     d->q_last = w->start;
     d->q_bytes -= w->bytes;
+    if (pfc && w->ing) pfc_left(net, w);
     CS_RING_POP(d->q);
   }
   d->st.queue_integral += (double)d->q_bytes * (double)(now - d->q_last);
   d->q_last = now;
+}
+
+static void catch_up(CsNet *net, LinkDir *d, CsTime now) {
+  if (net->pfc) catch_up_as(net, d, now, true);
+  else catch_up_as(net, d, now, false);
 }
 
 uint64_t cs_net_host_queue_limit(const CsNet *net, uint32_t port) {
@@ -74,8 +84,8 @@ uint64_t cs_net_host_queue_limit(const CsNet *net, uint32_t port) {
   return MAX((uint64_t)d->bandwidth / 80000, 2 * (uint64_t)net->transport.mtu);
 }
 
-static void queue_push(LinkDir *d, CsTime start, uint32_t bytes) {
-  CS_RING_PUSH(d->q, 64, (Waiting){start, bytes});
+static inline __attribute__((always_inline)) void queue_push(LinkDir *d, CsTime start, uint32_t bytes, uint32_t ing) {
+  CS_RING_PUSH(d->q, 64, (Waiting){start, bytes, ing});
   d->q_bytes += bytes;
   if (d->q_bytes > d->st.queue_max) d->st.queue_max = d->q_bytes;
   if (d->q_bytes > d->iv_qmax) d->iv_qmax = d->q_bytes;
@@ -129,24 +139,262 @@ static bool red_drop(LinkDir *d, CsTime now, uint32_t bytes) {
 static void on_pipe(CsEngine *e, void *ctx, uint64_t arg);
 
 /* Append to the pipe of direction `di`; the first in an empty pipe gets
- * the direction's event. */
-static void pipe_push(CsNet *net, uint32_t di, uint32_t p, CsTime arrive) {
+ * the direction's event (a held packet gets it when its direction resumes). */
+static inline __attribute__((always_inline)) void pipe_push(CsNet *net, uint32_t di, uint32_t p, CsTime arrive) {
   LinkDir *d = &net->dirs[di];
   CS_RING_PUSH(d->pipe, 64, (InPipe){arrive, p});
-  if (d->pipe.len == 1) cs_engine_schedule_at(net->engine, arrive, on_pipe, net, di);
+  if (d->pipe.len == 1) cs_engine_schedule_at(net->engine, arrive, on_pipe, net, di | (uint64_t)d->gen << 32);
+}
+
+/* A packet held at a paused direction: it gets its event on resume. */
+static void pipe_push_held(CsNet *net, uint32_t di, uint32_t p) {
+  CS_RING_PUSH(net->dirs[di].pipe, 64, (InPipe){CS_HELD, p});
+}
+
+/* ---- PFC ----
+ * A node that forwards (a switch, or a host of a ring) counts, per ingress
+ * direction with PFC, the bytes that came in by it and wait in its egress
+ * queues (they leave the count when their
+ * transmission starts).  At xoff it sends XOFF back over the link; when
+ * the frame arrives (the link's latency later) the direction pauses: the
+ * packet on the wire finishes, the ones queued behind it are held with
+ * their bookings undone.  At xon it sends XON; the direction resumes and
+ * its held packets are scheduled from then.  While a switch has an XOFF
+ * out, it checks its counts at each departure from its queues (an event
+ * per departure, only then), so that XON leaves when the count falls. */
+static void on_pfc_frame(CsEngine *e, void *ctx, uint64_t arg);
+
+static void send_pfc(CsNet *net, uint32_t di, bool xon, CsTime at) {
+  LinkDir *d = &net->dirs[di];
+  CsTime now = cs_engine_now(net->engine);
+  cs_engine_schedule_at(net->engine, cs_time_add(at > now ? at : now, d->latency), on_pfc_frame, net,
+                        di | (uint64_t)xon << 32);
+}
+
+static void pfc_left(CsNet *net, const Waiting *w) {
+  LinkDir *in = &net->dirs[w->ing - 1];
+  in->ing_bytes -= w->bytes;
+  if (in->pause_sent && in->ing_bytes <= (uint64_t)in->xon) {
+    in->pause_sent = false;
+    net->node_pausing[in->to_node]--;
+    send_pfc(net, w->ing - 1, true, w->start);
+  }
+}
+
+static void on_node_check(CsEngine *e, void *ctx, uint64_t arg);
+
+/* While node x has an XOFF out: an event at its queues' next departure. */
+static void node_check(CsNet *net, uint32_t x) {
+  if (net->node_pausing[x] == 0) return;
+  const CsNode *n = &net->t->nodes[x];
+  CsTime next = CS_HELD;
+  for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++) {
+    const CsPort *pt = &net->t->ports[p];
+    const LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
+    if (d->q.len > 0 && CS_RING_FRONT(d->q).start < next) next = CS_RING_FRONT(d->q).start;
+  }
+  if (next == CS_HELD) return; /* everything it holds is held: a resume calls again */
+  CsTime now = cs_engine_now(net->engine);
+  cs_engine_schedule_at(net->engine, next > now ? next : now, on_node_check, net, x | (uint64_t)++net->node_gen[x] << 32);
+}
+
+static void on_node_check(CsEngine *e, void *ctx, uint64_t arg) {
+  CsNet *net = ctx;
+  uint32_t x = (uint32_t)arg;
+  if ((uint32_t)(arg >> 32) != net->node_gen[x]) return;
+  const CsNode *n = &net->t->nodes[x];
+  CsTime now = cs_engine_now(e);
+  for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++) {
+    const CsPort *pt = &net->t->ports[p];
+    catch_up(net, &net->dirs[2 * pt->link + pt->dir], now);
+  }
+  node_check(net, x);
+}
+
+/* ---- PFC deadlock ----
+ * A paused direction d (into switch B) is blocked when B has its XOFF out
+ * and every egress queue of B holding packets that came by d is paused and
+ * blocked in turn: then no departure will ever bring B's count down.  The
+ * blocked set is the greatest such set: start from every paused direction
+ * and drop those that some running queue will free, until none drops. */
+static bool holds_from(const LinkDir *e, uint32_t di) {
+  for (uint32_t i = 0; i < e->q.len; i++)
+    if (CS_RING_AT(e->q, i).ing == di + 1) return true;
+  return false;
+}
+
+static void on_deadlock_check(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  CsNet *net = ctx;
+  net->deadlock_pending = false;
+  if (net->n_paused == 0) return;
+  const CsTopology *t = net->t;
+  uint32_t nd = 2 * t->n_links;
+  uint8_t *blocked = g_new0(uint8_t, nd + 1);
+  for (uint32_t di = 0; di < nd; di++) blocked[di] = net->dirs[di].paused && net->dirs[di].pause_sent;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t di = 0; di < nd; di++) {
+      if (!blocked[di]) continue;
+      const CsNode *b = &t->nodes[net->dirs[di].to_node];
+      bool freed = false;
+      for (uint32_t p = b->first_port; p < b->first_port + b->n_ports && !freed; p++) {
+        uint32_t ei = 2 * t->ports[p].link + t->ports[p].dir;
+        freed = !blocked[ei] && holds_from(&net->dirs[ei], di);
+      }
+      if (freed) blocked[di] = 0, changed = true;
+    }
+  }
+  int64_t first = -1;
+  for (uint32_t di = 0; di < nd && first < 0; di++)
+    if (blocked[di]) first = di;
+  if (first < 0) {
+    g_free(blocked);
+    if (!net->deadlock_pending) {
+      net->deadlock_pending = true;
+      cs_engine_schedule(e, CS_NET_DEADLOCK_CHECK, on_deadlock_check, net, 0);
+    }
+    return;
+  }
+  /* follow the waits from a blocked direction until one repeats: the cycle */
+  uint32_t *order = g_new0(uint32_t, nd + 1), *pos = g_new0(uint32_t, nd + 1), len = 0, cur = (uint32_t)first;
+  while (!pos[cur]) {
+    order[len++] = cur;
+    pos[cur] = len;
+    const CsNode *b = &t->nodes[net->dirs[cur].to_node];
+    uint32_t next = cur;
+    for (uint32_t p = b->first_port; p < b->first_port + b->n_ports; p++) {
+      uint32_t ei = 2 * t->ports[p].link + t->ports[p].dir;
+      if (blocked[ei] && holds_from(&net->dirs[ei], cur)) {
+        next = ei;
+        break;
+      }
+    }
+    cur = next;
+  }
+  GString *r = g_string_new(NULL);
+  char name[160];
+  for (uint32_t i = pos[cur] - 1; i < len; i++)
+    g_string_append_printf(r, "%s%s", i + 1 > pos[cur] ? ", " : "", dir_name(net, order[i], name, sizeof name));
+  uint32_t total = 0;
+  for (uint32_t di = 0; di < nd; di++) total += blocked[di];
+  net->stuck = g_strdup_printf("PFC deadlock at %.6f s: link directions paused in a cycle that no departure can break: "
+                               "%s (each waits for the next to drain; %u direction%s blocked in all)",
+                               (double)cs_engine_now(e) * 1e-12, r->str, total, total == 1 ? "" : "s");
+  g_string_free(r, TRUE);
+  g_free(order);
+  g_free(pos);
+  g_free(blocked);
+  cs_engine_stop(e);
+}
+
+char *cs_net_stuck_report(const CsNet *net) { return g_strdup(net->stuck); }
+
+/* The queued packets of direction d are held from tp on. */
+static void pause_dir(CsNet *net, uint32_t di, CsTime tp) {
+  LinkDir *d = &net->dirs[di];
+  catch_up(net, d, tp);
+  uint32_t k = d->q.len, base = d->pipe.len - k; /* with PFC every queued packet is in the pipe: the last k */
+  for (uint32_t i = 0; i < k; i++) {
+    Waiting *w = &CS_RING_AT(d->q, i);
+    InPipe *x = &CS_RING_AT(d->pipe, base + i);
+    CsTime end = x->arrive - d->latency;
+    const Packet *pk = &net->pool[x->packet];
+    if (pk->kind == PKT_DATA && pk->hop == 1) cs_transport_tsq_paused(net, pk->owner, tp); /* sent from this host */
+    d->st.busy -= end - w->start;
+    d->st.bytes -= w->bytes;
+    d->st.packets--;
+    net->hops--;
+    d->held_bytes += w->bytes;
+    w->start = CS_HELD;
+    x->arrive = CS_HELD;
+  }
+  d->held_n = k;
+  d->resume_base = base > 0 ? CS_RING_AT(d->pipe, base - 1).arrive - d->latency : tp;
+  if (d->resume_base < tp) d->resume_base = tp;
+  if (k > 0 && base == 0) d->gen++; /* the pending event was for a packet now held */
+  d->busy_until = CS_HELD;
+  d->paused = true;
+  d->paused_at = tp;
+  net->n_paused++;
+  if (!net->deadlock_pending) {
+    net->deadlock_pending = true;
+    cs_engine_schedule(net->engine, CS_NET_DEADLOCK_CHECK, on_deadlock_check, net, 0);
+  }
+}
+
+static void resume_dir(CsNet *net, uint32_t di, CsTime tr) {
+  LinkDir *d = &net->dirs[di];
+  d->paused = false;
+  net->n_paused--;
+  d->paused_total += tr - d->paused_at;
+  CsTime t = tr > d->resume_base ? tr : d->resume_base;
+  d->period_start = t; /* a new busy period */
+  d->period_bits = 0;
+  d->busy_until = t;
+  uint32_t k = d->held_n, base = d->pipe.len - k;
+  for (uint32_t i = 0; i < k; i++) {
+    Waiting *w = &CS_RING_AT(d->q, d->q.len - k + i);
+    InPipe *x = &CS_RING_AT(d->pipe, base + i);
+    CsTime end = transmit_end(d, t, w->bytes);
+    w->start = t;
+    d->st.busy += end - t;
+    d->st.bytes += w->bytes;
+    d->st.packets++;
+    net->hops++;
+    x->arrive = cs_time_add(end, d->latency);
+    if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_TRANSMIT, x->packet, di / 2, (int)(di % 2), t);
+    const Packet *pk = &net->pool[x->packet];
+    if (pk->kind == PKT_DATA && pk->hop == 1) cs_transport_tsq_started(net, pk->owner, t); /* sent from this host */
+    t = end;
+  }
+  d->busy_until = t;
+  d->held_n = 0;
+  d->held_bytes = 0;
+  if (k > 0 && base == 0) cs_engine_schedule_at(net->engine, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di | (uint64_t)d->gen << 32);
+  node_check(net, d->from_node);
+  cs_transport_wake(net);
+}
+
+static void on_pfc_frame(CsEngine *e, void *ctx, uint64_t arg) {
+  CsNet *net = ctx;
+  uint32_t di = (uint32_t)arg;
+  LinkDir *d = &net->dirs[di];
+  bool xon = (arg >> 32) != 0;
+  if (xon == !d->paused) return; /* frames alternate; a late XOFF after its XON cannot happen, but stay safe */
+  if (xon) {
+    resume_dir(net, di, cs_engine_now(e));
+  } else {
+    d->pause_frames++;
+    pause_dir(net, di, cs_engine_now(e));
+  }
+}
+
+/* The direction a packet came in by, + 1, when it has PFC (the packet is
+ * forwarded: by a switch, or by a host of a ring); 0 otherwise. */
+static inline uint32_t pfc_ingress(CsNet *net, const Packet *pk) {
+  if (pk->hop == 0) return 0;
+  const CsPort *pin = &net->t->ports[g_array_index(net->arena, uint32_t, pk->path + pk->hop - 1)];
+  uint32_t di = 2 * pin->link + pin->dir;
+  return net->dirs[di].pfc ? di + 1 : 0;
 }
 
 /* Packet p is at a node and leaves by port `port`. */
-static CsTime forward(CsNet *net, uint32_t p, uint32_t port) {
+static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint32_t p, uint32_t port, const bool pfc) {
   CsTime now = cs_engine_now(net->engine);
   const CsPort *pt = &net->t->ports[port];
   LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
   Packet *pk = &net->pool[p];
-  catch_up(d, now);
+  catch_up_as(net, d, now, pfc);
   CsTime start = now > d->busy_until ? now : d->busy_until;
   if (start > now) { /* it would wait: does it fit, and what do RED and ECN say? */
     bool drop = false;
-    if (d->bounded) drop = d->cap_pkt ? d->q.len + 1 > (uint64_t)d->cap : d->q_bytes + pk->bytes > (uint64_t)d->cap;
+    uint32_t ing = pfc ? pfc_ingress(net, pk) : 0;
+    LinkDir *in = ing ? &net->dirs[ing - 1] : NULL;
+    if (in) { /* lossless: the ingress port's buffer, which PFC keeps from filling */
+      if (in->ing_bytes + pk->bytes > (uint64_t)in->ing_cap) drop = true, net->pfc_overflows += pk->bytes;
+    } else if (d->bounded)
+      drop = d->cap_pkt ? d->q.len + 1 > (uint64_t)d->cap : d->q_bytes + pk->bytes > (uint64_t)d->cap;
     /* a host's own queue holds what its transport lets in (host_queue);
      * open-loop background packets find it full at txqueuelen */
     else if (pk->kind == PKT_BG) drop = d->q.len >= CS_NET_HOST_BG_PACKETS;
@@ -165,7 +413,24 @@ static CsTime forward(CsNet *net, uint32_t p, uint32_t port) {
       d->st.marks++;
       net->marks++;
     }
-    queue_push(d, start, pk->bytes);
+    queue_push(d, start, pk->bytes, ing);
+    if (in) {
+      in->ing_bytes += pk->bytes;
+      if (!in->pause_sent && in->ing_bytes >= (uint64_t)in->xoff) {
+        in->pause_sent = true;
+        net->node_pausing[d->from_node]++;
+        send_pfc(net, ing - 1, false, now);
+        node_check(net, d->from_node);
+      }
+    }
+    if (pfc && d->paused) { /* held until the direction resumes; its loss is decided on arrival */
+      d->held_n++;
+      d->held_bytes += pk->bytes;
+      if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_ENQUEUE, p, pt->link, pt->dir, now);
+      pk->hop++;
+      pipe_push_held(net, 2 * pt->link + pt->dir, p);
+      return CS_HELD;
+    }
   } else if (d->queue == CS_QUEUE_RED) {
     red_drop(d, now, pk->bytes); /* keeps the average decaying; an idle link never drops */
   }
@@ -179,7 +444,7 @@ static CsTime forward(CsNet *net, uint32_t p, uint32_t port) {
     cs_net_trace(net, CS_PKT_ENQUEUE, p, pt->link, pt->dir, now);
     cs_net_trace(net, CS_PKT_TRANSMIT, p, pt->link, pt->dir, start);
   }
-  if (cs_loss_next(&d->loss)) {
+  if (!(pfc && d->pfc) && cs_loss_next(&d->loss)) {
     d->st.losses++;
     d->loss_bytes += pk->bytes;
     net->counts[pk->kind].lost++;
@@ -192,8 +457,12 @@ static CsTime forward(CsNet *net, uint32_t p, uint32_t port) {
   return start;
 }
 
+static CsTime forward(CsNet *net, uint32_t p, uint32_t port) {
+  return net->pfc ? forward_as(net, p, port, true) : forward_as(net, p, port, false);
+}
+
 /* Packet p has arrived at node `node`, the far end of its last link. */
-static void arrive(CsNet *net, uint32_t p, uint32_t node) {
+static inline __attribute__((always_inline)) void arrive(CsNet *net, uint32_t p, uint32_t node) {
   Packet *pk = &net->pool[p];
   if (pk->hop == pk->hops) {
     net->counts[pk->kind].delivered++;
@@ -206,10 +475,43 @@ static void arrive(CsNet *net, uint32_t p, uint32_t node) {
   forward(net, p, g_array_index(net->arena, uint32_t, pk->path + pk->hop));
 }
 
+/* PFC links decide loss on arrival (a pause moves a transmission). */
+static G_GNUC_NO_INLINE bool pfc_lost(CsNet *net, uint32_t di, uint32_t p) {
+  LinkDir *d = &net->dirs[di];
+  if (!cs_loss_next(&d->loss)) return false;
+  Packet *pk = &net->pool[p];
+  d->st.losses++;
+  d->loss_bytes += pk->bytes;
+  net->counts[pk->kind].lost++;
+  if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, p, di / 2, (int)(di % 2), cs_engine_now(net->engine));
+  cs_net_packet_free(net, p);
+  return true;
+}
+
+static inline void arrive(CsNet *net, uint32_t p, uint32_t node);
+
+/* A PFC direction's pipe: its event may be stale (a pause held the packet
+ * it was for), the next packet may be held, and loss is drawn on arrival. */
+static G_GNUC_NO_INLINE void on_pipe_pfc(CsNet *net, uint32_t di, uint32_t gen) {
+  LinkDir *d = &net->dirs[di];
+  if (gen != d->gen) return;
+  uint32_t p = CS_RING_FRONT(d->pipe).packet;
+  CS_RING_POP(d->pipe);
+  if (d->pipe.len > 0 && CS_RING_FRONT(d->pipe).arrive != CS_HELD)
+    cs_engine_schedule_at(net->engine, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di | (uint64_t)d->gen << 32);
+  if (pfc_lost(net, di, p)) return;
+  d->out_bytes += net->pool[p].bytes;
+  arrive(net, p, d->to_node);
+}
+
 static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   CsNet *net = ctx;
   uint32_t di = (uint32_t)arg;
   LinkDir *d = &net->dirs[di];
+  if (G_UNLIKELY(d->pfc)) {
+    on_pipe_pfc(net, di, (uint32_t)(arg >> 32));
+    return;
+  }
   uint32_t p = CS_RING_FRONT(d->pipe).packet;
   CS_RING_POP(d->pipe);
   if (d->pipe.len > 0) cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di);
@@ -231,6 +533,8 @@ CsTime cs_net_inject(CsNet *net, uint32_t p) {
 void cs_link_init(CsNet *net) {
   const CsTopology *t = net->t;
   net->dirs = g_new0(LinkDir, 2 * (size_t)t->n_links + 1);
+  net->node_pausing = g_new0(uint32_t, t->n_nodes + 1);
+  net->node_gen = g_new0(uint32_t, t->n_nodes + 1);
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
     for (int dir = 0; dir < 2; dir++) {
@@ -239,6 +543,13 @@ void cs_link_init(CsNet *net) {
       d->bandwidth = link->spec.bandwidth;
       d->latency = link->spec.latency;
       d->to_node = dir ? link->a : link->b;
+      d->from_node = from;
+      if (link->spec.pfc_xoff > 0) {
+        d->pfc = net->pfc = true;
+        d->xoff = link->spec.pfc_xoff;
+        d->xon = link->spec.pfc_xon;
+        d->ing_cap = link->spec.buffer; /* the receiving port's buffer (bytes: checked at load) */
+      }
       /* a switch's port holds `buffer`; a host's is unbounded unless the
        * link sets its own buffer (SPEC 3.1) */
       d->bounded = t->nodes[from].role == CS_ROLE_SWITCH || link->spec.buffer_set;
@@ -285,7 +596,7 @@ static bool check_bytes(const CsNet *net, GError **error) {
     const LinkDir *d = &net->dirs[di];
     uint64_t wire = 0;
     for (uint32_t i = 0; i < d->pipe.len; i++) wire += net->pool[CS_RING_AT(d->pipe, i).packet].bytes;
-    if (d->st.bytes != d->loss_bytes + d->out_bytes + wire)
+    if (d->st.bytes + d->held_bytes != d->loss_bytes + d->out_bytes + wire)
       return internal_error(error,
                             "link %s: bytes do not add up: transmitted %" G_GUINT64_FORMAT " != lost %" G_GUINT64_FORMAT
                             " + arrived %" G_GUINT64_FORMAT " + on the wire %" G_GUINT64_FORMAT,
@@ -298,7 +609,7 @@ static bool check_bytes(const CsNet *net, GError **error) {
       const CsPort *pt = &t->ports[p];
       const LinkDir *o = &net->dirs[2 * pt->link + pt->dir], *i = &net->dirs[2 * pt->link + (1 - pt->dir)];
       in += i->out_bytes;
-      out += o->st.bytes + o->drop_bytes;
+      out += o->st.bytes + o->drop_bytes + o->held_bytes;
     }
     if (in != out)
       return internal_error(error,
@@ -439,10 +750,12 @@ void cs_net_sample_links(CsNet *net, CsTime t0, CsLinkSampleFn fn, void *ctx) {
   double span = (double)(now - t0);
   for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
     LinkDir *d = &net->dirs[i];
-    catch_up(d, now);
-    uint64_t started = d->st.bytes - d->q_bytes; /* waiting ones have not started */
+    catch_up(net, d, now);
+    uint64_t started = d->st.bytes - (d->q_bytes - d->held_bytes); /* waiting ones have not started */
+    CsTime paused = d->paused_total + (d->paused ? now - d->paused_at : 0);
     CsLinkSample s = {started - d->iv_started, 0, 0, d->iv_qmax, d->st.drops - d->iv_drops,
-                      d->st.losses - d->iv_losses, d->st.marks - d->iv_marks};
+                      d->st.losses - d->iv_losses, d->st.marks - d->iv_marks, (double)(paused - d->iv_paused) * 1e-12};
+    d->iv_paused = paused;
     if (span > 0) {
       s.utilization = (double)s.bytes * 8e12 / (double)d->bandwidth / span;
       if (s.utilization > 1.0) s.utilization = 1.0;
@@ -452,19 +765,23 @@ void cs_net_sample_links(CsNet *net, CsTime t0, CsLinkSampleFn fn, void *ctx) {
     d->iv_drops = d->st.drops, d->iv_losses = d->st.losses, d->iv_marks = d->st.marks;
     d->iv_integral = d->st.queue_integral;
     d->iv_qmax = d->q_bytes;
-    if (s.bytes || s.queue_max || s.drops || s.losses || s.marks) fn(ctx, i / 2, (int)(i % 2), &s);
+    if (s.bytes || s.queue_max || s.drops || s.losses || s.marks || s.paused_s > 0) fn(ctx, i / 2, (int)(i % 2), &s);
   }
 }
 
 CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir) {
   LinkDir *d = &net->dirs[2 * link + dir];
   CsTime now = cs_engine_now(net->engine);
-  catch_up(d, now);
+  catch_up(net, d, now);
   CsLinkStats st = d->st;
   /* transmissions are booked when scheduled: take out what has not been
-   * sent by now, so utilization never passes 1 when a run stops early */
-  st.bytes -= d->q_bytes;
-  st.packets -= d->q.len;
-  if (d->busy_until > now) st.busy -= d->busy_until - now;
+   * sent by now, so utilization never passes 1 when a run stops early
+   * (held packets are not booked) */
+  st.bytes -= d->q_bytes - d->held_bytes;
+  st.packets -= d->q.len - d->held_n;
+  CsTime busy_until = d->paused ? d->resume_base : d->busy_until;
+  if (busy_until > now) st.busy -= busy_until - now;
+  st.paused = d->paused_total + (d->paused ? now - d->paused_at : 0);
+  st.pause_frames = d->pause_frames;
   return st;
 }

@@ -30,3 +30,9 @@ TESTS += tests/test_cc
 tests_test_cc_SOURCES = tests/test_cc.c tests/simutil.h
 tests_test_cc_CFLAGS = $(TEST_CFLAGS)
 tests_test_cc_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_pfc
+TESTS += tests/test_pfc
+tests_test_pfc_SOURCES = tests/test_pfc.c tests/simutil.h
+tests_test_pfc_CFLAGS = $(TEST_CFLAGS)
+tests_test_pfc_LDADD = $(TEST_LIBS)

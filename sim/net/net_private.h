@@ -28,11 +28,15 @@ typedef struct {
   uint32_t next_free;
 } Packet;
 
-/* A packet waiting in an egress queue: when it will start transmitting. */
+/* A packet waiting in an egress queue: when it will start transmitting
+ * (CS_HELD while its direction is paused), and at a switch the direction
+ * it came in by, + 1, when that direction's link has PFC (0 otherwise). */
 typedef struct {
   CsTime start;
   uint32_t bytes;
+  uint32_t ing;
 } Waiting;
+#define CS_HELD CS_TIME_MAX
 
 /* A packet on its way to the far end of a link: when it gets there. */
 typedef struct {
@@ -74,6 +78,22 @@ typedef struct {
   CsRng red_rng;
   CsLossState loss;
   CS_RING(InPipe) pipe; /* packets on the wire, in arrival order */
+  uint32_t gen;         /* the pipe's event is valid while it holds this (a pause invalidates it) */
+  uint32_t from_node;
+  CsTime iv_paused;     /* links.csv: paused_total at the start of the interval */
+  /* PFC: the far node counts the bytes that came by this direction and
+   * wait in its egress queues (ing_bytes); at xoff it pauses this
+   * direction (pause_sent; `paused` once the frame has arrived), at xon
+   * resumes it.  While paused, what this direction would send is held:
+   * in q and the pipe with CS_HELD times, its loss decided on arrival. */
+  bool pfc, paused, pause_sent;
+  int64_t xoff, xon, ing_cap;
+  uint64_t ing_bytes;
+  uint32_t held_n;
+  uint64_t held_bytes;
+  CsTime resume_base;   /* while paused: when the packet that was on the wire ends */
+  CsTime paused_at, paused_total;
+  uint64_t pause_frames; /* XOFF frames that reached this direction's sender */
   CsLinkStats st;
   /* byte conservation: st.bytes = loss_bytes + out_bytes + bytes in the pipe */
   uint64_t drop_bytes, loss_bytes, out_bytes;
@@ -267,6 +287,14 @@ struct CsNet {
   /* accounting */
   CsPacketCounts counts[PKT_CLASSES];
   uint64_t retransmissions, timeouts, hops, marks;
+  bool pfc;                 /* some link has PFC */
+  uint32_t *node_pausing;   /* per node: its ingress directions with an XOFF out */
+  uint32_t *node_gen;       /* per node: its drain check's generation */
+  uint64_t pfc_overflows;   /* bytes past a PFC port's buffer: impossible with enough headroom (checked) */
+  uint32_t n_paused;        /* directions paused now */
+  bool deadlock_pending;    /* a deadlock check is scheduled */
+  char *stuck;              /* the report of a PFC deadlock found (the run was stopped) */
+  GArray *woken;            /* connections a resume has released (cs_transport_wake) */
   uint64_t *node_injected, *node_delivered; /* bytes, per node: node conservation */
   uint64_t notified;                         /* delivery callbacks (delivered or failed) */
   double bg_delay_sum_s;
@@ -275,10 +303,20 @@ struct CsNet {
 /* link.c */
 /* Set up the link directions of a new network (its topology and seed set). */
 void cs_link_init(CsNet *net);
+/* PFC resumed a host's link: data packet of message `msg` held there
+ * starts at `start` (its connection's TCP-small-queue entry learns it);
+ * then cs_transport_wake lets the connections it held send again. */
+void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start);
+/* PFC paused a host's link at tp: message msg's connection's packets that
+ * had not started by then are held. */
+void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp);
+void cs_transport_wake(CsNet *net);
 uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind);
 void cs_net_packet_free(CsNet *net, uint32_t p);
 /* Put packet p (at hop 0, at its source) onto the network; returns when
- * it starts to be transmitted there (now when dropped). */
+ * it starts to be transmitted there (now when dropped; CS_HELD while its
+ * host's link is paused by PFC: cs_transport_tsq_started says when, on
+ * resume). */
 CsTime cs_net_inject(CsNet *net, uint32_t p);
 /* The bytes one connection may have waiting in the host egress behind
  * `port` (transport.host_queue: TCP small queues), or 0 (no limit). */

@@ -357,6 +357,7 @@ uint32_t cs_topology_override(CsTopology *t, const CsLinkOverride *o) {
       s->ecn_threshold = o->spec.ecn_threshold;
       s->ecn_threshold_pkt = o->spec.ecn_threshold_pkt;
     }
+    if (o->fields & CS_LINK_SET_PFC) s->pfc_xoff = o->spec.pfc_xoff, s->pfc_xon = o->spec.pfc_xon;
   }
   g_pattern_spec_free(pat);
   return n;

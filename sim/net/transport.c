@@ -98,9 +98,10 @@ static inline uint64_t earlier(uint64_t a, uint64_t b) { return a - 1 < b - 1 ? 
 
 static void timer_update(CsNet *net, uint32_t ci) {
   Conn *c = &net->conns[ci];
+  uint64_t send = c->t_send == CS_HELD ? 0 : (uint64_t)c->t_send; /* held by PFC: a resume wakes it */
   CsTime d = (CsTime)earlier(earlier(earlier((uint64_t)c->t_rto, (uint64_t)c->t_tlp), earlier((uint64_t)c->t_reo,
                                                                                                 (uint64_t)c->t_ack)),
-                             (uint64_t)c->t_send);
+                             send);
   if (d == 0) return; /* a pending event finds nothing due and stops */
   /* a later deadline is honoured when the event fires (it sleeps again);
    * an earlier one replaces the event */
@@ -181,7 +182,7 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   CsTime start = cs_net_inject(net, p);
   if (start > now && net->host_queue) {
     c = conn_of(net, msg_of(net, fi));
-    CS_RING_PUSH(c->tsq, 16, ((Waiting){start, bytes}));
+    CS_RING_PUSH(c->tsq, 16, ((Waiting){start, bytes, 0}));
     c->tsq_bytes += bytes;
   }
 }
@@ -191,13 +192,55 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
  * packet starts (the link is still busy with it, and the connection
  * refills its share in one go: an event per `host_queue` bytes, not per
  * packet). */
+void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start) {
+  uint32_t ci = net->msgs[msg].conn;
+  Conn *c = &net->conns[ci];
+  /* the first held entry (held ones are the last, the starts ascend): its packets leave in order */
+  uint32_t lo = 0, hi = c->tsq.len;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (CS_RING_AT(c->tsq, mid).start == CS_HELD) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo < c->tsq.len) CS_RING_AT(c->tsq, lo).start = start;
+  if (c->t_send == CS_HELD) {
+    c->t_send = 0;
+    if (!net->woken) net->woken = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_array_append_val(net->woken, ci);
+  }
+}
+
+void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp) {
+  Conn *c = &net->conns[net->msgs[msg].conn];
+  /* from the back (the starts ascend); done already when the last is held */
+  for (uint32_t i = c->tsq.len; i-- > 0;) {
+    Waiting *w = &CS_RING_AT(c->tsq, i);
+    if (w->start == CS_HELD) {
+      if (i + 1 == c->tsq.len) return;
+      continue;
+    }
+    if (w->start <= tp) break;
+    w->start = CS_HELD;
+  }
+}
+
+void cs_transport_wake(CsNet *net) {
+  for (guint i = 0; net->woken && i < net->woken->len; i++) {
+    uint32_t ci = g_array_index(net->woken, uint32_t, i);
+    conn_send(net, ci);
+    timer_update(net, ci);
+  }
+  if (net->woken) g_array_set_size(net->woken, 0);
+}
+
 static CsTime tsq_wait(Conn *c, CsTime now) {
   while (c->tsq.len > 0 && CS_RING_FRONT(c->tsq).start <= now) {
     c->tsq_bytes -= CS_RING_FRONT(c->tsq).bytes;
     CS_RING_POP(c->tsq);
   }
   if (c->tsq_limit == 0 || c->tsq_bytes < c->tsq_limit) return 0;
-  return CS_RING_BACK(c->tsq).start;
+  CsTime last = CS_RING_BACK(c->tsq).start;
+  return last > now ? last : 0; /* (never a wake in the past: that would spin) */
 }
 
 /* Linux's tcp_cwnd_restart: after an idle time the window halves per RTO

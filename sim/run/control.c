@@ -26,12 +26,51 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
   if (failed) sim->failed++;
 }
 
-/* Every message finished: stop, unless more work is to come. */
+/* Every message finished: stop, unless more work is to come (and the
+ * watchdog rests until messages are outstanding again). */
 void cs_sim_on_idle(void *ctx) {
-  stop_if_done(ctx);
+  CsSim *sim = ctx;
+  if (sim->wd_armed) {
+    cs_engine_cancel(sim->e, sim->wd_event);
+    sim->wd_armed = false;
+  }
+  stop_if_done(sim);
 }
 
 static void on_workload_done(void *ctx) { stop_if_done(ctx); }
+
+/* The watchdog: every half `watchdog` of simulated time while messages
+ * are outstanding (the engine's hook arms it again when they are after a
+ * pause), no data packet delivered since a check a whole `watchdog` ago
+ * ends the run.  It ticks only while messages are outstanding, so a long
+ * compute adds no event. */
+static void on_watchdog(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  CsSim *sim = ctx;
+  CsTime now = cs_engine_now(e);
+  uint64_t p = cs_fabric_totals(sim->fabric).data.delivered;
+  if (cs_fabric_active(sim->fabric) == 0) {
+    sim->wd_armed = false;
+    return;
+  }
+  if (p != sim->wd_progress) {
+    sim->wd_progress = p;
+    sim->wd_since = now;
+  } else if (now - sim->wd_since >= sim->s->watchdog) {
+    sim->wd_fired = true;
+    cs_engine_stop(e);
+    return;
+  }
+  sim->wd_event = cs_engine_schedule(e, sim->s->watchdog / 2, on_watchdog, sim, 0);
+}
+
+static void arm_watchdog(CsSim *sim) {
+  if (sim->s->watchdog <= 0 || !(sim->fabric->models & CS_MODELS_PACKETS)) return;
+  sim->wd_armed = true;
+  sim->wd_progress = cs_fabric_totals(sim->fabric).data.delivered;
+  sim->wd_since = cs_engine_now(sim->e);
+  sim->wd_event = cs_engine_schedule(sim->e, sim->s->watchdog / 2, on_watchdog, sim, 0);
+}
 
 static void on_flow_start(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e;
@@ -56,11 +95,11 @@ void cs_sim_set_progress(CsSim *sim, CsProgressFn fn, void *ctx) {
   sim->progress_ctx = ctx;
 }
 
-static void install_hook(CsSim *sim);
+void cs_sim_install_hook(CsSim *sim);
 
 void cs_sim_set_interrupt(CsSim *sim, volatile sig_atomic_t *flag) {
   sim->interrupt = flag;
-  install_hook(sim);
+  cs_sim_install_hook(sim);
 }
 void cs_sim_set_reproducible(CsSim *sim, bool on) { sim->reproducible = on; }
 
@@ -74,6 +113,7 @@ static bool check_hook(CsEngine *e, void *ctx) {
     sim->interrupted = true;
     return false;
   }
+  if (!sim->wd_armed && sim->running && cs_fabric_active(sim->fabric) > 0) arm_watchdog(sim);
   if (!sim->checks) return true;
   CsTime now = cs_engine_now(e);
   sim->checks_run++;
@@ -88,14 +128,14 @@ static bool check_hook(CsEngine *e, void *ctx) {
   return cs_fabric_check_state(sim->fabric, &sim->check_error);
 }
 
-static void install_hook(CsSim *sim) {
-  bool want = sim->checks || sim->interrupt;
+void cs_sim_install_hook(CsSim *sim) {
+  bool want = sim->checks || sim->interrupt || (sim->s->watchdog > 0 && (sim->fabric->models & CS_MODELS_PACKETS));
   cs_engine_set_hook(sim->e, want ? CS_SIM_CHECK_EVERY : 0, check_hook, sim);
 }
 
 void cs_sim_set_checks(CsSim *sim, bool on) {
   sim->checks = on;
-  install_hook(sim);
+  cs_sim_install_hook(sim);
 }
 
 uint64_t cs_sim_checks_run(const CsSim *sim) { return sim->checks_run; }
@@ -135,6 +175,27 @@ static CsRunResult run_with_progress(CsSim *sim, CsTime until) {
   }
 }
 
+/* A run that cannot go on: why, then the messages left unfinished. */
+static bool stuck_error(CsSim *sim, const char *why, GError **error) {
+  GString *m = g_string_new(NULL);
+  uint32_t n = 0, shown = 0;
+  for (uint32_t i = 0; i < cs_fabric_messages(sim->fabric); i++) {
+    const CsMessageStats *x = cs_fabric_message(sim->fabric, i);
+    if (x->delivered || x->failed) continue;
+    if (shown < 5) {
+      g_string_append_printf(m, "%smessage %u (%s -> %s, %" G_GUINT64_FORMAT " B, sent at %.6f s)", shown ? ", " : "", i,
+                             sim->t->nodes[sim->t->hosts[x->src]].name, sim->t->nodes[sim->t->hosts[x->dst]].name,
+                             (guint64)x->payload, (double)x->start * 1e-12);
+      shown++;
+    }
+    n++;
+  }
+  g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: %s; %u message%s unfinished%s%s%s", sim->s->file,
+              why, n, n == 1 ? "" : "s", n ? ": " : "", m->str, n > shown ? ", ..." : "");
+  g_string_free(m, TRUE);
+  return false;
+}
+
 void cs_sim_set_output_dir(CsSim *sim, const char *dir) {
   g_free(sim->outdir);
   sim->outdir = g_strdup(dir);
@@ -153,6 +214,8 @@ bool cs_sim_run(CsSim *sim, GError **error) {
     cs_engine_schedule_at(sim->e, g_array_index(s->flows, CsFlowSpec, i).start, on_flow_start, sim, i);
   if (sim->wl) cs_workload_start(sim->wl, on_workload_done, sim);
   cs_fabric_start_background(sim->fabric);
+  sim->running = true;
+  arm_watchdog(sim);
   CsTime until = s->duration > 0 ? s->duration : CS_TIME_MAX;
   CsRunResult r = work_done(sim) && s->background->len == 0 ? CS_RUN_EMPTY
                  : sim->progress                           ? run_with_progress(sim, until)
@@ -174,6 +237,17 @@ bool cs_sim_run(CsSim *sim, GError **error) {
     sim->check_error = NULL;
     return false;
   }
+  g_autofree char *stuck = cs_fabric_stuck(sim->fabric);
+  if (stuck) return stuck_error(sim, stuck, error);
+  if (sim->wd_fired) {
+    g_autofree char *why = g_strdup_printf("the watchdog ended the run at %.6f s: no data packet delivered for %.6f s "
+                                           "(watchdog: %.6f s)",
+                                           (double)sim->end * 1e-12, (double)(sim->end - sim->wd_since) * 1e-12,
+                                           (double)s->watchdog * 1e-12);
+    return stuck_error(sim, why, error);
+  }
+  if (r == CS_RUN_EMPTY && until == CS_TIME_MAX && cs_fabric_active(sim->fabric) > 0 && !cs_engine_overflowed(sim->e))
+    return stuck_error(sim, "nothing left to happen, yet messages are outstanding", error);
   if (r == CS_RUN_OVERFLOW || (r == CS_RUN_EMPTY && until == CS_TIME_MAX && cs_engine_overflowed(sim->e))) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
                 "%s: error: simulated time would pass 9223372s (2^63 ps); the run stopped at %.6f s", s->file,

@@ -96,6 +96,7 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
   CsSim *sim = g_new0(CsSim, 1);
   sim->s = s;
   sim->t = cs_topology_build(s, error);
+  for (uint32_t l = 0; sim->t && l < sim->t->n_links; l++) sim->pfc |= sim->t->links[l].spec.pfc_xoff > 0;
   if (!sim->t) goto fail;
   sim->r = cs_scenario_routes(s, sim->t, error);
   if (!sim->r || !cs_scenario_check(s, sim->t, sim->r, error)) goto fail;
@@ -109,6 +110,7 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     if (!sim->wl) goto fail;
   }
   sim->sample_interval = cs_sim_plan_sampling(s, sim->t, sim->r, &sim->note);
+  cs_sim_install_hook(sim);
   return sim;
 fail:
   cs_sim_free(sim);

@@ -27,6 +27,12 @@
 struct CsSim {
   const CsScenario *s;
   CsTopology *t;
+  bool pfc; /* some link has PFC */
+  /* the watchdog: data packets delivered, and since when that count stands */
+  uint64_t wd_progress;
+  CsTime wd_since;
+  bool wd_fired, wd_armed, running;
+  CsEventId wd_event;
   CsRoutes *r;
   CsEngine *e;
   CsFabric *fabric;
@@ -82,5 +88,8 @@ void cs_sim_on_idle(void *ctx);
  * packets.csv, timeline's queue counters); sample the links now. */
 void cs_sim_open_traces(CsSim *sim);
 void cs_sim_sample_links(CsSim *sim);
+
+/* The engine's hook for interrupts, --check and the watchdog (control.c). */
+void cs_sim_install_hook(CsSim *sim);
 
 #endif

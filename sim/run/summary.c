@@ -79,6 +79,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
       util_sum += u;
       dirs++;
       if (u > m->link_util_max) m->link_util_max = u;
+      m->pause_frames += st.pause_frames;
+      if ((double)st.paused * 1e-12 > m->paused_s_max) m->paused_s_max = (double)st.paused * 1e-12;
     }
   m->link_util_mean = dirs ? util_sum / dirs : 0.0;
   m->codec_nmse = NAN;

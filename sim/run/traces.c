@@ -36,8 +36,10 @@ static void link_row(void *ctx, uint32_t link, int dir, const CsLinkSample *x) {
     cs_csv_uint(c, x->drops);
     cs_csv_uint(c, x->losses);
     cs_csv_uint(c, x->marks);
-  } else { /* queues, drops, losses and marks are not modelled */
-    for (int i = 0; i < 5; i++) cs_csv_empty(c);
+    if (x->paused_s > 0) cs_csv_real(c, x->paused_s);
+    else cs_csv_uint(c, 0); /* no PFC, or not paused: the common case, without formatting a real */
+  } else { /* queues, drops, losses, marks and pauses are not modelled */
+    for (int i = 0; i < 6; i++) cs_csv_empty(c);
   }
   cs_csv_end_row(c);
 }
@@ -107,7 +109,7 @@ void cs_sim_open_traces(CsSim *sim) {
   cs_csv_remove_stale(sim->outdir); /* what killed runs left */
   if (tr & CS_TRACE_LINKS) {
     static const char *cols[] = {"src", "dst", "t_start_s", "t_end_s", "bytes", "utilization", "queue_mean_bytes",
-                                 "queue_max_bytes", "drops", "losses", "marks", NULL};
+                                 "queue_max_bytes", "drops", "losses", "marks", "paused_s", NULL};
     sim->links_csv = cs_csv_open(sim->outdir, "links.csv", cols, sim->trace_error ? NULL : &sim->trace_error);
   }
   if (tr & CS_TRACE_PACKETS) {

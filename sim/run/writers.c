@@ -15,7 +15,9 @@ static const char *const summary_cols[] = {
     /* commsim's additions, after the SPEC's columns */
     "staleness_mean", "allreduce_nmse", "codec_outside_compute_s", "fidelity",
     /* workload.convergence */
-    "iterations_to_target", "time_to_target_s", "final_loss", "final_accuracy", NULL};
+    "iterations_to_target", "time_to_target_s", "final_loss", "final_accuracy",
+    /* PFC (empty without it) */
+    "pause_frames", "paused_s_max", NULL};
 
 const char *const *cs_sim_summary_columns(void) { return summary_cols; }
 
@@ -88,6 +90,9 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
     EMPTY();
     EMPTY();
   }
+  bool pfc = pk && sim->pfc;
+  UINT_IF(pfc, m->pause_frames);
+  REAL_IF(pfc, m->paused_s_max);
 #undef ADD
 #undef EMPTY
 #undef REAL_IF

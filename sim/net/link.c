@@ -159,9 +159,10 @@ static void pipe_push_held(CsNet *net, uint32_t di, uint32_t p) {
  * the frame arrives (the link's latency later) the direction pauses: the
  * packet on the wire finishes, the ones queued behind it are held with
  * their bookings undone.  At xon it sends XON; the direction resumes and
- * its held packets are scheduled from then.  While a switch has an XOFF
- * out, it checks its counts at each departure from its queues (an event
- * per departure, only then), so that XON leaves when the count falls. */
+ * its held packets are scheduled from then.  While a node has an XOFF
+ * out, each arrival at the far end of one of its links retires what has
+ * left that queue by then (no event of its own): XON leaves at most a
+ * latency and a packet's serialization after the count fell to xon. */
 static void on_pfc_frame(CsEngine *e, void *ctx, uint64_t arg);
 
 static void send_pfc(CsNet *net, uint32_t di, bool xon, CsTime at) {
@@ -181,35 +182,6 @@ static void pfc_left(CsNet *net, const Waiting *w) {
   }
 }
 
-static void on_node_check(CsEngine *e, void *ctx, uint64_t arg);
-
-/* While node x has an XOFF out: an event at its queues' next departure. */
-static void node_check(CsNet *net, uint32_t x) {
-  if (net->node_pausing[x] == 0) return;
-  const CsNode *n = &net->t->nodes[x];
-  CsTime next = CS_HELD;
-  for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++) {
-    const CsPort *pt = &net->t->ports[p];
-    const LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
-    if (d->q.len > 0 && CS_RING_FRONT(d->q).start < next) next = CS_RING_FRONT(d->q).start;
-  }
-  if (next == CS_HELD) return; /* everything it holds is held: a resume calls again */
-  CsTime now = cs_engine_now(net->engine);
-  cs_engine_schedule_at(net->engine, next > now ? next : now, on_node_check, net, x | (uint64_t)++net->node_gen[x] << 32);
-}
-
-static void on_node_check(CsEngine *e, void *ctx, uint64_t arg) {
-  CsNet *net = ctx;
-  uint32_t x = (uint32_t)arg;
-  if ((uint32_t)(arg >> 32) != net->node_gen[x]) return;
-  const CsNode *n = &net->t->nodes[x];
-  CsTime now = cs_engine_now(e);
-  for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++) {
-    const CsPort *pt = &net->t->ports[p];
-    catch_up(net, &net->dirs[2 * pt->link + pt->dir], now);
-  }
-  node_check(net, x);
-}
 
 /* ---- PFC deadlock ----
  * A paused direction d (into switch B) is blocked when B has its XOFF out
@@ -333,6 +305,7 @@ static void resume_dir(CsNet *net, uint32_t di, CsTime tr) {
   d->period_bits = 0;
   d->busy_until = t;
   uint32_t k = d->held_n, base = d->pipe.len - k;
+  CsTsqCursor cur = {UINT32_MAX, 0};
   for (uint32_t i = 0; i < k; i++) {
     Waiting *w = &CS_RING_AT(d->q, d->q.len - k + i);
     InPipe *x = &CS_RING_AT(d->pipe, base + i);
@@ -345,14 +318,13 @@ static void resume_dir(CsNet *net, uint32_t di, CsTime tr) {
     x->arrive = cs_time_add(end, d->latency);
     if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_TRANSMIT, x->packet, di / 2, (int)(di % 2), t);
     const Packet *pk = &net->pool[x->packet];
-    if (pk->kind == PKT_DATA && pk->hop == 1) cs_transport_tsq_started(net, pk->owner, t); /* sent from this host */
+    if (pk->kind == PKT_DATA && pk->hop == 1) cs_transport_tsq_started(net, pk->owner, t, &cur); /* sent from this host */
     t = end;
   }
   d->busy_until = t;
   d->held_n = 0;
   d->held_bytes = 0;
   if (k > 0 && base == 0) cs_engine_schedule_at(net->engine, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di | (uint64_t)d->gen << 32);
-  node_check(net, d->from_node);
   cs_transport_wake(net);
 }
 
@@ -420,7 +392,6 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
         in->pause_sent = true;
         net->node_pausing[d->from_node]++;
         send_pfc(net, ing - 1, false, now);
-        node_check(net, d->from_node);
       }
     }
     if (pfc && d->paused) { /* held until the direction resumes; its loss is decided on arrival */
@@ -490,8 +461,10 @@ static G_GNUC_NO_INLINE bool pfc_lost(CsNet *net, uint32_t di, uint32_t p) {
 
 static inline void arrive(CsNet *net, uint32_t p, uint32_t node);
 
-/* A PFC direction's pipe: its event may be stale (a pause held the packet
- * it was for), the next packet may be held, and loss is drawn on arrival. */
+/* A pipe in a network with PFC: its event may be stale (a pause held the
+ * packet it was for), the next packet may be held, a node with an XOFF out
+ * retires what has left its queue (its counts fall), and loss on a PFC
+ * link is drawn on arrival. */
 static G_GNUC_NO_INLINE void on_pipe_pfc(CsNet *net, uint32_t di, uint32_t gen) {
   LinkDir *d = &net->dirs[di];
   if (gen != d->gen) return;
@@ -499,7 +472,8 @@ static G_GNUC_NO_INLINE void on_pipe_pfc(CsNet *net, uint32_t di, uint32_t gen) 
   CS_RING_POP(d->pipe);
   if (d->pipe.len > 0 && CS_RING_FRONT(d->pipe).arrive != CS_HELD)
     cs_engine_schedule_at(net->engine, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di | (uint64_t)d->gen << 32);
-  if (pfc_lost(net, di, p)) return;
+  if (net->node_pausing[d->from_node]) catch_up_as(net, d, cs_engine_now(net->engine), true);
+  if (d->pfc && pfc_lost(net, di, p)) return;
   d->out_bytes += net->pool[p].bytes;
   arrive(net, p, d->to_node);
 }
@@ -508,7 +482,7 @@ static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   CsNet *net = ctx;
   uint32_t di = (uint32_t)arg;
   LinkDir *d = &net->dirs[di];
-  if (G_UNLIKELY(d->pfc)) {
+  if (G_UNLIKELY(net->pfc)) {
     on_pipe_pfc(net, di, (uint32_t)(arg >> 32));
     return;
   }
@@ -534,7 +508,6 @@ void cs_link_init(CsNet *net) {
   const CsTopology *t = net->t;
   net->dirs = g_new0(LinkDir, 2 * (size_t)t->n_links + 1);
   net->node_pausing = g_new0(uint32_t, t->n_nodes + 1);
-  net->node_gen = g_new0(uint32_t, t->n_nodes + 1);
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
     for (int dir = 0; dir < 2; dir++) {

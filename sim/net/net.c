@@ -66,7 +66,6 @@ void cs_net_free(CsNet *net) {
   g_free(net->node_pausing);
   g_free(net->stuck);
   if (net->woken) g_array_free(net->woken, TRUE);
-  g_free(net->node_gen);
   g_free(net->node_injected);
   g_free(net->node_delivered);
   g_array_free(net->arena, TRUE);

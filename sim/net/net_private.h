@@ -289,7 +289,6 @@ struct CsNet {
   uint64_t retransmissions, timeouts, hops, marks;
   bool pfc;                 /* some link has PFC */
   uint32_t *node_pausing;   /* per node: its ingress directions with an XOFF out */
-  uint32_t *node_gen;       /* per node: its drain check's generation */
   uint64_t pfc_overflows;   /* bytes past a PFC port's buffer: impossible with enough headroom (checked) */
   uint32_t n_paused;        /* directions paused now */
   bool deadlock_pending;    /* a deadlock check is scheduled */
@@ -306,7 +305,10 @@ void cs_link_init(CsNet *net);
 /* PFC resumed a host's link: data packet of message `msg` held there
  * starts at `start` (its connection's TCP-small-queue entry learns it);
  * then cs_transport_wake lets the connections it held send again. */
-void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start);
+typedef struct {
+  uint32_t conn, at; /* the connection last told, and its entry */
+} CsTsqCursor;         /* {UINT32_MAX, 0} before the first */
+void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCursor *cur);
 /* PFC paused a host's link at tp: message msg's connection's packets that
  * had not started by then are held. */
 void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp);

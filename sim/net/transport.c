@@ -192,17 +192,26 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
  * packet starts (the link is still busy with it, and the connection
  * refills its share in one go: an event per `host_queue` bytes, not per
  * packet). */
-void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start) {
+void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCursor *cur) {
   uint32_t ci = net->msgs[msg].conn;
   Conn *c = &net->conns[ci];
-  /* the first held entry (held ones are the last, the starts ascend): its packets leave in order */
-  uint32_t lo = 0, hi = c->tsq.len;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (CS_RING_AT(c->tsq, mid).start == CS_HELD) hi = mid;
-    else lo = mid + 1;
+  /* the first held entry (held ones are the last, the starts ascend): its
+   * packets leave in order, so the next one of the same connection is the
+   * entry after the last */
+  uint32_t lo;
+  if (cur->conn == ci) {
+    lo = cur->at + 1;
+  } else {
+    uint32_t hi = c->tsq.len;
+    lo = 0;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (CS_RING_AT(c->tsq, mid).start == CS_HELD) hi = mid;
+      else lo = mid + 1;
+    }
   }
   if (lo < c->tsq.len) CS_RING_AT(c->tsq, lo).start = start;
+  cur->conn = ci, cur->at = lo;
   if (c->t_send == CS_HELD) {
     c->t_send = 0;
     if (!net->woken) net->woken = g_array_new(FALSE, FALSE, sizeof(uint32_t));

@@ -35,6 +35,8 @@ static void print_link_spec(const char *label, const CsLinkSpec *l) {
   if (l->queue == CS_QUEUE_RED)
     printf(" (min %s, max %s, max_p %g, weight %g)", cs_format_size(l->red.min, b1),
            cs_format_size(l->red.max, b2), l->red.max_p, l->red.weight);
+  if (l->pfc_xoff > 0)
+    printf(", pfc xoff %s xon %s", cs_format_size(l->pfc_xoff, b1), cs_format_size(l->pfc_xon, b2));
   switch (l->loss.model) {
   case CS_LOSS_NONE: printf(", no loss\n"); break;
   case CS_LOSS_BERNOULLI: printf(", loss %g (bernoulli)\n", l->loss.rate); break;

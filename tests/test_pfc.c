@@ -181,6 +181,39 @@ START_TEST(test_watchdog) {
 }
 END_TEST
 
+/* Cases a review found stalling, each must now complete under --check:
+ * an egress queue left idle with entries long gone must not keep its
+ * ingress count up (the XOFF came too early, the XON never); a host of a
+ * ring that sends by two ports (ECMP per packet) must find its TCP small
+ * queue entries per port when one of them pauses. */
+START_TEST(test_review_cases) {
+  static const char *const cases[] = {
+      "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 300KB, pfc: {xoff: 200KB, xon: 160KB}}\n"
+      "topology: {type: star, workers: 5}\n"
+      "links_override: [{match: w1-sw0, bandwidth: 5Gbps}]\n"
+      "transport: {protocol: fixed, window: 125pkt}\n"
+      "watchdog: 1s\n"
+      "flows: [{src: w0, dst: w1, size: 2MB}, {src: w0, dst: w3, size: 2MB, start: 10ms},\n"
+      "        {src: w4, dst: w3, size: 2MB, start: 10ms}]\n",
+      "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 100KB}\n"
+      "topology: {type: ring, workers: 4}\n"
+      "links_override: [{match: w0-w1, pfc: {xoff: 60KB, xon: 40KB}}]\n"
+      "routing: ecmp-packet\nseed: 3\n"
+      "transport: {protocol: fixed, window: 1000pkt}\n"
+      "watchdog: 100ms\n"
+      "flows: [{src: w0, dst: w2, size: 20MB}, {src: w1, dst: w2, size: 20MB}]\n",
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    Run r = sim_load(cases[i], "review", NULL);
+    cs_sim_set_checks(r.sim, true);
+    sim_go(&r);
+    last_end(&r);
+    ck_assert_uint_eq(cs_sim_summary(r.sim)->packets_dropped, 0);
+    sim_done(&r);
+  }
+}
+END_TEST
+
 static Suite *pfc_suite(void) {
   Suite *s = suite_create("pfc");
   TCase *tc = tcase_create("core");
@@ -191,6 +224,7 @@ static Suite *pfc_suite(void) {
   tcase_add_test(tc, test_lossy_pfc);
   tcase_add_test(tc, test_headroom);
   tcase_add_test(tc, test_watchdog);
+  tcase_add_test(tc, test_review_cases);
   suite_add_tcase(s, tc);
   return s;
 }

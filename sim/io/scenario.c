@@ -1203,6 +1203,8 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
     s->fidelity = (uint32_t)fid;
   }
   if (!read_params(root, "", "", CS_PARAM_SCENARIO, s, error)) return false;
+  if (s->watchdog > 0 && s->watchdog < CS_US)
+    FAIL_AT(at(root, "watchdog"), "watchdog: at least 1us (it checks every half of it), or 0 to turn it off");
 
   if ((v = value_of(root, "defaults"))) {
     if (!expect_kind(v, CS_YAML_MAP, "defaults", error) ||

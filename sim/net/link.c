@@ -51,6 +51,7 @@ uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint6
 /* ---- queues ---- */
 
 static void pfc_left(CsNet *net, const Waiting *w);
+static void catch_up_node(CsNet *net, uint32_t x, CsTime now);
 static const char *dir_name(const CsNet *net, uint32_t di, char *buf, size_t n);
 
 /* Retire waiting packets whose transmission started by `now`, summing the
@@ -183,6 +184,17 @@ static void pfc_left(CsNet *net, const Waiting *w) {
 }
 
 
+/* Every egress queue of node x up to now: its counts exact (a queue is
+ * otherwise caught up only when it takes a packet or one of its packets
+ * arrives). */
+static void catch_up_node(CsNet *net, uint32_t x, CsTime now) {
+  const CsNode *n = &net->t->nodes[x];
+  for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++) {
+    const CsPort *pt = &net->t->ports[p];
+    catch_up_as(net, &net->dirs[2 * pt->link + pt->dir], now, true);
+  }
+}
+
 /* ---- PFC deadlock ----
  * A paused direction d (into switch B) is blocked when B has its XOFF out
  * and every egress queue of B holding packets that came by d is paused and
@@ -201,6 +213,14 @@ static void on_deadlock_check(CsEngine *e, void *ctx, uint64_t arg) {
   net->deadlock_pending = false;
   if (net->n_paused == 0) return;
   const CsTopology *t = net->t;
+  /* counts exact first: a node's idle queue may hold entries long gone
+   * (this also bounds how late an XON can be, to this period) */
+  for (uint32_t x = 0; x < t->n_nodes; x++)
+    if (net->node_pausing[x]) catch_up_node(net, x, cs_engine_now(e));
+  if (net->n_paused == 0) {
+    net->deadlock_pending = false;
+    return;
+  }
   uint32_t nd = 2 * t->n_links;
   uint8_t *blocked = g_new0(uint8_t, nd + 1);
   for (uint32_t di = 0; di < nd; di++) blocked[di] = net->dirs[di].paused && net->dirs[di].pause_sent;
@@ -267,12 +287,16 @@ static void pause_dir(CsNet *net, uint32_t di, CsTime tp) {
   LinkDir *d = &net->dirs[di];
   catch_up(net, d, tp);
   uint32_t k = d->q.len, base = d->pipe.len - k; /* with PFC every queued packet is in the pipe: the last k */
+  uint32_t last_msg = UINT32_MAX;
   for (uint32_t i = 0; i < k; i++) {
     Waiting *w = &CS_RING_AT(d->q, i);
     InPipe *x = &CS_RING_AT(d->pipe, base + i);
     CsTime end = x->arrive - d->latency;
     const Packet *pk = &net->pool[x->packet];
-    if (pk->kind == PKT_DATA && pk->hop == 1) cs_transport_tsq_paused(net, pk->owner, tp); /* sent from this host */
+    if (pk->kind == PKT_DATA && pk->hop == 1 && pk->owner != last_msg) { /* sent from this host */
+      cs_transport_tsq_paused(net, pk->owner, tp, di);
+      last_msg = pk->owner;
+    }
     d->st.busy -= end - w->start;
     d->st.bytes -= w->bytes;
     d->st.packets--;
@@ -318,7 +342,7 @@ static void resume_dir(CsNet *net, uint32_t di, CsTime tr) {
     x->arrive = cs_time_add(end, d->latency);
     if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_TRANSMIT, x->packet, di / 2, (int)(di % 2), t);
     const Packet *pk = &net->pool[x->packet];
-    if (pk->kind == PKT_DATA && pk->hop == 1) cs_transport_tsq_started(net, pk->owner, t, &cur); /* sent from this host */
+    if (pk->kind == PKT_DATA && pk->hop == 1) cs_transport_tsq_started(net, pk->owner, t, &cur, di); /* sent from this host */
     t = end;
   }
   d->busy_until = t;
@@ -370,7 +394,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
     /* a host's own queue holds what its transport lets in (host_queue);
      * open-loop background packets find it full at txqueuelen */
     else if (pk->kind == PKT_BG) drop = d->q.len >= CS_NET_HOST_BG_PACKETS;
-    if (!drop && d->queue == CS_QUEUE_RED) drop = red_drop(d, now, pk->bytes);
+    if (!drop && !in && d->queue == CS_QUEUE_RED) drop = red_drop(d, now, pk->bytes);
     if (drop) {
       d->st.drops++;
       d->drop_bytes += pk->bytes;
@@ -388,6 +412,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
     queue_push(d, start, pk->bytes, ing);
     if (in) {
       in->ing_bytes += pk->bytes;
+      if (!in->pause_sent && in->ing_bytes >= (uint64_t)in->xoff) catch_up_node(net, d->from_node, now);
       if (!in->pause_sent && in->ing_bytes >= (uint64_t)in->xoff) {
         in->pause_sent = true;
         net->node_pausing[d->from_node]++;
@@ -614,6 +639,9 @@ static bool check_messages(const CsNet *net, GError **error) {
 static bool check_packets(const CsNet *net, GError **error);
 
 bool cs_net_check_accounting(const CsNet *net, GError **error) {
+  if (net->pfc_overflows)
+    return internal_error(error, "%" G_GUINT64_FORMAT " bytes came in by PFC ports past their buffer and were dropped: "
+                          "the headroom check should have made that impossible", net->pfc_overflows);
   return check_packets(net, error) && check_bytes(net, error) && check_messages(net, error);
 }
 
@@ -723,8 +751,25 @@ void cs_net_sample_links(CsNet *net, CsTime t0, CsLinkSampleFn fn, void *ctx) {
   double span = (double)(now - t0);
   for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
     LinkDir *d = &net->dirs[i];
-    catch_up(net, d, now);
-    uint64_t started = d->st.bytes - (d->q_bytes - d->held_bytes); /* waiting ones have not started */
+    /* with PFC, retiring waiting packets moves counts and may send XON: the
+     * sampler only looks, so that tracing changes no result */
+    uint64_t q_bytes = d->q_bytes;
+    double integral = d->st.queue_integral;
+    if (net->pfc) {
+      CsTime last = d->q_last;
+      for (uint32_t k = 0; k < d->q.len && CS_RING_AT(d->q, k).start <= now; k++) {
+        const Waiting *w = &CS_RING_AT(d->q, k);
+        integral += (double)q_bytes * (double)(w->start - last);
+        last = w->start;
+        q_bytes -= w->bytes;
+      }
+      integral += (double)q_bytes * (double)(now - last);
+    } else {
+      catch_up(net, d, now);
+      q_bytes = d->q_bytes;
+      integral = d->st.queue_integral;
+    }
+    uint64_t started = d->st.bytes - (q_bytes - d->held_bytes); /* waiting ones have not started */
     CsTime paused = d->paused_total + (d->paused ? now - d->paused_at : 0);
     CsLinkSample s = {started - d->iv_started, 0, 0, d->iv_qmax, d->st.drops - d->iv_drops,
                       d->st.losses - d->iv_losses, d->st.marks - d->iv_marks, (double)(paused - d->iv_paused) * 1e-12};
@@ -732,12 +777,12 @@ void cs_net_sample_links(CsNet *net, CsTime t0, CsLinkSampleFn fn, void *ctx) {
     if (span > 0) {
       s.utilization = (double)s.bytes * 8e12 / (double)d->bandwidth / span;
       if (s.utilization > 1.0) s.utilization = 1.0;
-      s.queue_mean = (d->st.queue_integral - d->iv_integral) / span;
+      s.queue_mean = (integral - d->iv_integral) / span;
     }
     d->iv_started = started;
     d->iv_drops = d->st.drops, d->iv_losses = d->st.losses, d->iv_marks = d->st.marks;
-    d->iv_integral = d->st.queue_integral;
-    d->iv_qmax = d->q_bytes;
+    d->iv_integral = integral;
+    d->iv_qmax = q_bytes;
     if (s.bytes || s.queue_max || s.drops || s.losses || s.marks || s.paused_s > 0) fn(ctx, i / 2, (int)(i % 2), &s);
   }
 }

@@ -308,10 +308,10 @@ void cs_link_init(CsNet *net);
 typedef struct {
   uint32_t conn, at; /* the connection last told, and its entry */
 } CsTsqCursor;         /* {UINT32_MAX, 0} before the first */
-void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCursor *cur);
+void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCursor *cur, uint32_t port_dir);
 /* PFC paused a host's link at tp: message msg's connection's packets that
  * had not started by then are held. */
-void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp);
+void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_dir);
 void cs_transport_wake(CsNet *net);
 uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind);
 void cs_net_packet_free(CsNet *net, uint32_t p);

@@ -179,10 +179,13 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
     CsTime gap = (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
     c->pace_next = MAX(c->pace_next, now) + gap;
   }
+  const CsPort *first = &net->t->ports[g_array_index(net->arena, uint32_t, pk->path)];
+  uint32_t port_dir = 2 * first->link + first->dir;
   CsTime start = cs_net_inject(net, p);
   if (start > now && net->host_queue) {
     c = conn_of(net, msg_of(net, fi));
-    CS_RING_PUSH(c->tsq, 16, ((Waiting){start, bytes, 0}));
+    /* the entry names its host port: a host of a ring sends by two, and PFC pauses them apart */
+    CS_RING_PUSH(c->tsq, 16, ((Waiting){start, bytes, port_dir + 1}));
     c->tsq_bytes += bytes;
   }
 }
@@ -192,26 +195,20 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
  * packet starts (the link is still busy with it, and the connection
  * refills its share in one go: an event per `host_queue` bytes, not per
  * packet). */
-void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCursor *cur) {
+void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCursor *cur, uint32_t port_dir) {
   uint32_t ci = net->msgs[msg].conn;
   Conn *c = &net->conns[ci];
-  /* the first held entry (held ones are the last, the starts ascend): its
-   * packets leave in order, so the next one of the same connection is the
-   * entry after the last */
-  uint32_t lo;
-  if (cur->conn == ci) {
-    lo = cur->at + 1;
-  } else {
-    uint32_t hi = c->tsq.len;
-    lo = 0;
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (CS_RING_AT(c->tsq, mid).start == CS_HELD) hi = mid;
-      else lo = mid + 1;
+  /* the first entry held on this port: its packets leave in order, so the
+   * next one of the same connection lies after the last */
+  uint32_t i = cur->conn == ci ? cur->at + 1 : 0;
+  for (; i < c->tsq.len; i++) {
+    Waiting *w = &CS_RING_AT(c->tsq, i);
+    if (w->ing == port_dir + 1 && w->start == CS_HELD) {
+      w->start = start;
+      break;
     }
   }
-  if (lo < c->tsq.len) CS_RING_AT(c->tsq, lo).start = start;
-  cur->conn = ci, cur->at = lo;
+  cur->conn = ci, cur->at = i;
   if (c->t_send == CS_HELD) {
     c->t_send = 0;
     if (!net->woken) net->woken = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -219,17 +216,11 @@ void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCurso
   }
 }
 
-void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp) {
+void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_dir) {
   Conn *c = &net->conns[net->msgs[msg].conn];
-  /* from the back (the starts ascend); done already when the last is held */
-  for (uint32_t i = c->tsq.len; i-- > 0;) {
+  for (uint32_t i = 0; i < c->tsq.len; i++) {
     Waiting *w = &CS_RING_AT(c->tsq, i);
-    if (w->start == CS_HELD) {
-      if (i + 1 == c->tsq.len) return;
-      continue;
-    }
-    if (w->start <= tp) break;
-    w->start = CS_HELD;
+    if (w->ing == port_dir + 1 && w->start > tp) w->start = CS_HELD;
   }
 }
 

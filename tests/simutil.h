@@ -32,6 +32,21 @@ static inline void sim_go(Run *r) {
   ck_assert_msg(cs_sim_run(r->sim, &e), "%s", e ? e->message : "");
 }
 
+/* Worker w's record of iteration i (it must have ended). */
+static inline const CsIterRecord *sim_rec(Run *r, uint32_t w, uint32_t i) {
+  const CsIterRecord *x = cs_workload_record(cs_sim_workload(r->sim), w, i);
+  ck_assert_ptr_nonnull(x);
+  return x;
+}
+
+/* The last worker's end of iteration 1: when a single collective is over. */
+static inline CsTime sim_iter1_end(Run *r) {
+  CsTime end = 0;
+  for (uint32_t w = 0; w < cs_workload_workers(cs_sim_workload(r->sim)); w++)
+    if (sim_rec(r, w, 1)->end > end) end = sim_rec(r, w, 1)->end;
+  return end;
+}
+
 static inline void sim_done(Run *r) {
   cs_sim_free(r->sim);
   cs_scenario_free(r->s);

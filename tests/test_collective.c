@@ -27,19 +27,6 @@ static Run run(const char *yaml, const char *const *sets) {
 
 static void done(Run *r) { sim_done(r); }
 
-static const CsIterRecord *rec(Run *r, uint32_t w, uint32_t i) {
-  const CsIterRecord *x = cs_workload_record(cs_sim_workload(r->sim), w, i);
-  ck_assert_ptr_nonnull(x);
-  return x;
-}
-
-/* The last worker's end of iteration 1: when the collective is over. */
-static CsTime last_end(Run *r) {
-  CsTime end = 0;
-  for (uint32_t w = 0; w < cs_workload_workers(cs_sim_workload(r->sim)); w++)
-    if (rec(r, w, 1)->end > end) end = rec(r, w, 1)->end;
-  return end;
-}
 
 /* 1. One worker, one server, 100 Mbps, 10 ms, push only, no header:
  * comm = 10 ms + bits / 100 Mbps, exact to the microsecond. */
@@ -52,7 +39,7 @@ static const char *lecture = "nodes: [{name: w0, role: worker}, {name: ps0, role
 
 static void lecture_case(const char *const *sets, CsTime want) {
   Run r = run(lecture, sets);
-  const CsIterRecord *x = rec(&r, 0, 1);
+  const CsIterRecord *x = sim_rec(&r, 0, 1);
   CsTime comm = x->comm_end - x->first_send;
   ck_assert_msg(llabs(comm - want) <= CS_US, "comm %" G_GINT64_FORMAT " ps, want %" G_GINT64_FORMAT, (gint64)comm, (gint64)want);
   done(&r);
@@ -87,7 +74,7 @@ static void closed_form(const char *collective, int P, int servers) {
   g_autoptr(CsRoutes) routes = cs_routes_build(cs_sim_topology(r.sim), CS_ROUTING_SHORTEST, &e);
   CsModel m;
   ck_assert(cs_model_estimate(r.s, cs_sim_topology(r.sim), routes, &m, &e));
-  double sim = (double)last_end(&r) * 1e-12;
+  double sim = (double)sim_iter1_end(&r) * 1e-12;
   ck_assert_msg(fabs(sim - m.comm_s) <= 0.01 * m.comm_s, "%s P=%d: simulated %.6f s, closed form %.6f s", collective,
                 P, sim, m.comm_s);
   cs_model_clear(&m);
@@ -131,7 +118,7 @@ START_TEST(test_incast) {
   CsModel m;
   ck_assert(cs_model_estimate(big.s, cs_sim_topology(big.sim), routes, &m, &e));
   /* push then pull: each about 2 L + P * wire(n) / B with wire(n) = 4 MB + headers */
-  double sim = (double)last_end(&big) * 1e-12;
+  double sim = (double)sim_iter1_end(&big) * 1e-12;
   ck_assert_msg(fabs(sim - m.comm_s) <= 0.01 * m.comm_s, "incast %.6f s vs %.6f s", sim, m.comm_s);
   ck_assert_double_gt(m.comm_s, 2 * 8 * 4e6 * 8 / 1e10); /* at least P n / B each way */
   cs_model_clear(&m);
@@ -189,7 +176,7 @@ START_TEST(test_model_routes) {
                         "defaults.buffer=1GB", "transport.min_rto=10s", "transport.initial_rto=10s",
                         "workload.iterations=1", NULL};
   Run r = run(tree, idle);
-  double sim = (double)last_end(&r) * 1e-12;
+  double sim = (double)sim_iter1_end(&r) * 1e-12;
   CsModel c = model_of(tree, idle);
   ck_assert_msg(fabs(c.iter_last_s - sim) <= 0.01 * sim, "model %.6f s, simulation %.6f s", c.iter_last_s, sim);
   done(&r);
@@ -249,7 +236,7 @@ START_TEST(test_bucket_overlap) {
               "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}\n",
               NULL);
   ck_assert_uint_eq(cs_workload_buckets(cs_sim_workload(r.sim)), 2);
-  const CsIterRecord *x = rec(&r, 0, 1);
+  const CsIterRecord *x = sim_rec(&r, 0, 1);
   ck_assert_int_eq(x->end, 14159427200LL);
   ck_assert_int_eq(x->first_send, 7500000000LL);
   ck_assert_int_lt(x->end - x->start, (x->compute_end - x->start) + 2 * 3329713600LL);
@@ -274,7 +261,7 @@ START_TEST(test_exposed_comm) {
               "  buckets: 4MB\n  collective: ps\n  pull: false\n"
               "  compression: {cost: {encode: 1ns, decode: 0, reduce: 0}}\n",
               NULL);
-  const CsIterRecord *x = rec(&r, 0, 1);
+  const CsIterRecord *x = sim_rec(&r, 0, 1);
   ck_assert_int_eq(x->end, 16159427200LL);
   ck_assert_int_eq(x->codec, 2 * CS_MS);
   ck_assert_int_eq(x->codec_outside, 1 * CS_MS);
@@ -294,7 +281,7 @@ START_TEST(test_exposed_comm) {
   ck_assert_double_eq_tol(s->compute_s + s->codec_outside_s + s->exposed_comm_s, s->iter_mean_s, 1e-12);
   for (uint32_t w = 0; w < 4; w++)
     for (uint32_t i = 1; i <= 3; i++) {
-      const CsIterRecord *y = rec(&g, w, i);
+      const CsIterRecord *y = sim_rec(&g, w, i);
       ck_assert_int_ge(y->end - y->compute_end - y->codec_outside, 0);
     }
   done(&g);
@@ -319,7 +306,7 @@ START_TEST(test_codec_sizes_and_costs) {
     CsNet *net = cs_sim_net(r.sim);
     for (uint32_t m = 0; m < cs_net_messages(net); m++)
       if (cs_net_message(net, m)->src == 0) payload[k] += cs_net_message(net, m)->payload;
-    for (uint32_t w = 0; w < 8; w++) ck_assert_int_eq(rec(&r, w, 1)->codec, 3379200000LL);
+    for (uint32_t w = 0; w < 8; w++) ck_assert_int_eq(sim_rec(&r, w, 1)->codec, 3379200000LL);
     done(&r);
   }
   ck_assert_uint_eq(payload[0], 14 * 204800);

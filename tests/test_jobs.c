@@ -24,18 +24,6 @@
 #include "commsim/zoo.h"
 #include "simutil.h"
 
-static const CsIterRecord *rec(Run *r, uint32_t w, uint32_t i) {
-  const CsIterRecord *x = cs_workload_record(cs_sim_workload(r->sim), w, i);
-  ck_assert_ptr_nonnull(x);
-  return x;
-}
-
-static CsTime last_end(Run *r) {
-  CsTime end = 0;
-  for (uint32_t w = 0; w < cs_workload_workers(cs_sim_workload(r->sim)); w++)
-    if (rec(r, w, 1)->end > end) end = rec(r, w, 1)->end;
-  return end;
-}
 
 static CsScenario *load(const char *yaml, const char *const *sets) {
   GError *e = NULL;
@@ -214,8 +202,8 @@ START_TEST(test_layers) {
   check_layers_plan(r.s);
   sim_go(&r);
   /* the first bucket leaves when it is ready, 3 ms into the iteration */
-  ck_assert_int_eq(rec(&r, 0, 1)->first_send, 3 * CS_MS);
-  ck_assert_int_ge(last_end(&r), 5 * CS_MS);
+  ck_assert_int_eq(sim_rec(&r, 0, 1)->first_send, 3 * CS_MS);
+  ck_assert_int_ge(sim_iter1_end(&r), 5 * CS_MS);
   sim_done(&r);
 
   g_autofree char *dir = g_dir_make_tmp("commsim-jobs-XXXXXX", NULL);
@@ -314,7 +302,7 @@ static double hier_time(uint32_t G, const char *collective) {
       4 * G, G, G > 1 ? ", intra: {bandwidth: 400Gbps, latency: 1us}" : "", collective);
   Run r = sim_load(y, "hier", NULL);
   sim_go(&r);
-  double t = (double)last_end(&r) * 1e-12;
+  double t = (double)sim_iter1_end(&r) * 1e-12;
   sim_done(&r);
   return t;
 }

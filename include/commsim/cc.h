@@ -41,6 +41,21 @@
 
 #include "commsim/engine.h"
 
+/* DCQCN's parameters (transport.dcqcn; Zhu et al., SIGCOMM 2015, with
+ * NVIDIA ConnectX's names in brackets). */
+typedef struct {
+  double g;                 /* alpha's gain (dce_tcp_g) */
+  CsTime alpha_period;      /* alpha is updated once per period (dce_tcp_rtt) */
+  CsTime decrease_period;   /* at most one cut per period (rate_reduce_monitor_period) */
+  int64_t min_rate;         /* bit/s (rpg_min_rate) */
+  CsTime time_reset;        /* the rate-increase timer (rpg_time_reset) */
+  int64_t byte_reset;       /* bytes sent per rate-increase event (rpg_byte_reset) */
+  int64_t threshold;        /* F: increase events before additive increase (rpg_threshold) */
+  int64_t ai_rate, hai_rate; /* bit/s per additive / hyper increase step (rpg_ai_rate, rpg_hai_rate) */
+  double initial_alpha;     /* initial_alpha_value */
+  CsTime cnp_interval;      /* the receiver sends at most one CNP per queue pair per interval (min_time_between_cnps) */
+} CsDcqcnSpec;
+
 /* What every algorithm may read of its configuration (transport.*). */
 typedef struct {
   double init_cwnd;       /* packets */
@@ -55,6 +70,7 @@ typedef struct {
   double bbr_high_gain;   /* transport.bbr.startup_gain (2/ln 2) */
   CsTime bbr_probe_rtt_interval; /* transport.bbr.probe_rtt_interval (10 s) */
   CsTime bbr_probe_rtt_time;     /* 200 ms */
+  CsDcqcnSpec dcqcn;
 } CsCcConfig;
 
 typedef struct {
@@ -64,6 +80,7 @@ typedef struct {
   uint64_t pacing_bps; /* 0: not paced; otherwise the rate the sender releases packets at */
   CsTime last_send;    /* when the connection last sent a data packet; -1: never (the transport's) */
   uint64_t seed;       /* for an algorithm's random choices (deterministic per connection) */
+  uint64_t line_bps;   /* the bandwidth of the sender's own link (its NIC), set before init */
   bool mark_app_limited; /* set by the algorithm: the delivery-rate samples of what is in flight now are
                           * app-limited (BBR's probe-rtt); the transport takes it and clears it */
   const CsCcConfig *cfg;
@@ -94,6 +111,7 @@ typedef struct {
   bool app_limited;    /* the sample was taken while the sender had too little to send */
   uint32_t lost;       /* packets newly marked lost by this ACK */
   bool in_recovery;   /* in a recovery episode, or after a timeout until what it marked lost is acknowledged */
+  bool cnp;           /* roce: a congestion notification packet, not an acknowledgement (ece is set too) */
 } CsAck;
 
 /* What else happens to a connection (Linux's tcp_ca_event). */
@@ -113,6 +131,9 @@ typedef struct {
   void (*on_timeout)(CsCc *cc, CsTime now);
   void (*cong_avoid)(CsCc *cc, const CsAck *ack);
   void (*on_event)(CsCc *cc, CsCcEvent ev, CsTime now);
+  /* A data packet of `bytes` leaves now (rate-based algorithms count the
+   * bytes and bring their timers up to date before its pacing gap). */
+  void (*on_send)(CsCc *cc, uint32_t bytes, CsTime now);
   /* For traces (may be NULL): the algorithm's mode ("startup", "probe_bw"
    * ...; NULL: slow start or avoidance by cwnd and ssthresh), and its
    * estimate of the path's bandwidth in bit/s (0: none). */
@@ -130,6 +151,16 @@ void cs_cc_reno_cong_avoid(CsCc *cc, const CsAck *ack);
 /* Reno's cut on a loss and on a timeout. */
 void cs_cc_reno_on_loss(CsCc *cc, CsTime now);
 void cs_cc_reno_on_timeout(CsCc *cc, CsTime now);
+
+/* roce's algorithms (transport.cc), in CsRoceCc order: `none` sends at
+ * line rate, `dcqcn` at the rate DCQCN sets. */
+extern const CsCcOps cs_cc_roce_none, cs_cc_dcqcn;
+/* DCQCN's state, for tests and traces: the current and target rates in
+ * bit/s, and alpha. */
+typedef struct {
+  double rc, rt, alpha;
+} CsDcqcnState;
+CsDcqcnState cs_dcqcn_state(const CsCc *cc);
 
 /* The protocols: one row per algorithm, in the order the built-in ones
  * are numbered (CsProtocol).  Terminated by a row whose name is NULL. */

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "commsim/cc.h"
 #include "commsim/engine.h"
 #include "commsim/error.h"
 #include "commsim/netstats.h"
@@ -34,7 +35,17 @@
 
 /* transport: (the protocol is a row of cc.h's cs_protocols). */
 typedef uint32_t CsProtocol;
-enum { CS_PROTO_FIXED, CS_PROTO_RENO, CS_PROTO_DCTCP, CS_PROTO_CUBIC, CS_PROTO_BBR }; /* the built-in rows */
+enum { CS_PROTO_FIXED, CS_PROTO_RENO, CS_PROTO_DCTCP, CS_PROTO_CUBIC, CS_PROTO_BBR, CS_PROTO_ROCE }; /* the built-in rows */
+
+/* roce (SPEC 7.3): its rate control (transport.cc) and how it repairs a
+ * loss (transport.retransmit). */
+typedef enum { CS_ROCE_CC_DCQCN, CS_ROCE_CC_NONE } CsRoceCc;
+const char *const *cs_roce_cc_names(void); /* in CsRoceCc order, NULL-terminated */
+typedef enum {
+  CS_RETX_GO_BACK_N, /* the receiver keeps only in-order packets; the sender resends from the gap */
+  CS_RETX_SELECTIVE, /* IRN-like: the receiver keeps what arrives, the sender resends only what is missing */
+} CsRetransmit;
+const char *const *cs_retransmit_names(void); /* in CsRetransmit order, NULL-terminated */
 
 /* transport.connections: one connection per (src, dst) pair that carries
  * its messages one after the other, as a socket does, or a new one per
@@ -72,6 +83,10 @@ typedef struct {
   bool cubic_fast_convergence, cubic_reno_friendly, hystart;
   double bbr_startup_gain;
   CsTime bbr_probe_rtt_interval, bbr_probe_rtt_time;
+  uint32_t roce_cc;      /* CsRoceCc */
+  uint32_t retransmit;   /* CsRetransmit */
+  CsTime rto;            /* roce's retransmission timeout (fixed: RoCE NICs have no RTT estimate) */
+  CsDcqcnSpec dcqcn;
 } CsTransportSpec;
 
 typedef enum { CS_PATTERN_CBR, CS_PATTERN_POISSON, CS_PATTERN_ONOFF } CsPattern;

@@ -55,6 +55,11 @@ typedef struct {
    * that came in by this link, pause the direction that brought them;
    * resume at pfc_xon.  pfc_xoff 0: no PFC. */
   int64_t pfc_xoff, pfc_xon;
+  /* ecn: {kmin, kmax, pmax} (bytes): RED's marking curve on the queue an
+   * ECN-capable packet finds; ecn_kmax 0: none (queue: ecn's threshold,
+   * if any, applies) */
+  int64_t ecn_kmin, ecn_kmax;
+  double ecn_pmax;
 } CsLinkSpec;
 
 typedef struct {
@@ -79,6 +84,7 @@ enum {
   CS_LINK_SET_RED = 1u << 5,
   CS_LINK_SET_ECN = 1u << 6,
   CS_LINK_SET_PFC = 1u << 7,
+  CS_LINK_SET_ECN_CURVE = 1u << 8,
 };
 typedef struct {
   char *match;     /* "a-b" (either order), '*' and '?' as in shell patterns */

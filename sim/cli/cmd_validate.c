@@ -35,6 +35,9 @@ static void print_link_spec(const char *label, const CsLinkSpec *l) {
   if (l->queue == CS_QUEUE_RED)
     printf(" (min %s, max %s, max_p %g, weight %g)", cs_format_size(l->red.min, b1),
            cs_format_size(l->red.max, b2), l->red.max_p, l->red.weight);
+  if (l->ecn_kmax > 0)
+    printf(", ecn marks %s to %s (pmax %g), all above", cs_format_size(l->ecn_kmin, b1), cs_format_size(l->ecn_kmax, b2),
+           l->ecn_pmax);
   if (l->pfc_xoff > 0)
     printf(", pfc xoff %s xon %s", cs_format_size(l->pfc_xoff, b1), cs_format_size(l->pfc_xon, b2));
   switch (l->loss.model) {
@@ -139,6 +142,16 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
   char win[CS_FORMAT_LEN], rto[CS_FORMAT_LEN];
   if (tr->window_bytes) cs_format_size(tr->window, win);
   else snprintf(win, sizeof win, "%" G_GINT64_FORMAT "pkt", (gint64)tr->window);
+  if (tr->protocol == CS_PROTO_ROCE) {
+    char ci[CS_FORMAT_LEN];
+    printf("%-12s roce queue pairs, mtu %s, header %s, ack %s, at most %s unacknowledged\n", "transport",
+           cs_format_size(tr->mtu, b1), cs_format_size(tr->header, b2), cs_format_size(tr->ack, b3), win);
+    printf("%-12s rate %s, %s, rto %s (fixed, %" G_GINT64_FORMAT " in a row abandon), an ACK per %" G_GINT64_FORMAT
+           " packet%s, at most a CNP per %s\n",
+           "", tr->roce_cc == CS_ROCE_CC_DCQCN ? "dcqcn" : "line (cc none)", cs_retransmit_names()[tr->retransmit],
+           cs_format_time(tr->rto, rto), (gint64)tr->max_timeouts, (gint64)tr->delayed_ack,
+           tr->delayed_ack == 1 ? "" : "s", cs_format_time(tr->dcqcn.cnp_interval, ci));
+  } else {
   printf("%-12s %s, mtu %s, header %s, ack %s, window %s, init_cwnd %" G_GINT64_FORMAT "pkt, min_rto %s\n",
          "transport", cs_protocol_name(tr->protocol), cs_format_size(tr->mtu, b1),
          cs_format_size(tr->header, b2), cs_format_size(tr->ack, b3), win, (gint64)tr->init_cwnd,
@@ -151,6 +164,7 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
   printf("%-12s %s connections%s, %s recovery, %s\n", "", cs_connections_names()[tr->connections],
          tr->connections == CS_CONN_PERSISTENT ? (tr->idle_restart ? " (idle restart)" : " (no idle restart)") : "",
          cs_recovery_names()[rec], acks);
+  }
 
   const CsWorkloadSpec *w = &s->workload;
   if (w->present) {

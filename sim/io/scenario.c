@@ -468,6 +468,22 @@ static bool read_link_settings(const CsYamlNode *map, const char *path, const ch
       FAIL_AT(at(v, "xon"), "%s.xon (%" G_GINT64_FORMAT " B) must be below xoff (%" G_GINT64_FORMAT " B)", kp,
               (gint64)spec->pfc_xon, (gint64)spec->pfc_xoff);
   }
+  if ((v = value_of(map, "ecn"))) {
+    g_autofree char *kp = key_path(path, "ecn");
+    if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, KEYS("defaults.ecn"), error) ||
+        !require_key(v, kp, "kmin", error) || !require_key(v, kp, "kmax", error) ||
+        !read_params(v, kp, "defaults.ecn", CS_PARAM_LINK, spec, error))
+      return false;
+    if (spec->ecn_kmax <= spec->ecn_kmin)
+      FAIL_AT(at(v, "kmax"), "%s.kmax (%" G_GINT64_FORMAT " B) must be larger than kmin (%" G_GINT64_FORMAT " B)", kp,
+              (gint64)spec->ecn_kmax, (gint64)spec->ecn_kmin);
+  }
+  if (spec->ecn_kmax > 0 && spec->queue == CS_QUEUE_RED && (value_of(map, "ecn") || value_of(map, "queue"))) {
+    const char *k = value_of(map, "ecn") ? "ecn" : "queue";
+    g_autofree char *kp = key_path(path, k);
+    FAIL_AT(at(map, k), "%s: ecn marking and queue red do not go together (RED drops early what ECN would mark): "
+            "use queue droptail or ecn with it", kp);
+  }
   if ((v = value_of(map, "red"))) {
     g_autofree char *kp = key_path(path, "red");
     if (!expect_kind(v, CS_YAML_MAP, kp, error) || !check_keys(v, kp, KEYS("defaults.red"), error) ||
@@ -644,7 +660,7 @@ static bool read_overrides(const CsYamlNode *v, CsScenario *s, GError **error) {
     unsigned field;
   } fields[] = {{"bandwidth", CS_LINK_SET_BANDWIDTH}, {"latency", CS_LINK_SET_LATENCY}, {"buffer", CS_LINK_SET_BUFFER},
                 {"queue", CS_LINK_SET_QUEUE},         {"loss", CS_LINK_SET_LOSS},       {"red", CS_LINK_SET_RED},
-                {"ecn_threshold", CS_LINK_SET_ECN},   {"pfc", CS_LINK_SET_PFC}};
+                {"ecn_threshold", CS_LINK_SET_ECN},   {"pfc", CS_LINK_SET_PFC},         {"ecn", CS_LINK_SET_ECN_CURVE}};
   bool ok = true;
   for (guint i = 0; ok && i < v->items->len; i++) {
     CsYamlNode *e = v->items->pdata[i];
@@ -706,7 +722,12 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
   if (t->mtu > 1000000) FAIL_AT(at(v, "mtu"), "transport.mtu: at most 1MB");
   if (t->ack == 0) FAIL_AT(at(v, "ack"), "transport.ack: an acknowledgement needs at least 1 B");
   if (t->ack > t->mtu) FAIL_AT(at(v, "ack"), "transport.ack must not be larger than mtu");
-  static const char *const subs[] = {"transport.cubic", "transport.bbr"};
+  if (t->protocol == CS_PROTO_ROCE && !t->window_bytes && t->window < t->delayed_ack)
+    FAIL_AT(at(v, value_of(v, "window") ? "window" : "delayed_ack"),
+            "transport: with roce, delayed_ack (%" G_GINT64_FORMAT ") coalesces ACKs and must not exceed window (%" G_GINT64_FORMAT
+            " packets), or a queue pair would wait for an ACK that never comes",
+            (gint64)t->delayed_ack, (gint64)t->window);
+  static const char *const subs[] = {"transport.cubic", "transport.bbr", "transport.dcqcn"};
   for (size_t i = 0; i < G_N_ELEMENTS(subs); i++) {
     CsYamlNode *m = value_of(v, subs[i] + strlen("transport."));
     if (m && (!expect_kind(m, CS_YAML_MAP, subs[i], error) || !check_keys(m, subs[i], KEYS(subs[i]), error) ||

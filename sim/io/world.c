@@ -79,8 +79,14 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *k = &t->links[l];
     const CsLinkSpec *x = &k->spec;
-    if (x->pfc_xoff <= 0) continue;
     const char *a = t->nodes[k->a].name, *b = t->nodes[k->b].name;
+    if (x->ecn_kmax > 0 && x->queue == CS_QUEUE_RED) {
+      cs_error_at(error, s->topology.at,
+                  "link %s-%s: ecn marking and queue red do not go together (RED drops early what ECN would mark): "
+                  "use queue droptail or ecn with it", a, b);
+      return false;
+    }
+    if (x->pfc_xoff <= 0) continue;
     if (x->buffer_pkt) {
       cs_error_at(error, s->topology.at, "link %s-%s: PFC counts bytes: give its buffer in bytes, not packets", a, b);
       return false;

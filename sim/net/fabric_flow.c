@@ -622,6 +622,23 @@ static double loss_cap(const CsTransportSpec *tr, uint32_t mss, double rtt, doub
   return 8.0 * (double)mss * w / rtt;
 }
 
+/* roce with go-back-n: transmissions per packet delivered under loss p.
+ * A loss costs the lost packet and what the sender put on the wire before
+ * the NACK came back: a round trip of its link (bandwidth bw) and what
+ * waits in its host's queue (transport.host_queue; the window when that is
+ * unlimited): W packets in all, and (1 - p + p W) / (1 - p) transmissions
+ * per packet (the classic go-back-n efficiency).  Losses of the NACK or
+ * of a retransmission, which wait for the RTO, are left out: they matter
+ * above a loss of a few percent. */
+static double gbn_sends(const CsTransportSpec *tr, double bw, double rtt, double p) {
+  double mtu = (double)tr->mtu;
+  double hq = tr->host_queue < 0 ? fmax(bw / 80000.0, 2 * mtu)
+              : tr->host_queue > 0 ? (double)tr->host_queue
+              : (tr->window_bytes ? (double)tr->window : (double)tr->window * mtu);
+  double w = rtt * bw / (8.0 * mtu) + hq / mtu;
+  return (1 - p + p * w) / (1 - p);
+}
+
 /* ---- the fabric ---- */
 
 static uint32_t new_flow(FlowNet *n) {
@@ -654,8 +671,13 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
     rtt += 8.0 * (double)(k < r->n_fwd ? n->mtu : n->ack) / bw; /* a packet out and an ACK back */
   }
   f->ack_w = (double)(packets * n->ack) / (double)wire;
-  /* lost packets are sent again: 1 / keep transmissions each, on average */
-  f->remaining = r->keep > 0 ? 8.0 * (double)wire / r->keep : 0;
+  /* lost packets are sent again: 1 / keep transmissions each, on average
+   * (go-back-n: every loss also costs what was sent after it) */
+  double sends = r->keep > 0 ? 1.0 / r->keep : 0;
+  if (r->keep > 0 && r->keep < 1 && n->cfg->transport.protocol == CS_PROTO_ROCE &&
+      n->cfg->transport.retransmit == CS_RETX_GO_BACK_N)
+    sends = gbn_sends(&n->cfg->transport, (double)n->t->links[r->dirs[0] / 2].spec.bandwidth, rtt, 1 - r->keep);
+  f->remaining = 8.0 * (double)wire * sends;
   f->tail = (CsTime)llround(tail * 1e12);
   f->fn = fn, f->ctx = ctx;
   f->updated = cs_engine_now(n->engine);
@@ -668,7 +690,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   CsMessageStats *st = &n->stats[m];
   memset(st, 0, sizeof *st);
   st->src = src, st->dst = dst, st->payload = payload;
-  st->wire_bytes = r->keep > 0 ? (uint64_t)llround((double)wire / r->keep) : 0;
+  st->wire_bytes = (uint64_t)llround((double)wire * sends);
   st->packets = (uint32_t)packets;
   st->start = cs_engine_now(n->engine);
   n->active++;

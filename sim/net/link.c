@@ -375,6 +375,16 @@ static inline uint32_t pfc_ingress(CsNet *net, const Packet *pk) {
   return net->dirs[di].pfc ? di + 1 : 0;
 }
 
+/* ecn {kmin, kmax, pmax}: mark with RED's probability on the bytes the
+ * packet finds queued ahead of it. */
+static __attribute__((noinline)) bool ecn_curve_mark(LinkDir *d) {
+  uint64_t q = d->q_bytes;
+  if (q <= (uint64_t)d->ecn_kmin) return false;
+  if (q > (uint64_t)d->ecn_kmax) return true;
+  double p = d->ecn_pmax * (double)(q - (uint64_t)d->ecn_kmin) / (double)(d->ecn_kmax - d->ecn_kmin);
+  return cs_rng_uniform(&d->red_rng) < p;
+}
+
 /* Packet p is at a node and leaves by port `port`. */
 static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint32_t p, uint32_t port, const bool pfc) {
   CsTime now = cs_engine_now(net->engine);
@@ -404,7 +414,8 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
       return now;
     }
     if (d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
-        (d->ecn_k_pkt ? d->q.len + 1 > (uint64_t)d->ecn_k : d->q_bytes + pk->bytes > (uint64_t)d->ecn_k)) {
+        (d->ecn_kmax > 0 ? ecn_curve_mark(d)
+                         : d->ecn_k_pkt ? d->q.len + 1 > (uint64_t)d->ecn_k : d->q_bytes + pk->bytes > (uint64_t)d->ecn_k)) {
       pk->flags |= F_CE;
       d->st.marks++;
       net->marks++;
@@ -531,7 +542,7 @@ CsTime cs_net_inject(CsNet *net, uint32_t p) {
 
 void cs_link_init(CsNet *net) {
   const CsTopology *t = net->t;
-  net->dirs = g_new0(LinkDir, 2 * (size_t)t->n_links + 1);
+  net->dirs = g_aligned_alloc0(2 * (size_t)t->n_links + 1, sizeof(LinkDir), _Alignof(LinkDir));
   net->node_pausing = g_new0(uint32_t, t->n_nodes + 1);
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
@@ -554,9 +565,13 @@ void cs_link_init(CsNet *net) {
       d->cap = link->spec.buffer;
       d->cap_pkt = link->spec.buffer_pkt;
       d->queue = link->spec.queue;
+      if (link->spec.ecn_kmax > 0) d->queue = CS_QUEUE_ECN; /* ecn {kmin, kmax, pmax}: marks on its curve */
       d->red = link->spec.red;
       d->ecn_k = link->spec.ecn_threshold;
       d->ecn_k_pkt = link->spec.ecn_threshold_pkt;
+      d->ecn_kmin = link->spec.ecn_kmin;
+      d->ecn_kmax = link->spec.ecn_kmax;
+      d->ecn_pmax = link->spec.ecn_pmax;
       /* each direction's streams come from the link's identity: its two
        * ends' names would do, their node numbers are stable for a file */
       uint64_t id = cs_rng_stream_id("link-loss", ((uint64_t)from << 32) | d->to_node, l);

@@ -27,12 +27,15 @@ CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *cfg, const CsTopology *t,
   net->window = tr->window_bytes ? (uint32_t)MAX(1, (tr->window + tr->mtu - 1) / tr->mtu)
                                  : (uint32_t)MIN(tr->window, (int64_t)UINT32_MAX);
   net->cc = cs_protocols[tr->protocol].ops;
+  net->roce = tr->protocol == CS_PROTO_ROCE;
+  if (net->roce) net->cc = tr->roce_cc == CS_ROCE_CC_DCQCN ? &cs_cc_dcqcn : &cs_cc_roce_none;
+  net->gbn = net->roce && tr->retransmit == CS_RETX_GO_BACK_N;
   net->init_cwnd = (uint32_t)MIN(tr->init_cwnd, (int64_t)UINT32_MAX);
   net->max_timeouts = (uint32_t)tr->max_timeouts;
   net->host_queue = tr->host_queue < 0 ? UINT64_MAX : (uint64_t)tr->host_queue;
   net->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   net->persistent = tr->connections == CS_CONN_PERSISTENT;
-  net->rack = cs_recovery_resolve(tr->recovery, tr->protocol) == CS_RECOVERY_RACK;
+  net->rack = !net->roce && cs_recovery_resolve(tr->recovery, tr->protocol) == CS_RECOVERY_RACK;
   net->idle_restart = tr->idle_restart;
   net->delayed_ack = (uint32_t)MAX(tr->delayed_ack, 1);
   net->ack_delay = tr->ack_delay;
@@ -48,7 +51,8 @@ CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *cfg, const CsTopology *t,
                              .hystart = tr->hystart,
                              .bbr_high_gain = tr->bbr_startup_gain,
                              .bbr_probe_rtt_interval = tr->bbr_probe_rtt_interval,
-                             .bbr_probe_rtt_time = tr->bbr_probe_rtt_time};
+                             .bbr_probe_rtt_time = tr->bbr_probe_rtt_time,
+                             .dcqcn = tr->dcqcn};
   net->deliver[PKT_DATA] = cs_transport_receive;
   net->deliver[PKT_ACK] = cs_transport_receive;
   net->deliver[PKT_BG] = cs_background_receive;
@@ -62,7 +66,7 @@ void cs_net_free(CsNet *net) {
     CS_RING_FREE(net->dirs[i].q);
     CS_RING_FREE(net->dirs[i].pipe);
   }
-  g_free(net->dirs);
+  g_aligned_free(net->dirs);
   g_free(net->node_pausing);
   g_free(net->stuck);
   if (net->woken) g_array_free(net->woken, TRUE);

@@ -11,7 +11,9 @@
 
 enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
 #define NO_PACKET CS_POOL_NONE /* the pool of packets: ring.h's macros */
-enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8, F_DSACK = 16 };
+enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8, F_DSACK = 16,
+       F_NACK = 32, /* roce: the receiver saw a gap (seq: what it expects; sack: what it got) */
+       F_CNP = 64 }; /* roce: a congestion notification, not an acknowledgement */
 
 /* 48 bytes.  `path` and `hops` name the packet's route in the path arena:
  * it crosses port arena[path + hop] next. */
@@ -54,7 +56,7 @@ typedef struct {
  * event, for the pipe's head: the event queue stays as small as the
  * number of links, however many packets are in flight. */
 typedef struct {
-  int64_t bandwidth;
+  _Alignas(64) int64_t bandwidth; /* a cache-line multiple: dirs[] is indexed on every hop */
   CsTime latency;
   uint32_t to_node;
   bool bounded;
@@ -64,6 +66,8 @@ typedef struct {
   CsRedSpec red;
   int64_t ecn_k;
   bool ecn_k_pkt;
+  int64_t ecn_kmin, ecn_kmax; /* ecn {kmin, kmax, pmax}; kmax 0: none */
+  double ecn_pmax;
   /* serialization: ends are computed from the bits sent since the busy
    * period began, so rounding never accumulates */
   CsTime period_start, busy_until;
@@ -182,6 +186,7 @@ typedef struct {
   uint32_t ack_count;   /* data packets that ACK covers */
   bool ack_ce;          /* the CE state of the last data packet (DCTCP ACKs on a change) */
   CsTime last_rcv;      /* -1: none */
+  CsTime last_cnp;      /* roce: when the receiver last sent a CNP for this queue pair, -1: never */
   Packet ack_pkt;       /* what the held-back ACK will echo */
 } Conn;
 
@@ -224,6 +229,8 @@ typedef struct {
   uint64_t *rcv_bits;
   uint32_t rcv_nxt;
   uint32_t rcv_high; /* 1 + the highest packet received */
+  bool nack_sent;    /* roce go-back-n: the gap at rcv_nxt has been NACKed */
+  uint32_t rewind_xmit; /* roce go-back-n: the sender's transmissions when it last went back (older NACKs are stale) */
   CsMessageStats stats;
 } Message;
 
@@ -284,6 +291,8 @@ struct CsNet {
   uint8_t n_paths; /* paths per message and direction: 1, or more with ecmp-packet */
   uint32_t max_timeouts;
   uint64_t host_queue; /* bytes; 0 = no limit */
+  bool roce, gbn;      /* transport.protocol roce, with go-back-n (else selective repeat) */
+  uint64_t cnps, nacks; /* roce: CNPs and NACKs sent by receivers */
   /* accounting */
   CsPacketCounts counts[PKT_CLASSES];
   uint64_t retransmissions, timeouts, hops, marks;

@@ -358,6 +358,8 @@ uint32_t cs_topology_override(CsTopology *t, const CsLinkOverride *o) {
       s->ecn_threshold_pkt = o->spec.ecn_threshold_pkt;
     }
     if (o->fields & CS_LINK_SET_PFC) s->pfc_xoff = o->spec.pfc_xoff, s->pfc_xon = o->spec.pfc_xon;
+    if (o->fields & CS_LINK_SET_ECN_CURVE)
+      s->ecn_kmin = o->spec.ecn_kmin, s->ecn_kmax = o->spec.ecn_kmax, s->ecn_pmax = o->spec.ecn_pmax;
   }
   g_pattern_spec_free(pat);
   return n;

@@ -66,6 +66,16 @@ const char *const *cs_connections_names(void) {
   return names;
 }
 
+const char *const *cs_roce_cc_names(void) {
+  static const char *const names[] = {"dcqcn", "none", NULL};
+  return names;
+}
+
+const char *const *cs_retransmit_names(void) {
+  static const char *const names[] = {"go-back-n", "selective", NULL};
+  return names;
+}
+
 const char *const *cs_recovery_names(void) {
   static const char *const names[] = {"auto", "rack", "sack", NULL};
   return names;
@@ -117,6 +127,7 @@ static void timer_update(CsNet *net, uint32_t ci) {
 }
 
 static CsTime rto_of(const CsNet *net, const RttState *st) {
+  if (net->roce) return net->transport.rto; /* a NIC's fixed timeout */
   if (!st->have_rtt) return MIN(MAX(net->transport.initial_rto, net->transport.min_rto), MAX_RTO);
   /* as Linux does: min_rto bounds the variance term, not the whole, so a
    * round trip near min_rto does not time out while its ACKs queue */
@@ -175,6 +186,7 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   }
   c->cc.last_send = now;
   uint32_t bytes = pk->bytes;
+  if (c->ops->on_send) c->ops->on_send(&c->cc, bytes, now);
   if (c->cc.pacing_bps > 0) {
     CsTime gap = (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
     c->pace_next = MAX(c->pace_next, now) + gap;
@@ -490,7 +502,7 @@ static void finish_sender(CsNet *net, uint32_t fi) {
   if (f->stats.delivered || f->stats.failed) message_finished(net);
 }
 
-static void rtt_sample(CsNet *net, Conn *c, CsTime r) {
+static inline __attribute__((always_inline)) void rtt_sample(CsNet *net, Conn *c, CsTime r) {
   RttState *st = rtt_of(net, c);
   if (!st->have_rtt) {
     st->srtt = r;
@@ -519,33 +531,12 @@ static void rate_sample(CsNet *net, Conn *c, const RateStamp *rs, CsTime sent, C
   info->rate_bps = (double)(c->delivered - rs->delivered) * 8.0 * (net->mss + net->header) * 1e12 / (double)interval;
 }
 
-static void sender_ack(CsNet *net, const Packet *ack) {
-  uint32_t fi = ack->owner;
-  Message *f = msg_of(net, fi);
-  if (f->sender_done) return;
-  uint32_t ci = f->conn;
-  Conn *c = &net->conns[ci];
-  CsTime now = now_of(net);
-  uint32_t newly = 0;
-  bool sample_ok = false, rate_ok = false;
-  uint32_t s = ack->sack;
-  if (s >= f->una && s < f->nxt && st_get(f, s) != S_DONE) {
-    uint8_t st = st_get(f, s);
-    if (st == S_FLIGHT) f->in_flight--, c->in_flight--;
-    else if (st == S_LOST) f->n_lost--;
-    st_set(f, s, S_DONE);
-    f->sacked_out++; /* the una walks below take it back when they pass it */
-    newly++;
-    sample_ok = !(ack->flags & F_RETX);
-    rate_ok = f->rate && f->xmit_of[s & f->ring_mask] == ack->xmit;
-    /* an original arriving below one delivered earlier: reordering */
-    if (!(ack->flags & F_RETX) && s + 1 < f->high_sacked) c->reordering_seen = true;
-  }
-  if (s + 1 > f->high_sacked) f->high_sacked = s + 1;
-  RateStamp rs = rate_ok ? f->rate[s & f->ring_mask] : (RateStamp){0};
-  uint32_t old_una = f->una;
+/* The cumulative ACK `seq`: una moves up to it, and on past what was
+ * SACKed above; returns the packets it newly acknowledges. */
+static inline __attribute__((always_inline)) uint32_t advance_una(Message *f, Conn *c, uint32_t seq) {
+  uint32_t newly = 0, old_una = f->una;
   /* slots behind una are cleared for the packets a ring later */
-  while (f->una < ack->seq) {
+  while (f->una < seq) {
     uint8_t st = st_get(f, f->una);
     if (st != S_DONE) {
       if (st == S_FLIGHT) f->in_flight--, c->in_flight--;
@@ -563,6 +554,41 @@ static void sender_ack(CsNet *net, const Packet *ack) {
   }
   if (f->lost_scan < f->una) f->lost_scan = f->una;
   c->outstanding -= f->una - old_una;
+  return newly;
+}
+
+/* A selective acknowledgement of packet s. */
+static inline __attribute__((always_inline)) uint32_t sack_one(Message *f, Conn *c, uint32_t s) {
+  if (s < f->una || s >= f->nxt || st_get(f, s) == S_DONE) return 0;
+  uint8_t st = st_get(f, s);
+  if (st == S_FLIGHT) f->in_flight--, c->in_flight--;
+  else if (st == S_LOST) f->n_lost--;
+  st_set(f, s, S_DONE);
+  f->sacked_out++; /* the una walks take it back when they pass it */
+  return 1;
+}
+
+static void sender_ack(CsNet *net, const Packet *ack) {
+  uint32_t fi = ack->owner;
+  Message *f = msg_of(net, fi);
+  if (f->sender_done) return;
+  uint32_t ci = f->conn;
+  Conn *c = &net->conns[ci];
+  CsTime now = now_of(net);
+  uint32_t newly = 0;
+  bool sample_ok = false, rate_ok = false;
+  uint32_t s = ack->sack;
+  if (sack_one(f, c, s)) {
+    newly++;
+    sample_ok = !(ack->flags & F_RETX);
+    rate_ok = f->rate && f->xmit_of[s & f->ring_mask] == ack->xmit;
+    /* an original arriving below one delivered earlier: reordering */
+    if (!(ack->flags & F_RETX) && s + 1 < f->high_sacked) c->reordering_seen = true;
+  }
+  if (s + 1 > f->high_sacked) f->high_sacked = s + 1;
+  RateStamp rs = rate_ok ? f->rate[s & f->ring_mask] : (RateStamp){0};
+  uint32_t old_una = f->una;
+  newly += advance_una(f, c, ack->seq);
   c->delivered += newly;
   if (newly) c->delivered_time = now;
   if (c->app_limited && c->delivered > c->app_limited) c->app_limited = 0;
@@ -699,6 +725,10 @@ static void on_rto(CsNet *net, uint32_t ci) {
     for (uint32_t seq = f->una; seq < f->nxt; seq++)
       if (st_get(f, seq) == S_FLIGHT) mark_lost(f, c, seq);
     f->rtx.len = 0; /* every retransmission in flight is presumed lost now */
+    if (net->roce) { /* NACKs about what was sent before are stale; what is resent may be NACKed again */
+      f->loss_scan = f->una;
+      f->rewind_xmit = f->xmits;
+    }
   }
   if (c->ops->on_timeout) {
     /* as Linux's tcp_enter_loss: ssthresh is cut on the first timeout of
@@ -715,7 +745,7 @@ static void on_rto(CsNet *net, uint32_t ci) {
   c->no_cut_until = c->sent_hi;
   c->tlp_out = false;
   c->t_tlp = c->t_reo = 0;
-  c->rto = MIN(2 * c->rto, MAX_RTO); /* back off until an ACK brings a new sample */
+  if (!net->roce) c->rto = MIN(2 * c->rto, MAX_RTO); /* back off until an ACK brings a new sample */
   arm_rto(c, now);
   if (G_UNLIKELY(net->conn_trace_fn)) conn_trace(net, ci);
 }
@@ -756,7 +786,8 @@ static void on_tlp(CsNet *net, uint32_t ci) {
 
 /* ---- the receiver's end ---- */
 
-static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ece, bool dup) {
+/* An ACK (or NACK, or CNP) for data packet pk back to its sender. */
+static inline __attribute__((always_inline)) void send_reply(CsNet *net, uint32_t fi, const Packet *pk, uint8_t flags) {
   Message *f = msg_of(net, fi);
   uint32_t p = cs_net_packet_alloc(net, PKT_ACK);
   Packet *a = &net->pool[p];
@@ -767,8 +798,13 @@ static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ec
   a->bytes = net->ack_bytes;
   a->hops = f->hops_rev;
   a->path = f->path_rev + (f->n_paths > 1 ? ((pk->xmit * 2246822519u) >> 16) % f->n_paths * f->hops_rev : 0);
-  a->flags = (ece ? F_ECE : 0) | (pk->flags & F_RETX) | (dup ? F_DSACK : 0);
+  a->flags = flags;
   a->xmit = pk->xmit;
+  cs_net_inject(net, p);
+}
+
+static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ece, bool dup) {
+  uint8_t flags = (ece ? F_ECE : 0) | (pk->flags & F_RETX) | (dup ? F_DSACK : 0);
   if (net->delayed_ack > 1) {
     uint32_t covers = MAX(c->ack_count, 1);
     c->quick = c->quick > covers ? c->quick - covers : 0;
@@ -776,7 +812,7 @@ static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ec
     c->ack_count = 0;
     c->t_ack = 0;
   }
-  cs_net_inject(net, p);
+  send_reply(net, fi, pk, flags);
 }
 
 /* The held-back ACK, now. */
@@ -787,6 +823,37 @@ static void flush_ack(CsNet *net, uint32_t ci) {
   send_ack(net, c, c->ack_msg, &pk, c->ack_ce, false);
 }
 
+/* The message is delivered once its receiver has every packet. */
+static inline __attribute__((always_inline)) void receiver_check_done(CsNet *net, uint32_t fi, CsTime now) {
+  Message *f = msg_of(net, fi);
+  if (f->rcv_nxt == f->n && !f->stats.delivered) {
+    f->stats.delivered = true;
+    f->stats.end = now;
+    g_free(f->rcv_bits);
+    f->rcv_bits = NULL;
+    bool finished = f->sender_done;
+    net->notified++;
+    if (f->fn) f->fn(f->ctx, fi, false);
+    if (finished) message_finished(net);
+  }
+}
+
+/* Packet seq arrives at a receiver that keeps what comes out of order:
+ * returns whether it had it already. */
+static inline __attribute__((always_inline)) bool rcv_mark(Message *f, uint32_t seq) {
+  uint32_t s = seq & f->ring_mask;
+  bool dup = f->rcv_bits[s / 64] >> (s % 64) & 1;
+  f->rcv_bits[s / 64] |= 1ULL << (s % 64);
+  for (;;) {
+    uint32_t r = f->rcv_nxt & f->ring_mask;
+    if (f->rcv_nxt >= f->n || !(f->rcv_bits[r / 64] >> (r % 64) & 1)) break;
+    f->rcv_bits[r / 64] &= ~(1ULL << (r % 64));
+    f->rcv_nxt++;
+  }
+  if (seq + 1 > f->rcv_high) f->rcv_high = seq + 1;
+  return dup;
+}
+
 static void receiver_data(CsNet *net, const Packet *pk) {
   uint32_t fi = pk->owner;
   Message *f = msg_of(net, fi);
@@ -795,18 +862,7 @@ static void receiver_data(CsNet *net, const Packet *pk) {
   CsTime now = now_of(net);
   uint32_t old_nxt = f->rcv_nxt;
   bool dup = pk->seq < f->rcv_nxt; /* a duplicate: D-SACK it (RFC 2883) */
-  if (f->rcv_bits && pk->seq >= f->rcv_nxt) {
-    uint32_t s = pk->seq & f->ring_mask;
-    dup = f->rcv_bits[s / 64] >> (s % 64) & 1;
-    f->rcv_bits[s / 64] |= 1ULL << (s % 64);
-    for (;;) {
-      uint32_t r = f->rcv_nxt & f->ring_mask;
-      if (f->rcv_nxt >= f->n || !(f->rcv_bits[r / 64] >> (r % 64) & 1)) break;
-      f->rcv_bits[r / 64] &= ~(1ULL << (r % 64));
-      f->rcv_nxt++;
-    }
-    if (pk->seq + 1 > f->rcv_high) f->rcv_high = pk->seq + 1;
-  }
+  if (f->rcv_bits && pk->seq >= f->rcv_nxt) dup = rcv_mark(f, pk->seq);
   if (f->stats.failed) return; /* abandoned: the sender listens no more */
   bool ce = (pk->flags & F_CE) != 0;
   if (net->delayed_ack <= 1) {
@@ -829,24 +885,119 @@ static void receiver_data(CsNet *net, const Packet *pk) {
       timer_update(net, ci);
     }
   }
-  f = msg_of(net, fi);
-  if (f->rcv_nxt == f->n && !f->stats.delivered) {
-    f->stats.delivered = true;
-    f->stats.end = now;
-    g_free(f->rcv_bits);
-    f->rcv_bits = NULL;
-    bool finished = f->sender_done;
-    net->notified++;
-    if (f->fn) f->fn(f->ctx, fi, false);
-    if (finished) message_finished(net);
+  receiver_check_done(net, fi, now);
+}
+
+/* ---- roce: queue pairs ---- */
+
+/* A roce receiver: a CNP for a marked packet (at most one per queue pair
+ * per cnp_interval), a NACK on a gap (go-back-n: once per gap, and what
+ * comes out of order is dropped; selective: every packet out of order is
+ * kept and NACKed with its number), ACKs coalesced every delayed_ack
+ * in-order packets and at a message's end, a duplicate ACKed at once. */
+static void roce_receiver_data(CsNet *net, const Packet *pk) {
+  uint32_t fi = pk->owner;
+  Message *f = msg_of(net, fi);
+  Conn *c = &net->conns[f->conn];
+  CsTime now = now_of(net);
+  if ((pk->flags & F_CE) && !f->stats.failed &&
+      (c->last_cnp < 0 || now - c->last_cnp >= net->cc_cfg.dcqcn.cnp_interval)) {
+    c->last_cnp = now;
+    net->cnps++;
+    send_reply(net, fi, pk, F_CNP | F_ECE);
+    f = msg_of(net, fi);
+    c = &net->conns[f->conn];
   }
+  uint32_t old = f->rcv_nxt;
+  bool dup = pk->seq < old, gap = false;
+  if (!dup && f->rcv_bits) {
+    if (!net->gbn) {
+      dup = rcv_mark(f, pk->seq);
+      gap = !dup && pk->seq > old;
+    } else if (pk->seq == old) {
+      f->rcv_nxt++;
+      f->nack_sent = false;
+    } else {
+      gap = true; /* dropped: go-back-n keeps nothing out of order */
+    }
+  }
+  if (f->stats.failed) return; /* abandoned: the sender listens no more */
+  uint8_t retx = pk->flags & F_RETX;
+  if (gap) {
+    if (!net->gbn || !f->nack_sent) {
+      f->nack_sent = true;
+      net->nacks++;
+      c->ack_count = 0;
+      send_reply(net, fi, pk, F_NACK | retx);
+    }
+  } else if (dup) {
+    send_reply(net, fi, pk, F_DSACK | retx);
+  } else if (++c->ack_count >= net->delayed_ack || f->rcv_nxt == f->n || f->rcv_nxt > old + 1) {
+    c->ack_count = 0; /* coalesced; at once at the end, and when a hole is filled */
+    send_reply(net, fi, pk, retx);
+  }
+  receiver_check_done(net, fi, now);
+}
+
+/* A roce sender hears a CNP, an ACK or a NACK. */
+static void roce_sender_ack(CsNet *net, const Packet *ack) {
+  uint32_t fi = ack->owner;
+  Message *f = msg_of(net, fi);
+  uint32_t ci = f->conn;
+  Conn *c = &net->conns[ci];
+  CsTime now = now_of(net);
+  if (ack->flags & F_CNP) { /* the queue pair's rate, whichever message the marked packet belonged to */
+    CsAck info = {.ece = true, .cnp = true, .rtt = -1, .now = now, .in_flight = c->in_flight};
+    if (c->ops->on_ack) c->ops->on_ack(&c->cc, &info);
+    if (G_UNLIKELY(net->conn_trace_fn)) conn_trace(net, ci);
+    if (c->t_send > 0 && c->t_send != CS_HELD && c->cc.pacing_bps == 0) c->t_send = 0;
+    conn_send(net, ci);
+    timer_update(net, ci);
+    return;
+  }
+  if (f->sender_done) return;
+  uint32_t old_una = f->una;
+  if ((ack->flags & F_NACK) && !net->gbn) sack_one(f, c, ack->sack);
+  uint32_t newly = advance_una(f, c, ack->seq);
+  c->delivered += newly;
+  if (!(ack->flags & (F_RETX | F_NACK | F_DSACK))) rtt_sample(net, c, now - ack->stamp);
+  if (ack->flags & F_NACK) {
+    if (net->gbn) {
+      if (ack->xmit > f->rewind_xmit) { /* not about a packet sent before the last go-back */
+        for (uint32_t seq = f->una; seq < f->nxt; seq++)
+          if (st_get(f, seq) == S_FLIGHT) mark_lost(f, c, seq);
+        f->rewind_xmit = f->xmits;
+      }
+    } else { /* what was sent before the packet NACKed and is still missing is lost, once */
+      if (f->loss_scan < f->una) f->loss_scan = f->una;
+      for (; f->loss_scan < ack->sack && f->loss_scan < f->nxt; f->loss_scan++)
+        if (st_get(f, f->loss_scan) == S_FLIGHT) mark_lost(f, c, f->loss_scan);
+    }
+  }
+  if (G_UNLIKELY(net->conn_trace_fn)) conn_trace(net, ci);
+  if (f->una > old_una) {
+    c->consecutive_timeouts = 0;
+    arm_rto(c, now);
+    if (f->una == f->n) finish_sender(net, fi);
+  }
+  c = &net->conns[ci];
+  if (c->outstanding == 0) c->t_rto = 0;
+  else if (c->t_rto == 0) arm_rto(c, now);
+  conn_send(net, ci);
+  timer_update(net, ci);
 }
 
 void cs_transport_receive(CsNet *net, uint32_t p) {
   Packet pk = net->pool[p]; /* a copy: the handlers below allocate packets */
   cs_net_packet_free(net, p);
-  if (pk.kind == PKT_DATA) receiver_data(net, &pk);
-  else sender_ack(net, &pk);
+  if (net->roce) {
+    if (pk.kind == PKT_DATA) roce_receiver_data(net, &pk);
+    else roce_sender_ack(net, &pk);
+  } else if (pk.kind == PKT_DATA) {
+    receiver_data(net, &pk);
+  } else {
+    sender_ack(net, &pk);
+  }
 }
 
 static void on_conn_timer(CsEngine *e, void *ctx, uint64_t arg) {
@@ -891,7 +1042,7 @@ static uint32_t pair_of(CsNet *net, uint32_t src, uint32_t dst) {
   return pi;
 }
 
-static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst, uint32_t pair) {
+static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst, uint32_t pair, uint64_t line) {
   CS_GROW(net->conns, net->n_conns, net->cap_conns, 64);
   uint32_t ci = net->n_conns++;
   Conn *c = &net->conns[ci];
@@ -900,6 +1051,7 @@ static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst, uint32_t pair)
   c->cc.cfg = &net->cc_cfg;
   c->cc.max_cwnd = (double)net->window;
   c->cc.seed = cs_rng_stream_id("connection", net->seed, ci);
+  c->cc.line_bps = line;
   c->ops->init(&c->cc);
   c->pair = pair;
   c->src = src;
@@ -909,17 +1061,17 @@ static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst, uint32_t pair)
   c->rack = net->rack;
   c->reo_wnd_mult = 1;
   c->idle = true;
-  c->cc.last_send = c->last_rcv = c->rack_xmit = -1;
+  c->cc.last_send = c->last_rcv = c->rack_xmit = c->last_cnp = -1;
   c->quick = net->delayed_ack > 1 ? QUICKACKS : 0;
   c->rto = rto_of(net, &net->rtts[pair]);
   return ci;
 }
 
-/* The connection a new message goes on. */
-static uint32_t conn_for(CsNet *net, uint32_t src, uint32_t dst) {
+/* The connection a new message goes on (`line`: the bandwidth of its first link). */
+static uint32_t conn_for(CsNet *net, uint32_t src, uint32_t dst, uint64_t line) {
   uint32_t pair = pair_of(net, src, dst);
-  if (!net->persistent) return open_conn(net, src, dst, pair);
-  if (net->pair_conn[pair] == NONE) net->pair_conn[pair] = open_conn(net, src, dst, pair);
+  if (!net->persistent) return open_conn(net, src, dst, pair, line);
+  if (net->pair_conn[pair] == NONE) net->pair_conn[pair] = open_conn(net, src, dst, pair, line);
   return net->pair_conn[pair];
 }
 
@@ -968,7 +1120,8 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   if (net->rack || net->cc->rate) f->sent_at = g_new0(CsTime, ring);
   if (net->cc->rate) f->rate = g_new0(RateStamp, ring);
   f->rcv_bits = g_new0(uint64_t, ring / 64);
-  uint32_t ci = conn_for(net, src, dst);
+  const CsPort *first = &net->t->ports[g_array_index(net->arena, uint32_t, f->path_fwd)];
+  uint32_t ci = conn_for(net, src, dst, (uint64_t)net->t->links[first->link].spec.bandwidth);
   f->conn = ci;
   Conn *c = &net->conns[ci];
   f->base = c->stream;

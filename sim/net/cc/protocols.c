@@ -16,6 +16,7 @@ const CsProtocolDef cs_protocols[] = {
     {"dctcp", "DCTCP: Reno with a cut proportional to the ECN-marked fraction (ECN-capable)", &cs_cc_dctcp},
     {"cubic", "CUBIC (RFC 9438, Linux's default): a cubic window curve around the last loss, HyStart", &cs_cc_cubic},
     {"bbr", "BBR v1 (Linux's tcp_bbr.c): paced at its estimate of the path's rate, a window of 2 BDP; loss does not cut it", &cs_cc_bbr},
+    {"roce", "RoCEv2 queue pairs: no window, line rate or DCQCN's rate (transport.cc), NACKs, go-back-n or selective repeat", &cs_cc_roce_none},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,423 @@
+/* test_roce.c - RoCE queue pairs, ECN marking and DCQCN (SPEC 7.3): the
+ * rate trace of one sender after a CNP, fair shares on one bottleneck,
+ * lossless and lossy incasts, go-back-n against its closed form, selective
+ * repeat, no hang at 10 % loss, pause propagation with and without DCQCN,
+ * training on roce with every collective, and flow fidelity's go-back-n. */
+#include "config.h"
+
+#include <check.h>
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "commsim/cc.h"
+#include "commsim/fabric.h"
+#include "simutil.h"
+
+#define US (1000000LL) /* picoseconds */
+
+/* ---- DCQCN's reaction point, driven by hand ---- */
+
+static CsCcConfig dcqcn_cfg(void) {
+  return (CsCcConfig){.dcqcn = {.g = 1.0 / 256, .alpha_period = 1 * US, .decrease_period = 4 * US, .min_rate = 1000000,
+                                .time_reset = 300 * US, .byte_reset = 32767, .threshold = 1, .ai_rate = 5000000,
+                                .hai_rate = 50000000, .initial_alpha = 1.0, .cnp_interval = 50 * US}};
+}
+
+static void cnp(CsCc *cc, CsTime now) {
+  CsAck a = {.ece = true, .cnp = true, .rtt = -1, .now = now};
+  cs_cc_dcqcn.on_ack(cc, &a);
+}
+
+/* The rate after a CNP: a cut by alpha / 2, then each increase event halves
+ * the distance to the target; alpha decays by (1 - g) per microsecond
+ * without a CNP and gains g with one.  Every number below is computed from
+ * those rules by hand (a 40 Gbps NIC). */
+START_TEST(test_dcqcn_trace) {
+  CsCcConfig cfg = dcqcn_cfg();
+  CsCc cc = {.cfg = &cfg, .line_bps = 40000000000ULL, .max_cwnd = 4096};
+  cs_cc_dcqcn.init(&cc);
+  ck_assert_uint_eq(cc.pacing_bps, 0); /* line rate: not paced */
+  /* before any CNP alpha holds its initial value, whatever the time */
+  cnp(&cc, 1000 * US);
+  CsDcqcnState s = cs_dcqcn_state(&cc);
+  ck_assert_double_eq_tol(s.rt, 40e9, 1);
+  ck_assert_double_eq_tol(s.rc, 20e9, 1); /* 40 x (1 - 1/2) */
+  ck_assert_double_eq_tol(s.alpha, 1.0, 1e-12); /* (1 - g) 1 + g */
+  ck_assert_uint_eq(cc.pacing_bps, 20000000000ULL);
+  /* a CNP 2 us later: within the decrease period, no cut; alpha decays
+   * over 2 periods and gains g */
+  cnp(&cc, 1002 * US);
+  s = cs_dcqcn_state(&cc);
+  ck_assert_double_eq_tol(s.rc, 20e9, 1);
+  double g = 1.0 / 256, alpha = pow(1 - g, 2) * (1 - g) + g;
+  ck_assert_double_eq_tol(s.alpha, alpha, 1e-12);
+  /* 10 us after that one: a cut with the decayed alpha */
+  cnp(&cc, 1012 * US);
+  s = cs_dcqcn_state(&cc);
+  double a10 = alpha * pow(1 - g, 10);
+  double rc = 20e9 * (1 - a10 / 2), rt = 20e9;
+  ck_assert_double_eq_tol(s.rt, rt, 1);
+  ck_assert_double_eq_tol(s.rc, rc, 1);
+  ck_assert_double_eq_tol(s.alpha, (1 - g) * a10 + g, 1e-12);
+  /* the increase timer: every 300 us an event.  F = 1: the first event is
+   * already additive (rt + 5 Mbps); with no byte event, so is every one */
+  CsTime cut = 1012 * US;
+  for (int k = 1; k <= 3; k++) {
+    cs_cc_dcqcn.on_send(&cc, 1, cut + k * 300 * US); /* 1 byte: no byte event */
+    rt += 5e6;
+    rc = (rt + rc) / 2;
+    s = cs_dcqcn_state(&cc);
+    ck_assert_double_eq_tol(s.rt, rt, 1);
+    ck_assert_double_eq_tol(s.rc, rc, 1);
+  }
+  /* byte events: 32767 bytes each; the fourth sends T = 3, BC = 2 past F
+   * on both counts: hyper increase, rt + (min(T, BC) - F) x 50 Mbps */
+  CsTime t = cut + 3 * 300 * US + 1 * US;
+  cs_cc_dcqcn.on_send(&cc, 32767 - 3, t); /* completes the first 32767 (3 bytes were counted) */
+  rt += 5e6; /* T = 3, BC = 1: additive */
+  rc = (rt + rc) / 2;
+  cs_cc_dcqcn.on_send(&cc, 32767, t);
+  rt += (2 - 1) * 50e6; /* T = 3, BC = 2: hyper */
+  rc = (rt + rc) / 2;
+  s = cs_dcqcn_state(&cc);
+  ck_assert_double_eq_tol(s.rt, rt, 1);
+  ck_assert_double_eq_tol(s.rc, rc, 1);
+  ck_assert_uint_eq(cc.pacing_bps, (uint64_t)rc);
+  /* a long idle time: the timer alone brings it back to the line rate,
+   * where it stops pacing */
+  cs_cc_dcqcn.on_send(&cc, 1, t + 10LL * 1000 * 1000 * US);
+  s = cs_dcqcn_state(&cc);
+  ck_assert_double_eq_tol(s.rc, 40e9, 1);
+  ck_assert_uint_eq(cc.pacing_bps, 0);
+  /* the floor: many cuts in a row stop at min_rate */
+  for (int k = 0; k < 200; k++) cnp(&cc, t + 10LL * 1000 * 1000 * US + (k + 1) * 5 * US);
+  ck_assert_double_eq_tol(cs_dcqcn_state(&cc).rc, 1e6, 1);
+}
+END_TEST
+
+/* ---- fair shares on one bottleneck ---- */
+
+/* Data bytes delivered per flow over [lo, hi). */
+typedef struct {
+  double lo, hi;
+  double bytes[16];
+  uint32_t qlink;
+  double qsum;
+  uint64_t qn, qabove_kmin;
+} Meter;
+
+static void meter_fn(void *ctx, const CsPacketTrace *ev) {
+  Meter *m = ctx;
+  double t = (double)ev->time * 1e-12;
+  if (t < m->lo || t >= m->hi) return;
+  if (ev->event == CS_PKT_DELIVER && !ev->background && ev->owner < 16 && ev->bytes > 100) m->bytes[ev->owner] += ev->bytes;
+  if (ev->event == CS_PKT_ENQUEUE && ev->link == m->qlink && ev->bytes > 100) {
+    m->qsum += (double)ev->queue_bytes;
+    m->qn++;
+    m->qabove_kmin += ev->queue_bytes > 5000;
+  }
+}
+
+static double jain(const double *x, int n) {
+  double s = 0, s2 = 0;
+  for (int i = 0; i < n; i++) s += x[i], s2 += x[i] * x[i];
+  return s * s / (n * s2);
+}
+
+/* N flows into one 40 Gbps port, with the DCQCN paper's settings (Zhu et
+ * al. 2015: Kmin 5 KB, Kmax 200 KB, Pmax 1 %, g 1/256, alpha and
+ * increase timers 55 us, byte counter 10 MB, F 5, R_AI 40 Mbps), on a
+ * lossless fabric.  Over the second half of the overlap (all flows
+ * running, the start-up transient over), their shares are fair and the
+ * queue lies between Kmin and Kmax. */
+static void fair_run(int n) {
+  GString *y = g_string_new("defaults: {bandwidth: 40Gbps, latency: 1us, buffer: 2MB, pfc: {xoff: 1MB},\n"
+                            "           ecn: {kmin: 5KB, kmax: 200KB, pmax: 0.01}}\n");
+  g_string_append_printf(y, "topology: {type: star, workers: %d}\n", n + 1);
+  g_string_append(y, "transport: {protocol: roce, dcqcn: {alpha_period: 55us, time_reset: 55us, byte_reset: 10MB,\n"
+                     "            threshold: 5, ai_rate: 40Mbps, hai_rate: 200Mbps}}\nflows:\n");
+  for (int i = 1; i <= n; i++) g_string_append_printf(y, "  - {src: w%d, dst: w0, size: %dMB}\n", i, 240 / n);
+  /* the flows end at n x size / 40 Gbps or later; the first quarter of
+   * that is the start-up (every sender starts at the line rate, is cut
+   * hard and climbs back by R_AI): measure from a half to 4/5 of it */
+  double span = 240e6 * 8 / 40e9;
+  Meter m = {.lo = span / 2, .hi = span * 0.8};
+  Run r = sim_load(y->str, "fair", NULL);
+  const CsTopology *t = cs_sim_topology(r.sim);
+  for (uint32_t l = 0; l < t->n_links; l++) /* sw0 -> w0: the bottleneck */
+    if (!strcmp(t->nodes[t->links[l].a].name, "w0") || !strcmp(t->nodes[t->links[l].b].name, "w0")) m.qlink = l;
+  cs_fabric_set_packet_trace(cs_sim_fabric(r.sim), meter_fn, &m);
+  sim_go(&r);
+  const CsFabric *f = cs_sim_fabric(r.sim);
+  double first = INFINITY;
+  for (uint32_t i = 0; i < cs_fabric_messages(f); i++) {
+    ck_assert(cs_fabric_message(f, i)->delivered);
+    first = fmin(first, (double)cs_fabric_message(f, i)->end * 1e-12);
+  }
+  ck_assert_msg(first > m.hi, "%d flows: the first ended at %.4f s, inside the window", n, first);
+  double j = jain(m.bytes, n), q = m.qsum / (double)m.qn, total = 0;
+  for (int i = 0; i < n; i++) total += m.bytes[i];
+  double util = total * 8 / (m.hi - m.lo) / 40e9;
+  ck_assert_msg(j >= 0.95, "%d flows: Jain %.3f", n, j);
+  ck_assert_msg(q > 5000 && q < 200000, "%d flows: mean queue %.0f B, outside [Kmin, Kmax]", n, q);
+  ck_assert_msg(util > 0.9, "%d flows: the bottleneck %.0f %% busy", n, 100 * util);
+  ck_assert_uint_eq(cs_sim_summary(r.sim)->packets_dropped, 0);
+  sim_done(&r);
+  g_string_free(y, TRUE);
+}
+
+START_TEST(test_dcqcn_fair) {
+  fair_run(2);
+  fair_run(8);
+}
+END_TEST
+
+/* ---- incast: lossless, and lossy with go-back-n ---- */
+
+static const char *incast = "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 300KB, pfc: {xoff: 200KB, xon: 160KB}}\n"
+                            "topology: {type: star, workers: 9}\n"
+                            "transport: {protocol: roce, cc: none, max_timeouts: 1000}\n"
+                            "flows:\n"
+                            "  - {src: w1, dst: w0, size: 10MB}\n  - {src: w2, dst: w0, size: 10MB}\n"
+                            "  - {src: w3, dst: w0, size: 10MB}\n  - {src: w4, dst: w0, size: 10MB}\n"
+                            "  - {src: w5, dst: w0, size: 10MB}\n  - {src: w6, dst: w0, size: 10MB}\n"
+                            "  - {src: w7, dst: w0, size: 10MB}\n  - {src: w8, dst: w0, size: 10MB}\n";
+
+static double last_end(Run *r) {
+  double end = 0;
+  const CsFabric *f = cs_sim_fabric(r->sim);
+  for (uint32_t m = 0; m < cs_fabric_messages(f); m++) {
+    const CsMessageStats *x = cs_fabric_message(f, m);
+    ck_assert(x->delivered);
+    end = fmax(end, (double)x->end * 1e-12);
+  }
+  return end;
+}
+
+START_TEST(test_incast) {
+  /* line-rate queue pairs on PFC: no drop, no retransmission, the port
+   * busy throughout: N x size on the wire / B */
+  Run r = sim_load(incast, "incast", NULL);
+  cs_sim_set_checks(r.sim, true);
+  sim_go(&r);
+  const CsSummary *m = cs_sim_summary(r.sim);
+  ck_assert_uint_eq(m->packets_dropped, 0);
+  ck_assert_uint_eq(m->retransmissions, 0);
+  ck_assert_uint_gt(m->pause_frames, 0);
+  double want = 8 * 10e6 * 1500.0 / 1442.0 * 8 / 10e9; /* 0.06657 s */
+  double got = last_end(&r);
+  ck_assert_msg(fabs(got / want - 1) <= 0.02, "incast: %.6f s, N x size / B = %.6f s", got, want);
+  sim_done(&r);
+  /* without PFC the port drops; go-back-n and selective repeat recover
+   * every message (the NACKs, then timeouts when they are lost too) */
+  for (int sel = 0; sel < 2; sel++) {
+    r = sim_load(incast, "incast", (const char *const[]){"defaults.pfc.xoff=0", sel ? "transport.retransmit=selective"
+                                                                                     : "transport.retransmit=go-back-n", NULL});
+    cs_sim_set_checks(r.sim, true);
+    sim_go(&r);
+    m = cs_sim_summary(r.sim);
+    ck_assert_uint_gt(m->packets_dropped, 0);
+    ck_assert_uint_gt(m->retransmissions, 0);
+    got = last_end(&r);
+    ck_assert_msg(got < 1.5 * want, "lossy incast (%s): %.6f s", sel ? "selective" : "go-back-n", got);
+    sim_done(&r);
+  }
+}
+END_TEST
+
+/* ---- lossy links: go-back-n's closed form, selective repeat ---- */
+
+/* One 50 MB flow h0 -> s -> h1 at 10 Gbps, 20 us per link, loss p on the
+ * first link.  Go-back-n loses, with each lost packet, what the sender put
+ * on the wire before the NACK came back: from the start of the lost
+ * packet's transmission, 3 packet times (it, the next one that reveals the
+ * gap, and that one's store-and-forward), 2 ACK times and 4 latencies,
+ * plus the 2 packets of the host queue (host_queue 3000 B):
+ * W = (3 x 1.2 + 2 x 0.0512 + 80) / 1.2 + 2 = 71.75 packets, and the
+ * goodput is C x 1442 / 1500 x (1 - p) / (1 - p + p W). */
+static const char *lossy = "defaults: {bandwidth: 10Gbps, latency: 20us, buffer: 10MB}\n"
+                           "nodes: [{name: s, role: switch}, {name: h0, role: host}, {name: h1, role: host}]\n"
+                           "links: [{a: h0, b: s, loss: %g}, {a: s, b: h1}]\n"
+                           "transport: {protocol: roce, cc: none, host_queue: 3000B, max_timeouts: 1000,\n"
+                           "            retransmit: %s}\n"
+                           "fidelity: %s\n"
+                           "flows: [{src: h0, dst: h1, size: 50MB}]\n";
+
+static double goodput(double p, const char *mode, const char *fidelity, uint32_t *timeouts) {
+  g_autofree char *y = g_strdup_printf(lossy, p, mode, fidelity);
+  Run r = sim_load(y, "lossy", NULL);
+  sim_go(&r);
+  const CsMessageStats *x = cs_fabric_message(cs_sim_fabric(r.sim), 0);
+  ck_assert_msg(x->delivered, "p %g %s: not delivered", p, mode);
+  double gbps = 50e6 * 8 / ((double)(x->end - x->start) * 1e-12) / 1e9;
+  if (timeouts) *timeouts = x->timeouts;
+  sim_done(&r);
+  return gbps;
+}
+
+START_TEST(test_go_back_n) {
+  const double w = (3 * 1.2 + 2 * 0.0512 + 80) / 1.2 + 2, line = 10 * 1442.0 / 1500;
+  const double ps[] = {0.001, 0.003, 0.01};
+  for (size_t i = 0; i < G_N_ELEMENTS(ps); i++) {
+    double p = ps[i], want = line * (1 - p) / (1 - p + p * w);
+    double got = goodput(p, "go-back-n", "packet", NULL);
+    ck_assert_msg(fabs(got / want - 1) <= 0.03, "go-back-n p %g: %.3f Gbps, closed form %.3f", p, got, want);
+    /* flow fidelity charges the same W per loss */
+    double flow = goodput(p, "go-back-n", "flow", NULL);
+    ck_assert_msg(fabs(flow / got - 1) <= 0.03, "go-back-n p %g: flow %.3f Gbps, packet %.3f", p, flow, got);
+    /* selective repeat resends only what was lost: strictly better, and
+     * near the line rate x (1 - p) */
+    double sel = goodput(p, "selective", "packet", NULL);
+    ck_assert_msg(sel > got, "p %g: selective %.3f Gbps, go-back-n %.3f", p, sel, got);
+    ck_assert_msg(sel >= 0.95 * line * (1 - p), "p %g: selective %.3f Gbps", p, sel);
+  }
+}
+END_TEST
+
+/* Up to 10 % loss nothing hangs: every message arrives, go-back-n at a
+ * few percent of the line rate (each loss costs a round trip's packets;
+ * lost NACKs and retransmissions wait for the 1 ms RTO), selective repeat
+ * near line x (1 - p). */
+START_TEST(test_heavy_loss) {
+  uint32_t to = 0;
+  double gbn = goodput(0.1, "go-back-n", "packet", &to);
+  ck_assert_double_gt(gbn, 0.1);
+  ck_assert_uint_gt(to, 0);
+  double sel = goodput(0.1, "selective", "packet", NULL);
+  ck_assert_double_gt(sel, 5 * gbn);
+}
+END_TEST
+
+/* ---- pause propagation, with and without DCQCN ---- */
+
+/* test_pfc.c's victim: 4 senders behind s0 fill receiver r behind s1; the
+ * victim h0 -> v shares only the 100 Gbps s0 -> s1 link with them.  Line-
+ * rate queue pairs on PFC keep s1's port at XOFF: s0 -> s1 is paused and
+ * the victim waits behind r's packets to the end (4x its time alone).
+ * With DCQCN (the paper's settings) the senders slow down instead; the
+ * port pauses only in the first round trips, and the victim ends in less
+ * than half that time. */
+static const char *hol = "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 400KB, pfc: {xoff: 200KB, xon: 160KB},\n"
+                         "           ecn: {kmin: 5KB, kmax: 100KB, pmax: 0.01}}\n"
+                         "nodes: [{name: s0, role: switch}, {name: s1, role: switch}, {name: h0, role: host},\n"
+                         "        {name: h1, role: host}, {name: h2, role: host}, {name: h3, role: host},\n"
+                         "        {name: h4, role: host}, {name: r, role: host}, {name: v, role: host}]\n"
+                         "links: [{a: s0, b: s1, bandwidth: 100Gbps}, {a: h0, b: s0}, {a: h1, b: s0}, {a: h2, b: s0},\n"
+                         "        {a: h3, b: s0}, {a: h4, b: s0}, {a: r, b: s1}, {a: v, b: s1}]\n"
+                         "transport: {protocol: roce, dcqcn: {alpha_period: 55us, time_reset: 55us, byte_reset: 10MB,\n"
+                         "            threshold: 5, ai_rate: 40Mbps, hai_rate: 200Mbps}}\n"
+                         "flows:\n"
+                         "  - {src: h0, dst: v, size: 20MB}\n  - {src: h1, dst: r, size: 20MB}\n"
+                         "  - {src: h2, dst: r, size: 20MB}\n  - {src: h3, dst: r, size: 20MB}\n"
+                         "  - {src: h4, dst: r, size: 20MB}\n";
+
+static double victim(const char *cc, double *paused) {
+  g_autofree char *set = g_strdup_printf("transport.cc=%s", cc);
+  Run r = sim_load(hol, "hol", (const char *const[]){set, NULL});
+  sim_go(&r);
+  const CsMessageStats *x = cs_fabric_message(cs_sim_fabric(r.sim), 0);
+  ck_assert(x->delivered);
+  ck_assert_uint_eq(cs_sim_summary(r.sim)->packets_dropped, 0);
+  *paused = cs_sim_summary(r.sim)->paused_s_max;
+  double fct = (double)(x->end - x->start) * 1e-12;
+  sim_done(&r);
+  return fct;
+}
+
+START_TEST(test_victim) {
+  double alone = 20e6 * 1500.0 / 1442.0 * 8 / 10e9, p_none, p_dcqcn;
+  double blocked = victim("none", &p_none), dcqcn = victim("dcqcn", &p_dcqcn);
+  ck_assert_msg(blocked > 3 * alone, "victim, line rate on PFC: %.4f s, alone %.4f s", blocked, alone);
+  ck_assert_msg(dcqcn < 0.5 * blocked, "victim with DCQCN: %.4f s, without %.4f s", dcqcn, blocked);
+  ck_assert_msg(p_dcqcn < 0.1 * p_none, "paused: %.4f s with DCQCN, %.4f s without", p_dcqcn, p_none);
+}
+END_TEST
+
+/* ---- training on roce ---- */
+
+/* Every collective completes on roce over PFC, with or without random
+ * loss, and is no slower than reno on the same star without PFC (a queue
+ * pair has no slow start).  (Without PFC and without DCQCN's marks, an
+ * incast - ps's pushes - makes line-rate go-back-n time out until its
+ * messages are abandoned, as RoCE NICs' retry counters do.) */
+START_TEST(test_collectives) {
+  const char *colls[] = {"ring", "tree", "halving-doubling", "ps", "hierarchical"};
+  for (size_t i = 0; i < G_N_ELEMENTS(colls); i++) {
+    g_autofree char *y = g_strdup_printf(
+        "defaults: {bandwidth: 100Gbps, latency: 1us, buffer: 1MB}\n"
+        "topology: {type: star, workers: 8%s%s}\n"
+        "workload: {params: 4M, iterations: 3, compute: 1ms, collective: %s}\n",
+        !strcmp(colls[i], "hierarchical") ? ", gpus_per_host: 2, intra: {bandwidth: 400Gbps, latency: 1us}" : "",
+        !strcmp(colls[i], "ps") ? ", servers: 1" : "", colls[i]);
+    double t[3];
+    /* 100 Gbps: a 1 MB queue is 80 us, far below the 1 ms RTO (at 10 Gbps
+     * the queues PFC lets build up on two hops can outlast it: see
+     * network.md) */
+    const char *sets[3][4] = {{"transport.protocol=reno", NULL, NULL, NULL},
+                              {"transport.protocol=roce", "defaults.pfc.xoff=500KB", NULL, NULL},
+                              {"transport.protocol=roce", "defaults.pfc.xoff=500KB", "defaults.loss=0.001", NULL}};
+    for (int k = 0; k < 3; k++) {
+      Run r = sim_load(y, colls[i], sets[k]);
+      sim_go(&r);
+      ck_assert_uint_eq(cs_fabric_failed(cs_sim_fabric(r.sim)), 0);
+      t[k] = (double)sim_iter1_end(&r) * 1e-12;
+      sim_done(&r);
+    }
+    ck_assert_msg(t[1] <= 1.01 * t[0], "%s: roce %.6f s, reno %.6f s", colls[i], t[1], t[0]);
+    ck_assert_msg(t[2] >= t[1], "%s: lossy roce %.6f s, lossless %.6f s", colls[i], t[2], t[1]);
+  }
+}
+END_TEST
+
+/* ---- what the scenario refuses ---- */
+
+START_TEST(test_refused) {
+  static const struct {
+    const char *yaml, *msg;
+  } bad[] = {
+      {"defaults: {ecn: {kmin: 100KB, kmax: 50KB}}\ntopology: {type: star, workers: 2}\n", "must be larger than kmin"},
+      {"defaults: {queue: red, ecn: {kmin: 5KB, kmax: 50KB}}\ntopology: {type: star, workers: 2}\n"
+       "workload: {params: 1M}\n",
+       "queue red"},
+      {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, window: 4pkt, delayed_ack: 8}\n",
+       "must not exceed window"},
+      {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, cc: hpcc}\n", "dcqcn"},
+      {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, retransmit: irn}\n", "selective"},
+      {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, dcqcn: {g: 0}}\n", "transport.dcqcn.g"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    GError *e = NULL;
+    CsScenario *s = cs_scenario_load_string(bad[i].yaml, "bad", NULL, &e);
+    CsSim *sim = s ? cs_sim_new(s, &e) : NULL;
+    ck_assert_msg(sim == NULL, "case %zu accepted", i);
+    ck_assert_msg(e && strstr(e->message, bad[i].msg), "case %zu: %s", i, e ? e->message : "(no error)");
+    g_clear_error(&e);
+    cs_scenario_free(s);
+  }
+}
+END_TEST
+
+static Suite *roce_suite(void) {
+  Suite *s = suite_create("roce");
+  TCase *tc = tcase_create("roce");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_dcqcn_trace);
+  tcase_add_test(tc, test_dcqcn_fair);
+  tcase_add_test(tc, test_incast);
+  tcase_add_test(tc, test_go_back_n);
+  tcase_add_test(tc, test_heavy_loss);
+  tcase_add_test(tc, test_victim);
+  tcase_add_test(tc, test_collectives);
+  tcase_add_test(tc, test_refused);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(roce_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

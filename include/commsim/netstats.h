@@ -46,6 +46,7 @@ typedef struct {
   uint64_t retransmissions, timeouts;
   uint64_t hops;           /* link transmissions started (packet-hops) */
   uint64_t marks;          /* ECN CE marks */
+  uint64_t cnps, nacks;    /* roce: congestion notifications and NACKs receivers sent */
   double bg_delay_sum_s;   /* background: sum of one-way delays of delivered packets */
   size_t pool_packets;     /* the packet pool's size: the most in flight at once */
 } CsNetTotals;

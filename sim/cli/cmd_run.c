@@ -214,7 +214,7 @@ static void print_links(CsSim *sim, const CsScenario *s) {
   g_array_free(rows, TRUE);
 }
 
-static void print_totals(CsSim *sim) {
+static void print_totals(CsSim *sim, const CsScenario *s) {
   CsFabric *net = cs_sim_fabric(sim);
   CsNetTotals tot = cs_fabric_totals(net);
   uint64_t events = cs_sim_events(sim);
@@ -235,8 +235,18 @@ static void print_totals(CsSim *sim) {
            " %12" G_GUINT64_FORMAT "\n",
            names[i], c[i]->sent, c[i]->delivered, c[i]->dropped, c[i]->lost, c[i]->in_flight);
   }
-  printf("retransmissions %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT ", ECN marks %" G_GUINT64_FORMAT "\n",
+  printf("retransmissions %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT ", ECN marks %" G_GUINT64_FORMAT,
          tot.retransmissions, tot.timeouts, tot.marks);
+  if (s->transport.protocol == CS_PROTO_ROCE) /* ACK packets include them */
+    printf(", CNPs %" G_GUINT64_FORMAT ", NACKs %" G_GUINT64_FORMAT, tot.cnps, tot.nacks);
+  printf("\n");
+  if (s->transport.protocol == CS_PROTO_ROCE && tot.timeouts > 0 && tot.data.dropped + tot.data.lost + tot.ack.dropped +
+                                                                        tot.ack.lost == 0) {
+    char b[CS_FORMAT_LEN];
+    printf("note: %" G_GUINT64_FORMAT " timeouts and no packet dropped or lost: round trips outlast transport.rto (%s) in "
+           "the queues; every one resent what was in flight (see docs/network.md, RoCE)\n",
+           tot.timeouts, cs_format_time(s->transport.rto, b));
+  }
   if (tot.bg.delivered)
     printf("background one-way delay: mean %.3f us over %" G_GUINT64_FORMAT " packets\n",
            tot.bg_delay_sum_s / (double)tot.bg.delivered * 1e6, tot.bg.delivered);
@@ -365,7 +375,7 @@ int cs_cmd_run(int argc, char **argv) {
     if (s->workload.present) print_training(sim, s);
     if (s->flows->len) print_messages(sim);
     print_links(sim, s);
-    print_totals(sim);
+    print_totals(sim, s);
   }
   uint32_t failed = cs_sim_failed(sim), unfinished = cs_sim_unfinished(sim);
   uint32_t stuck = cs_sim_unfinished_workers(sim);

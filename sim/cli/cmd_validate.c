@@ -36,8 +36,8 @@ static void print_link_spec(const char *label, const CsLinkSpec *l) {
     printf(" (min %s, max %s, max_p %g, weight %g)", cs_format_size(l->red.min, b1),
            cs_format_size(l->red.max, b2), l->red.max_p, l->red.weight);
   if (l->ecn_kmax > 0)
-    printf(", ecn marks %s to %s (pmax %g), all above", cs_format_size(l->ecn_kmin, b1), cs_format_size(l->ecn_kmax, b2),
-           l->ecn_pmax);
+    printf(", ecn marks above %s (probability up to %g at %s, every packet beyond)", cs_format_size(l->ecn_kmin, b1),
+           l->ecn_pmax, cs_format_size(l->ecn_kmax, b2));
   if (l->pfc_xoff > 0)
     printf(", pfc xoff %s xon %s", cs_format_size(l->pfc_xoff, b1), cs_format_size(l->pfc_xon, b2));
   switch (l->loss.model) {
@@ -146,24 +146,34 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
     char ci[CS_FORMAT_LEN];
     printf("%-12s roce queue pairs, mtu %s, header %s, ack %s, at most %s unacknowledged\n", "transport",
            cs_format_size(tr->mtu, b1), cs_format_size(tr->header, b2), cs_format_size(tr->ack, b3), win);
-    printf("%-12s rate %s, %s, rto %s (fixed, %" G_GINT64_FORMAT " in a row abandon), an ACK per %" G_GINT64_FORMAT
-           " packet%s, at most a CNP per %s\n",
-           "", tr->roce_cc == CS_ROCE_CC_DCQCN ? "dcqcn" : "line (cc none)", cs_retransmit_names()[tr->retransmit],
-           cs_format_time(tr->rto, rto), (gint64)tr->max_timeouts, (gint64)tr->delayed_ack,
-           tr->delayed_ack == 1 ? "" : "s", cs_format_time(tr->dcqcn.cnp_interval, ci));
+    g_autofree char *acks = tr->delayed_ack > 1 ? g_strdup_printf("an ACK per %" G_GINT64_FORMAT " packets", (gint64)tr->delayed_ack)
+                                                : g_strdup("an ACK per packet");
+    printf("%-12s rate %s, %s, rto %s (fixed, %" G_GINT64_FORMAT " in a row abandon), %s, at most a CNP per %s\n", "",
+           tr->roce_cc == CS_ROCE_CC_DCQCN ? "dcqcn" : "line (cc none)", cs_retransmit_names()[tr->retransmit],
+           cs_format_time(tr->rto, rto), (gint64)tr->max_timeouts, acks, cs_format_time(tr->dcqcn.cnp_interval, ci));
+    if (tr->roce_cc == CS_ROCE_CC_DCQCN) {
+      const CsDcqcnSpec *d = &tr->dcqcn;
+      char t1[CS_FORMAT_LEN], t2[CS_FORMAT_LEN], t3[CS_FORMAT_LEN], r1[CS_FORMAT_LEN], r2[CS_FORMAT_LEN],
+          r3[CS_FORMAT_LEN], sz[CS_FORMAT_LEN];
+      printf("%-12s dcqcn g %g, alpha every %s (initial %g), a cut at most every %s down to %s, increase every %s or %s, "
+             "F %" G_GINT64_FORMAT ", AI %s, HAI %s\n",
+             "", d->g, cs_format_time(d->alpha_period, t1), d->initial_alpha, cs_format_time(d->decrease_period, t2),
+             cs_format_bandwidth(d->min_rate, r1), cs_format_time(d->time_reset, t3), cs_format_size(d->byte_reset, sz),
+             (gint64)d->threshold, cs_format_bandwidth(d->ai_rate, r2), cs_format_bandwidth(d->hai_rate, r3));
+    }
   } else {
-  printf("%-12s %s, mtu %s, header %s, ack %s, window %s, init_cwnd %" G_GINT64_FORMAT "pkt, min_rto %s\n",
-         "transport", cs_protocol_name(tr->protocol), cs_format_size(tr->mtu, b1),
-         cs_format_size(tr->header, b2), cs_format_size(tr->ack, b3), win, (gint64)tr->init_cwnd,
-         cs_format_time(tr->min_rto, rto));
-  char ad[CS_FORMAT_LEN];
-  g_autofree char *acks = tr->delayed_ack > 1 ? g_strdup_printf("an ACK per %" G_GINT64_FORMAT " packets within %s",
-                                                                (gint64)tr->delayed_ack, cs_format_time(tr->ack_delay, ad))
-                                              : g_strdup("an ACK per packet");
-  CsRecovery rec = cs_recovery_resolve(tr->recovery, tr->protocol);
-  printf("%-12s %s connections%s, %s recovery, %s\n", "", cs_connections_names()[tr->connections],
-         tr->connections == CS_CONN_PERSISTENT ? (tr->idle_restart ? " (idle restart)" : " (no idle restart)") : "",
-         cs_recovery_names()[rec], acks);
+    printf("%-12s %s, mtu %s, header %s, ack %s, window %s, init_cwnd %" G_GINT64_FORMAT "pkt, min_rto %s\n",
+           "transport", cs_protocol_name(tr->protocol), cs_format_size(tr->mtu, b1),
+           cs_format_size(tr->header, b2), cs_format_size(tr->ack, b3), win, (gint64)tr->init_cwnd,
+           cs_format_time(tr->min_rto, rto));
+    char ad[CS_FORMAT_LEN];
+    g_autofree char *acks = tr->delayed_ack > 1 ? g_strdup_printf("an ACK per %" G_GINT64_FORMAT " packets within %s",
+                                                                  (gint64)tr->delayed_ack, cs_format_time(tr->ack_delay, ad))
+                                                : g_strdup("an ACK per packet");
+    CsRecovery rec = cs_recovery_resolve(tr->recovery, tr->protocol);
+    printf("%-12s %s connections%s, %s recovery, %s\n", "", cs_connections_names()[tr->connections],
+           tr->connections == CS_CONN_PERSISTENT ? (tr->idle_restart ? " (idle restart)" : " (no idle restart)") : "",
+           cs_recovery_names()[rec], acks);
   }
 
   const CsWorkloadSpec *w = &s->workload;

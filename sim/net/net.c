@@ -88,6 +88,8 @@ CsNetTotals cs_net_totals(const CsNet *net) {
   tot.timeouts = net->timeouts;
   tot.hops = net->hops;
   tot.marks = net->marks;
+  tot.cnps = net->cnps;
+  tot.nacks = net->nacks;
   tot.bg_delay_sum_s = net->bg_delay_sum_s;
   tot.pool_packets = net->pool_len;
   return tot;

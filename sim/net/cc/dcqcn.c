@@ -116,13 +116,14 @@ static void run_timer(Dcqcn *d, const CsDcqcnSpec *p, CsTime now) {
   }
 }
 
-static void catch_up(Dcqcn *d, const CsDcqcnSpec *p, CsTime now) {
+/* alpha's decay over the periods without a CNP since the last one (only
+ * a cut reads alpha, so only a CNP brings it up to date). */
+static void decay_alpha(Dcqcn *d, const CsDcqcnSpec *p, CsTime now) {
   if (d->last_cut >= 0 && now - d->alpha_t >= p->alpha_period) { /* initial_alpha holds until the first CNP */
     CsTime k = (now - d->alpha_t) / p->alpha_period;
     d->alpha *= pow(1.0 - p->g, (double)k);
     d->alpha_t += k * p->alpha_period;
   }
-  run_timer(d, p, now);
 }
 
 static void dcqcn_on_ack(CsCc *cc, const CsAck *ack) {
@@ -130,7 +131,8 @@ static void dcqcn_on_ack(CsCc *cc, const CsAck *ack) {
   Dcqcn *d = (Dcqcn *)cc->priv;
   const CsDcqcnSpec *p = &cc->cfg->dcqcn;
   CsTime now = ack->now;
-  catch_up(d, p, now);
+  decay_alpha(d, p, now);
+  run_timer(d, p, now);
   if (d->last_cut < 0 || now - d->last_cut >= p->decrease_period) {
     d->rt = d->rc;
     d->rc = fmax(d->rc * (1.0 - d->alpha / 2.0), (double)p->min_rate);
@@ -150,7 +152,7 @@ static void dcqcn_on_send(CsCc *cc, uint32_t bytes, CsTime now) {
   Dcqcn *d = (Dcqcn *)cc->priv;
   if (!d->increasing) return;
   const CsDcqcnSpec *p = &cc->cfg->dcqcn;
-  catch_up(d, p, now);
+  if (d->next_timer <= now) run_timer(d, p, now);
   d->bytes += bytes;
   while (d->increasing && d->bytes >= (uint64_t)p->byte_reset) {
     d->bytes -= (uint64_t)p->byte_reset;

@@ -81,6 +81,7 @@ typedef struct {
   CsTime last_send;    /* when the connection last sent a data packet; -1: never (the transport's) */
   uint64_t seed;       /* for an algorithm's random choices (deterministic per connection) */
   uint64_t line_bps;   /* the bandwidth of the sender's own link (its NIC), set before init */
+  CsTime wake_at;      /* set by a rate-based algorithm: its rate may rise then (a timer of its own); 0: no */
   bool mark_app_limited; /* set by the algorithm: the delivery-rate samples of what is in flight now are
                           * app-limited (BBR's probe-rtt); the transport takes it and clears it */
   const CsCcConfig *cfg;
@@ -132,7 +133,8 @@ typedef struct {
   void (*cong_avoid)(CsCc *cc, const CsAck *ack);
   void (*on_event)(CsCc *cc, CsCcEvent ev, CsTime now);
   /* A data packet of `bytes` leaves now (rate-based algorithms count the
-   * bytes and bring their timers up to date before its pacing gap). */
+   * bytes and bring their timers up to date before its pacing gap); with
+   * 0 bytes, only the timers are brought up to date. */
   void (*on_send)(CsCc *cc, uint32_t bytes, CsTime now);
   /* For traces (may be NULL): the algorithm's mode ("startup", "probe_bw"
    * ...; NULL: slow start or avoidance by cwnd and ssthresh), and its

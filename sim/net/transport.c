@@ -187,13 +187,20 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   c->cc.last_send = now;
   uint32_t bytes = pk->bytes;
   if (c->ops->on_send) c->ops->on_send(&c->cc, bytes, now);
-  if (c->cc.pacing_bps > 0) {
+  CsTime at = now; /* roce: a paced packet may be released ahead of its slot (conn_send) */
+  if (net->roce) {
+    if (c->cc.pacing_bps > 0 && c->pace_bytes)
+      at = MAX(now, c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps));
+    c->pace_last = at;
+    c->pace_bytes = bytes;
+    c->in_host++;
+  } else if (c->cc.pacing_bps > 0) {
     CsTime gap = (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
     c->pace_next = MAX(c->pace_next, now) + gap;
   }
   const CsPort *first = &net->t->ports[g_array_index(net->arena, uint32_t, pk->path)];
   uint32_t port_dir = 2 * first->link + first->dir;
-  CsTime start = cs_net_inject(net, p);
+  CsTime start = at > now ? cs_net_inject_at(net, p, at) : cs_net_inject(net, p);
   if (start > now && net->host_queue) {
     c = conn_of(net, msg_of(net, fi));
     /* the entry names its host port: a host of a ring sends by two, and PFC pauses them apart */
@@ -264,6 +271,30 @@ static void cwnd_restart(Conn *c, CsTime idle) {
   c->cc.cwnd = fmax(cwnd, restart);
 }
 
+/* roce: a queue pair's shaper.  Its next packet's slot is a packet time
+ * at the current rate after the last one's (the rate is brought up to
+ * date first: DCQCN's increases come from its timers).  The packet may go
+ * to the NIC up to the host link's crossing and one gap (at most
+ * PACE_AHEAD) before its slot; the arrival of a packet at the link's far
+ * end releases the next, so a paced queue pair needs no timer while it has
+ * packets there (`chained`).  Returns whether the shaper holds the packet:
+ * then *wake is when to try again (0: the next arrival will). */
+#define PACE_AHEAD (50 * CS_US)
+static bool roce_shaper_holds(Conn *c, CsTime now, CsTime *wake) {
+  if (c->cc.pacing_bps == 0 || c->pace_bytes == 0) return false;
+  if (c->cc.wake_at && c->cc.wake_at <= now) c->ops->on_send(&c->cc, 0, now); /* its rate rose since: catch up */
+  if (c->cc.pacing_bps == 0) return false;
+  double ps_per_bit = 1e12 / (double)c->cc.pacing_bps;
+  CsTime next = c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * ps_per_bit);
+  CsTime ahead = c->pace_lead + MIN((CsTime)((double)c->cc.cfg->mtu * 8.0 * ps_per_bit), PACE_AHEAD);
+  if (next <= now + ahead) return false;
+  CsTime release = next - ahead, w = release;
+  if (c->cc.wake_at > now && c->cc.wake_at < w) w = c->cc.wake_at; /* the rate rises then: look again */
+  c->chained = c->in_host > 0 && w == release;
+  *wake = c->chained ? 0 : w;
+  return true;
+}
+
 /* The message's next packet to send: a lost one first, then a new one. */
 static bool next_packet(CsNet *net, Message *f, uint32_t *seq, bool *retx) {
   if (f->sender_done) return false;
@@ -301,7 +332,11 @@ static void conn_send(CsNet *net, uint32_t ci) {
      * queue where the ACKs and the other connections' packets would wait
      * behind them */
     CsTime wake = tsq_wait(c, now);
-    if (wake == 0 && c->cc.pacing_bps > 0 && c->pace_next > now) wake = c->pace_next;
+    if (wake == 0 && net->roce) {
+      if (roce_shaper_holds(c, now, &wake) && wake == 0) break; /* chained: the next arrival releases it */
+    } else if (wake == 0 && c->cc.pacing_bps > 0 && c->pace_next > now) {
+      wake = c->pace_next;
+    }
     if (wake) {
       c->t_send = wake;
       break;
@@ -939,6 +974,17 @@ static void roce_receiver_data(CsNet *net, const Packet *pk) {
   receiver_check_done(net, fi, now);
 }
 
+void cs_transport_left_host(CsNet *net, uint32_t msg, bool can_send) {
+  uint32_t ci = net->msgs[msg].conn;
+  Conn *c = &net->conns[ci];
+  c->in_host--;
+  if (can_send && c->chained && c->t_send == 0) {
+    c->chained = false;
+    conn_send(net, ci);
+    timer_update(net, ci);
+  }
+}
+
 /* A roce sender hears a CNP, an ACK or a NACK. */
 static void roce_sender_ack(CsNet *net, const Packet *ack) {
   uint32_t fi = ack->owner;
@@ -1121,7 +1167,10 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   if (net->cc->rate) f->rate = g_new0(RateStamp, ring);
   f->rcv_bits = g_new0(uint64_t, ring / 64);
   const CsPort *first = &net->t->ports[g_array_index(net->arena, uint32_t, f->path_fwd)];
-  uint32_t ci = conn_for(net, src, dst, (uint64_t)net->t->links[first->link].spec.bandwidth);
+  const CsLinkSpec *nic = &net->t->links[first->link].spec;
+  uint32_t ci = conn_for(net, src, dst, (uint64_t)nic->bandwidth);
+  if (net->roce && net->conns[ci].pace_lead == 0) /* a full packet's serialization and the latency of its NIC's link */
+    net->conns[ci].pace_lead = (CsTime)((double)(net->mss + net->header) * 8.0 * 1e12 / (double)nic->bandwidth) + nic->latency + 1;
   f->conn = ci;
   Conn *c = &net->conns[ci];
   f->base = c->stream;

@@ -66,7 +66,10 @@ const CsCcOps cs_cc_roce_none = {
 
 /* ---- DCQCN ---- */
 
-static void set_pacing(CsCc *cc, const Dcqcn *d) { cc->pacing_bps = d->rc >= d->line ? 0 : (uint64_t)d->rc; }
+static void set_pacing(CsCc *cc, const Dcqcn *d) {
+  cc->pacing_bps = d->rc >= d->line ? 0 : (uint64_t)d->rc;
+  cc->wake_at = d->increasing ? d->next_timer : 0;
+}
 
 static void dcqcn_init(CsCc *cc) {
   none_init(cc);
@@ -150,7 +153,7 @@ static void dcqcn_on_ack(CsCc *cc, const CsAck *ack) {
 
 static void dcqcn_on_send(CsCc *cc, uint32_t bytes, CsTime now) {
   Dcqcn *d = (Dcqcn *)cc->priv;
-  if (!d->increasing) return;
+  if (!d->increasing) return; /* (then pacing_bps and wake_at are 0 already) */
   const CsDcqcnSpec *p = &cc->cfg->dcqcn;
   if (d->next_timer <= now) run_timer(d, p, now);
   d->bytes += bytes;

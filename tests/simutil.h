@@ -7,6 +7,7 @@
 #include <check.h>
 #include <glib.h>
 
+#include "commsim/fabric.h"
 #include "commsim/sim.h"
 
 typedef struct {
@@ -44,6 +45,19 @@ static inline CsTime sim_iter1_end(Run *r) {
   CsTime end = 0;
   for (uint32_t w = 0; w < cs_workload_workers(cs_sim_workload(r->sim)); w++)
     if (sim_rec(r, w, 1)->end > end) end = sim_rec(r, w, 1)->end;
+  return end;
+}
+
+/* The last message's delivery, in seconds (every message must have been
+ * delivered). */
+static inline double sim_last_end(Run *r) {
+  double end = 0;
+  const CsFabric *f = cs_sim_fabric(r->sim);
+  for (uint32_t m = 0; m < cs_fabric_messages(f); m++) {
+    const CsMessageStats *x = cs_fabric_message(f, m);
+    ck_assert_msg(x->delivered, "message %u was not delivered", m);
+    if ((double)x->end * 1e-12 > end) end = (double)x->end * 1e-12;
+  }
   return end;
 }
 

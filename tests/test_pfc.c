@@ -11,18 +11,6 @@
 #include "commsim/fabric.h"
 #include "simutil.h"
 
-/* Every flow's end; the run must finish. */
-static double last_end(Run *r) {
-  double end = 0;
-  const CsFabric *f = cs_sim_fabric(r->sim);
-  for (uint32_t m = 0; m < cs_fabric_messages(f); m++) {
-    const CsMessageStats *x = cs_fabric_message(f, m);
-    ck_assert(x->delivered);
-    end = fmax(end, (double)x->end * 1e-12);
-  }
-  return end;
-}
-
 static double fct(Run *r, uint32_t m) {
   const CsMessageStats *x = cs_fabric_message(cs_sim_fabric(r->sim), m);
   ck_assert(x->delivered);
@@ -52,7 +40,7 @@ START_TEST(test_incast) {
   ck_assert_uint_gt(m->pause_frames, 0);
   ck_assert_double_gt(m->paused_s_max, 0.01);
   double want = 8 * 10e6 * 1500.0 / 1442.0 * 8 / 10e9; /* 0.06657 s */
-  double got = last_end(&r);
+  double got = sim_last_end(&r);
   ck_assert_msg(fabs(got / want - 1) <= 0.02, "incast: %.6f s, N x size / B = %.6f s", got, want);
   sim_done(&r);
   /* without PFC the 300 KB port drops, and reno recovers every flow */
@@ -60,7 +48,7 @@ START_TEST(test_incast) {
   sim_go(&r);
   ck_assert_uint_gt(cs_sim_summary(r.sim)->packets_dropped, 0);
   ck_assert_uint_eq(cs_sim_summary(r.sim)->pause_frames, 0);
-  last_end(&r);
+  sim_last_end(&r);
   sim_done(&r);
 }
 END_TEST
@@ -126,7 +114,7 @@ START_TEST(test_deadlock) {
   r = sim_load(ring, "ring", NULL);
   cs_sim_set_checks(r.sim, true);
   sim_go(&r);
-  last_end(&r);
+  sim_last_end(&r);
   ck_assert_uint_eq(cs_sim_summary(r.sim)->packets_dropped, 0);
   ck_assert_uint_gt(cs_sim_summary(r.sim)->pause_frames, 0);
   sim_done(&r);
@@ -140,7 +128,7 @@ START_TEST(test_lossy_pfc) {
   Run r = sim_load(incast, "incast", (const char *const[]){"defaults.loss=0.5%", "transport.protocol=reno", NULL});
   cs_sim_set_checks(r.sim, true);
   sim_go(&r);
-  last_end(&r);
+  sim_last_end(&r);
   ck_assert_uint_gt(cs_sim_summary(r.sim)->packets_lost, 0);
   ck_assert_uint_eq(cs_sim_summary(r.sim)->packets_dropped, 0);
   sim_done(&r);
@@ -207,7 +195,7 @@ START_TEST(test_review_cases) {
     Run r = sim_load(cases[i], "review", NULL);
     cs_sim_set_checks(r.sim, true);
     sim_go(&r);
-    last_end(&r);
+    sim_last_end(&r);
     ck_assert_uint_eq(cs_sim_summary(r.sim)->packets_dropped, 0);
     sim_done(&r);
   }

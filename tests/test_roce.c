@@ -184,17 +184,6 @@ static const char *incast = "defaults: {bandwidth: 10Gbps, latency: 1us, buffer:
                             "  - {src: w5, dst: w0, size: 10MB}\n  - {src: w6, dst: w0, size: 10MB}\n"
                             "  - {src: w7, dst: w0, size: 10MB}\n  - {src: w8, dst: w0, size: 10MB}\n";
 
-static double last_end(Run *r) {
-  double end = 0;
-  const CsFabric *f = cs_sim_fabric(r->sim);
-  for (uint32_t m = 0; m < cs_fabric_messages(f); m++) {
-    const CsMessageStats *x = cs_fabric_message(f, m);
-    ck_assert(x->delivered);
-    end = fmax(end, (double)x->end * 1e-12);
-  }
-  return end;
-}
-
 START_TEST(test_incast) {
   /* line-rate queue pairs on PFC: no drop, no retransmission, the port
    * busy throughout: N x size on the wire / B */
@@ -206,7 +195,7 @@ START_TEST(test_incast) {
   ck_assert_uint_eq(m->retransmissions, 0);
   ck_assert_uint_gt(m->pause_frames, 0);
   double want = 8 * 10e6 * 1500.0 / 1442.0 * 8 / 10e9; /* 0.06657 s */
-  double got = last_end(&r);
+  double got = sim_last_end(&r);
   ck_assert_msg(fabs(got / want - 1) <= 0.02, "incast: %.6f s, N x size / B = %.6f s", got, want);
   sim_done(&r);
   /* without PFC the port drops; go-back-n and selective repeat recover
@@ -219,7 +208,7 @@ START_TEST(test_incast) {
     m = cs_sim_summary(r.sim);
     ck_assert_uint_gt(m->packets_dropped, 0);
     ck_assert_uint_gt(m->retransmissions, 0);
-    got = last_end(&r);
+    got = sim_last_end(&r);
     ck_assert_msg(got < 1.5 * want, "lossy incast (%s): %.6f s", sel ? "selective" : "go-back-n", got);
     sim_done(&r);
   }
@@ -306,7 +295,7 @@ START_TEST(test_dcqcn_lossy) {
     cs_sim_set_checks(r.sim, true);
     sim_go(&r);
     ck_assert_uint_eq(cs_fabric_failed(cs_sim_fabric(r.sim)), 0);
-    double end = last_end(&r);
+    double end = sim_last_end(&r);
     /* go-back-n 0.32 s, selective less (each loss costs go-back-n a 40 Gbps round trip of packets) */
     ck_assert_msg(end < 1.0, "%s: %.4f s", sel ? "selective" : "go-back-n", end);
     sim_done(&r);

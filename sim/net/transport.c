@@ -978,6 +978,7 @@ void cs_transport_left_host(CsNet *net, uint32_t msg, bool can_send) {
   uint32_t ci = net->msgs[msg].conn;
   Conn *c = &net->conns[ci];
   c->in_host--;
+  if (c->in_host == 0 && !can_send) c->chained = false; /* the last one was lost on the way: ACKs and timers send again */
   if (can_send && c->chained && c->t_send == 0) {
     c->chained = false;
     conn_send(net, ci);
@@ -1029,7 +1030,7 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
   c = &net->conns[ci];
   if (c->outstanding == 0) c->t_rto = 0;
   else if (c->t_rto == 0) arm_rto(c, now);
-  conn_send(net, ci);
+  if (!c->chained) conn_send(net, ci); /* (chained: its shaper holds it until a packet leaves the NIC) */
   timer_update(net, ci);
 }
 

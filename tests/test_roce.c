@@ -397,6 +397,8 @@ START_TEST(test_refused) {
        "queue red"},
       {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, window: 4pkt, delayed_ack: 8}\n",
        "must not exceed window"},
+      {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, window: 6000B, delayed_ack: 8}\n",
+       "must not exceed window (4 packets)"},
       {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, cc: hpcc}\n", "dcqcn"},
       {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, retransmit: irn}\n", "selective"},
       {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, dcqcn: {g: 0}}\n", "transport.dcqcn.g"},

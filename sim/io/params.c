@@ -762,7 +762,7 @@ const CsParam cs_params[] = {
      .doc_default = "ConnectX's"},
     {.key = "transport.dcqcn.g",
      .kind = CS_KEY_REAL,
-     .help = "alpha's gain: every `alpha_period` alpha = (1 - g) alpha, plus g in a period that brought a CNP (`dce_tcp_g`; the DCQCN paper's 1/256)",
+     .help = "alpha's gain: alpha = (1 - g) alpha + g at each CNP, and (1 - g) alpha every `alpha_period` without one (`dce_tcp_g`; the DCQCN paper's 1/256)",
      .values = "number > 0, < 1",
      .doc_default = "0.00390625 (1/256)",
      .base = CS_PARAM_TRANSPORT,

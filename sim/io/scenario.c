@@ -722,11 +722,12 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
   if (t->mtu > 1000000) FAIL_AT(at(v, "mtu"), "transport.mtu: at most 1MB");
   if (t->ack == 0) FAIL_AT(at(v, "ack"), "transport.ack: an acknowledgement needs at least 1 B");
   if (t->ack > t->mtu) FAIL_AT(at(v, "ack"), "transport.ack must not be larger than mtu");
-  if (t->protocol == CS_PROTO_ROCE && !t->window_bytes && t->window < t->delayed_ack)
+  if (t->protocol == CS_PROTO_ROCE &&
+      (t->window_bytes ? MAX(1, (t->window + t->mtu - 1) / t->mtu) : t->window) < t->delayed_ack)
     FAIL_AT(at(v, value_of(v, "window") ? "window" : "delayed_ack"),
             "transport: with roce, delayed_ack (%" G_GINT64_FORMAT ") coalesces ACKs and must not exceed window (%" G_GINT64_FORMAT
             " packets), or a queue pair would wait for an ACK that never comes",
-            (gint64)t->delayed_ack, (gint64)t->window);
+            (gint64)t->delayed_ack, (gint64)(t->window_bytes ? MAX(1, (t->window + t->mtu - 1) / t->mtu) : t->window));
   static const char *const subs[] = {"transport.cubic", "transport.bbr", "transport.dcqcn"};
   for (size_t i = 0; i < G_N_ELEMENTS(subs); i++) {
     CsYamlNode *m = value_of(v, subs[i] + strlen("transport."));

@@ -673,11 +673,10 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   f->ack_w = (double)(packets * n->ack) / (double)wire;
   /* lost packets are sent again: 1 / keep transmissions each, on average
    * (go-back-n: every loss also costs what was sent after it) */
-  double sends = r->keep > 0 ? 1.0 / r->keep : 0;
-  if (r->keep > 0 && r->keep < 1 && n->cfg->transport.protocol == CS_PROTO_ROCE &&
-      n->cfg->transport.retransmit == CS_RETX_GO_BACK_N)
-    sends = gbn_sends(&n->cfg->transport, (double)n->t->links[r->dirs[0] / 2].spec.bandwidth, rtt, 1 - r->keep);
-  f->remaining = 8.0 * (double)wire * sends;
+  bool gbn = r->keep > 0 && r->keep < 1 && n->cfg->transport.protocol == CS_PROTO_ROCE &&
+             n->cfg->transport.retransmit == CS_RETX_GO_BACK_N;
+  double sends = gbn ? gbn_sends(&n->cfg->transport, (double)n->t->links[r->dirs[0] / 2].spec.bandwidth, rtt, 1 - r->keep) : 0;
+  f->remaining = gbn ? 8.0 * (double)wire * sends : r->keep > 0 ? 8.0 * (double)wire / r->keep : 0;
   f->tail = (CsTime)llround(tail * 1e12);
   f->fn = fn, f->ctx = ctx;
   f->updated = cs_engine_now(n->engine);
@@ -690,7 +689,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   CsMessageStats *st = &n->stats[m];
   memset(st, 0, sizeof *st);
   st->src = src, st->dst = dst, st->payload = payload;
-  st->wire_bytes = (uint64_t)llround((double)wire * sends);
+  st->wire_bytes = gbn ? (uint64_t)llround((double)wire * sends) : r->keep > 0 ? (uint64_t)llround((double)wire / r->keep) : 0;
   st->packets = (uint32_t)packets;
   st->start = cs_engine_now(n->engine);
   n->active++;

@@ -386,15 +386,13 @@ static __attribute__((noinline)) bool ecn_curve_mark(LinkDir *d) {
 }
 
 /* Packet p is at a node and leaves by port `port`. */
-static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint32_t p, uint32_t port, const bool pfc,
-                                                               const CsTime not_before) {
+static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint32_t p, uint32_t port, const bool pfc) {
   CsTime now = cs_engine_now(net->engine);
   const CsPort *pt = &net->t->ports[port];
   LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
   Packet *pk = &net->pool[p];
   catch_up_as(net, d, now, pfc);
   CsTime start = now > d->busy_until ? now : d->busy_until;
-  if (not_before > start) start = not_before; /* a paced packet: its NIC's shaper holds it until its slot */
   if (start > now) { /* it would wait: does it fit, and what do RED and ECN say? */
     bool drop = false;
     uint32_t ing = pfc ? pfc_ingress(net, pk) : 0;
@@ -412,11 +410,10 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
       d->drop_bytes += pk->bytes;
       net->counts[pk->kind].dropped++;
       if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_DROP, p, pt->link, pt->dir, now);
-      if (G_UNLIKELY(net->roce) && pk->hop == 0 && pk->kind == PKT_DATA) cs_transport_left_host(net, pk->owner, false);
       cs_net_packet_free(net, p);
       return now;
     }
-    if (!not_before && d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
+    if (d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
         (d->ecn_kmax > 0 ? ecn_curve_mark(d)
                          : d->ecn_k_pkt ? d->q.len + 1 > (uint64_t)d->ecn_k : d->q_bytes + pk->bytes > (uint64_t)d->ecn_k)) {
       pk->flags |= F_CE;
@@ -459,7 +456,6 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
     d->loss_bytes += pk->bytes;
     net->counts[pk->kind].lost++;
     if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, p, pt->link, pt->dir, end);
-    if (G_UNLIKELY(net->roce) && pk->hop == 0 && pk->kind == PKT_DATA) cs_transport_left_host(net, pk->owner, false);
     cs_net_packet_free(net, p);
     return start;
   }
@@ -469,11 +465,11 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
 }
 
 static CsTime forward(CsNet *net, uint32_t p, uint32_t port) {
-  return net->pfc ? forward_as(net, p, port, true, 0) : forward_as(net, p, port, false, 0);
+  return net->pfc ? forward_as(net, p, port, true) : forward_as(net, p, port, false);
 }
 
 /* Packet p has arrived at node `node`, the far end of its last link. */
-static inline __attribute__((always_inline)) void arrive_as(CsNet *net, uint32_t p, uint32_t node) {
+static inline __attribute__((always_inline)) void arrive(CsNet *net, uint32_t p, uint32_t node) {
   Packet *pk = &net->pool[p];
   if (pk->hop == pk->hops) {
     net->counts[pk->kind].delivered++;
@@ -486,19 +482,6 @@ static inline __attribute__((always_inline)) void arrive_as(CsNet *net, uint32_t
   forward(net, p, g_array_index(net->arena, uint32_t, pk->path + pk->hop));
 }
 
-/* roce: a data packet has left its host's link: its queue pair may
- * release the next paced one. */
-static G_GNUC_NO_INLINE void arrive_from_nic(CsNet *net, uint32_t p, uint32_t node) {
-  const Packet *pk = &net->pool[p];
-  uint32_t left = pk->kind == PKT_DATA ? pk->owner : UINT32_MAX;
-  arrive_as(net, p, node);
-  if (left != UINT32_MAX) cs_transport_left_host(net, left, true);
-}
-
-static inline __attribute__((always_inline)) void arrive(CsNet *net, uint32_t p, uint32_t node) {
-  if (net->pool[p].hop == 1 && G_UNLIKELY(net->roce)) arrive_from_nic(net, p, node);
-  else arrive_as(net, p, node);
-}
 
 /* PFC links decide loss on arrival (a pause moves a transmission). */
 static G_GNUC_NO_INLINE bool pfc_lost(CsNet *net, uint32_t di, uint32_t p) {
@@ -509,7 +492,6 @@ static G_GNUC_NO_INLINE bool pfc_lost(CsNet *net, uint32_t di, uint32_t p) {
   d->loss_bytes += pk->bytes;
   net->counts[pk->kind].lost++;
   if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, p, di / 2, (int)(di % 2), cs_engine_now(net->engine));
-  if (G_UNLIKELY(net->roce) && pk->hop == 1 && pk->kind == PKT_DATA) cs_transport_left_host(net, pk->owner, true);
   cs_net_packet_free(net, p);
   return true;
 }
@@ -557,14 +539,6 @@ CsTime cs_net_inject(CsNet *net, uint32_t p) {
   return forward(net, p, port);
 }
 
-CsTime cs_net_inject_at(CsNet *net, uint32_t p, CsTime not_before) {
-  Packet *pk = &net->pool[p];
-  uint32_t port = g_array_index(net->arena, uint32_t, pk->path);
-  const CsPort *pt = &net->t->ports[port];
-  const CsLink *l = &net->t->links[pt->link];
-  net->node_injected[pt->dir ? l->b : l->a] += pk->bytes;
-  return net->pfc ? forward_as(net, p, port, true, not_before) : forward_as(net, p, port, false, not_before);
-}
 
 /* ---- link directions ---- */
 
@@ -676,13 +650,6 @@ static bool check_messages(const CsNet *net, GError **error) {
   if (finished != net->notified)
     return internal_error(error, "%" G_GUINT64_FORMAT " messages finished but %" G_GUINT64_FORMAT " deliveries were reported",
                           finished, net->notified);
-  /* roce: with no data packet in flight, no queue pair counts one on its
-   * host's link (a count left over would stop its paced sending) */
-  if (net->roce && net->counts[PKT_DATA].in_flight == 0)
-    for (uint32_t c = 0; c < net->n_conns; c++)
-      if (net->conns[c].in_host)
-        return internal_error(error, "queue pair %u counts %u data packets on its host's link, and none is in flight", c,
-                              net->conns[c].in_host);
   return true;
 }
 

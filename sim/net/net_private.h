@@ -172,11 +172,9 @@ typedef struct {
   CsTime delivered_time, first_tx;
   uint64_t app_limited; /* a sample is app-limited until `delivered` passes it; 0 = not */
   CsTime pace_next;     /* pacing: the next packet leaves no earlier */
-  uint32_t in_host;     /* roce: data packets put on the host's link that have not left it (arrived at its far end) */
-  CsTime pace_lead;     /* roce: a packet's slot to its arrival at the far end of the host's link, at most */
   CsTime pace_last;     /* roce: the slot of the last packet sent ... */
   uint32_t pace_bytes;  /* ... and its bytes (0: none yet) */
-  bool chained;         /* roce: the shaper waits for the next arrival at the host link's far end */
+  uint32_t nic_dir;     /* roce: the link direction its packets leave the host by */
   CS_RING(Waiting) tsq; /* its packets waiting in the host's egress queue */
   uint64_t tsq_bytes, tsq_limit; /* ... their bytes, and the most it may have there (0: no limit) */
   /* timers, 0 = disarmed: retransmission, tail-loss probe, RACK's
@@ -334,13 +332,7 @@ void cs_net_packet_free(CsNet *net, uint32_t p);
  * host's link is paused by PFC: cs_transport_tsq_started says when, on
  * resume). */
 CsTime cs_net_inject(CsNet *net, uint32_t p);
-/* ... to start no earlier than not_before (a paced packet: its NIC holds
- * it until its slot; it is not ECN-marked there). */
-CsTime cs_net_inject_at(CsNet *net, uint32_t p, CsTime not_before);
-/* roce: a data packet of message `msg` has left its host's link (arrived
- * at the far end, or was lost or dropped on the way): its queue pair
- * counts it out, and with `can_send` may release its next paced packets. */
-void cs_transport_left_host(CsNet *net, uint32_t msg, bool can_send);
+
 /* The bytes one connection may have waiting in the host egress behind
  * `port` (transport.host_queue: TCP small queues), or 0 (no limit). */
 uint64_t cs_net_host_queue_limit(const CsNet *net, uint32_t port);

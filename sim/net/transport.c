@@ -193,14 +193,14 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
       at = MAX(now, c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps));
     c->pace_last = at;
     c->pace_bytes = bytes;
-    c->in_host++;
   } else if (c->cc.pacing_bps > 0) {
     CsTime gap = (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
     c->pace_next = MAX(c->pace_next, now) + gap;
   }
   const CsPort *first = &net->t->ports[g_array_index(net->arena, uint32_t, pk->path)];
   uint32_t port_dir = 2 * first->link + first->dir;
-  CsTime start = at > now ? cs_net_inject_at(net, p, at) : cs_net_inject(net, p);
+  CsTime start = cs_net_inject(net, p); /* a roce packet released before its slot goes behind a busy link */
+  if (net->roce) conn_of(net, msg_of(net, fi))->nic_dir = port_dir;
   if (start > now && net->host_queue) {
     c = conn_of(net, msg_of(net, fi));
     /* the entry names its host port: a host of a ring sends by two, and PFC pauses them apart */
@@ -273,25 +273,19 @@ static void cwnd_restart(Conn *c, CsTime idle) {
 
 /* roce: a queue pair's shaper.  Its next packet's slot is a packet time
  * at the current rate after the last one's (the rate is brought up to
- * date first: DCQCN's increases come from its timers).  The packet may go
- * to the NIC up to the host link's crossing and one gap (at most
- * PACE_AHEAD) before its slot; the arrival of a packet at the link's far
- * end releases the next, so a paced queue pair needs no timer while it has
- * packets there (`chained`).  Returns whether the shaper holds the packet:
- * then *wake is when to try again (0: the next arrival will). */
-#define PACE_AHEAD (50 * CS_US)
-static bool roce_shaper_holds(Conn *c, CsTime now, CsTime *wake) {
+ * date first: DCQCN's increases come from its timers).  The packet goes to
+ * the NIC at its slot, or before it when the host's link is busy past the
+ * slot anyway: it then starts when the link frees, as it would have.
+ * Returns whether the shaper holds the packet, and then in *wake when to
+ * look again: its slot, or earlier if DCQCN's timer raises the rate. */
+static bool roce_shaper_holds(CsNet *net, Conn *c, CsTime now, CsTime *wake) {
   if (c->cc.pacing_bps == 0 || c->pace_bytes == 0) return false;
   if (c->cc.wake_at && c->cc.wake_at <= now) c->ops->on_send(&c->cc, 0, now); /* its rate rose since: catch up */
   if (c->cc.pacing_bps == 0) return false;
-  double ps_per_bit = 1e12 / (double)c->cc.pacing_bps;
-  CsTime next = c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * ps_per_bit);
-  CsTime ahead = c->pace_lead + MIN((CsTime)((double)c->cc.cfg->mtu * 8.0 * ps_per_bit), PACE_AHEAD);
-  if (next <= now + ahead) return false;
-  CsTime release = next - ahead, w = release;
-  if (c->cc.wake_at > now && c->cc.wake_at < w) w = c->cc.wake_at; /* the rate rises then: look again */
-  c->chained = c->in_host > 0 && w == release;
-  *wake = c->chained ? 0 : w;
+  CsTime next = c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
+  CsTime busy = net->dirs[c->nic_dir].busy_until;
+  if (next <= now || (busy != CS_HELD && next <= busy)) return false;
+  *wake = c->cc.wake_at > now && c->cc.wake_at < next ? c->cc.wake_at : next;
   return true;
 }
 
@@ -333,7 +327,7 @@ static void conn_send(CsNet *net, uint32_t ci) {
      * behind them */
     CsTime wake = tsq_wait(c, now);
     if (wake == 0 && net->roce) {
-      if (roce_shaper_holds(c, now, &wake) && wake == 0) break; /* chained: the next arrival releases it */
+      roce_shaper_holds(net, c, now, &wake);
     } else if (wake == 0 && c->cc.pacing_bps > 0 && c->pace_next > now) {
       wake = c->pace_next;
     }
@@ -974,18 +968,6 @@ static void roce_receiver_data(CsNet *net, const Packet *pk) {
   receiver_check_done(net, fi, now);
 }
 
-void cs_transport_left_host(CsNet *net, uint32_t msg, bool can_send) {
-  uint32_t ci = net->msgs[msg].conn;
-  Conn *c = &net->conns[ci];
-  c->in_host--;
-  if (c->in_host == 0 && !can_send) c->chained = false; /* the last one was lost on the way: ACKs and timers send again */
-  if (can_send && c->chained && c->t_send == 0) {
-    c->chained = false;
-    conn_send(net, ci);
-    timer_update(net, ci);
-  }
-}
-
 /* A roce sender hears a CNP, an ACK or a NACK. */
 static void roce_sender_ack(CsNet *net, const Packet *ack) {
   uint32_t fi = ack->owner;
@@ -1015,7 +997,8 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
           if (st_get(f, seq) == S_FLIGHT) mark_lost(f, c, seq);
         f->rewind_xmit = f->xmits;
       }
-    } else { /* what was sent before the packet NACKed and is still missing is lost, once */
+    } else if (ack->xmit > f->rewind_xmit) { /* what was sent before the packet NACKed and is still missing is lost, once
+                                              * (a NACK about a packet sent before the last timeout is stale) */
       if (f->loss_scan < f->una) f->loss_scan = f->una;
       for (; f->loss_scan < ack->sack && f->loss_scan < f->nxt; f->loss_scan++)
         if (st_get(f, f->loss_scan) == S_FLIGHT) mark_lost(f, c, f->loss_scan);
@@ -1030,7 +1013,7 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
   c = &net->conns[ci];
   if (c->outstanding == 0) c->t_rto = 0;
   else if (c->t_rto == 0) arm_rto(c, now);
-  if (!c->chained) conn_send(net, ci); /* (chained: its shaper holds it until a packet leaves the NIC) */
+  conn_send(net, ci);
   timer_update(net, ci);
 }
 
@@ -1169,9 +1152,13 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   f->rcv_bits = g_new0(uint64_t, ring / 64);
   const CsPort *first = &net->t->ports[g_array_index(net->arena, uint32_t, f->path_fwd)];
   const CsLinkSpec *nic = &net->t->links[first->link].spec;
-  uint32_t ci = conn_for(net, src, dst, (uint64_t)nic->bandwidth);
-  if (net->roce && net->conns[ci].pace_lead == 0) /* a full packet's serialization and the latency of its NIC's link */
-    net->conns[ci].pace_lead = (CsTime)((double)(net->mss + net->header) * 8.0 * 1e12 / (double)nic->bandwidth) + nic->latency + 1;
+  int64_t line = nic->bandwidth;
+  if (net->t->gpus_per_host > 1 && f->hops_fwd > 1) { /* a GPU's queue pair runs on its machine's NIC, the next link */
+    const CsPort *second = &net->t->ports[g_array_index(net->arena, uint32_t, f->path_fwd + 1)];
+    line = MIN(line, net->t->links[second->link].spec.bandwidth);
+  }
+  uint32_t ci = conn_for(net, src, dst, (uint64_t)line);
+
   f->conn = ci;
   Conn *c = &net->conns[ci];
   f->base = c->stream;

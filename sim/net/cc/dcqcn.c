@@ -9,8 +9,8 @@
  * on a CNP the sender
  *   - cuts: Rt = Rc, Rc = max(Rc (1 - alpha / 2), min_rate), at most once
  *     per `decrease_period`, and resets its increase counters;
- *   - updates alpha: every `alpha_period` alpha = (1 - g) alpha, plus g in
- *     a period that brought a CNP.
+ *   - updates alpha: alpha = (1 - g) alpha + g at each CNP, which restarts
+ *     alpha's period; every `alpha_period` without one, alpha = (1 - g) alpha.
  * It raises its rate on increase events: one per `time_reset` of time and
  * one per `byte_reset` bytes sent since the cut.  With T timer and BC
  * byte events so far (F = `threshold`):

@@ -394,6 +394,10 @@ int cs_cmd_run(int argc, char **argv) {
             "%s: error: %u %s undeliverable (abandoned after %" G_GINT64_FORMAT
             " consecutive timeouts); see messages.csv (no end_s)\n",
             s->file, failed, failed == 1 ? "message was" : "messages were", (gint64)s->transport.max_timeouts);
+    if (s->transport.protocol == CS_PROTO_ROCE && cs_sim_summary(sim)->packets_dropped > 0)
+      fprintf(stderr, "%s: note: roce queue pairs that send at line rate into queues that drop lock one another out, as "
+              "on a real fabric without PFC: give the links pfc (and ecn marking for dcqcn), or a larger "
+              "transport.max_timeouts (docs/network.md, RoCE)\n", s->file);
     return CS_EXIT_RUNTIME;
   }
   return CS_EXIT_OK;

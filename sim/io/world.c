@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commsim/scenario.h"
+#include "commsim/units.h"
 
 CsNetConfig cs_scenario_net_config(const CsScenario *s) {
   return (CsNetConfig){s->seed, s->transport, (const CsBackgroundSpec *)(void *)s->background->data,
@@ -104,6 +105,26 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
   return true;
 }
 
+/* roce's RTO is fixed: one shorter than a round trip over some link would
+ * time every packet crossing it out before its ACK came back (and abandon
+ * its messages after max_timeouts), so it is refused here, naming the
+ * link.  (Queues lengthen round trips further; run notes such timeouts.) */
+static bool check_roce_rto(const CsTopology *t, const CsScenario *s, GError **error) {
+  if (s->transport.protocol != CS_PROTO_ROCE) return true;
+  for (uint32_t l = 0; l < t->n_links; l++) {
+    const CsLink *k = &t->links[l];
+    if (s->transport.rto > 2 * k->spec.latency) continue;
+    char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
+    cs_error_at(error, s->topology.at,
+                "transport.rto (%s) is not longer than a round trip over link %s-%s (2 x %s): with roce every packet "
+                "crossing it would time out before its ACK comes back; raise transport.rto",
+                cs_format_time(s->transport.rto, b1), t->nodes[k->a].name, t->nodes[k->b].name,
+                cs_format_time(k->spec.latency, b2));
+    return false;
+  }
+  return true;
+}
+
 CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
   CsTopology *t = cs_topology_new(&s->topology, &s->defaults, error);
   for (guint i = 0; t && i < s->topology.overrides->len; i++) {
@@ -117,7 +138,7 @@ CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
       return NULL;
     }
   }
-  if (t && (!check_names(t, s, error) || !check_pfc(t, s, error))) {
+  if (t && (!check_names(t, s, error) || !check_pfc(t, s, error) || !check_roce_rto(t, s, error))) {
     cs_topology_free(t);
     return NULL;
   }

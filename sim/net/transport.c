@@ -101,6 +101,12 @@ static uint64_t conn_una(const CsNet *net, const Conn *c) {
   return f->base + f->una;
 }
 
+/* roce: the next packet's slot, a packet time at the current rate after
+ * the last one's (pacing_bps > 0, pace_bytes > 0). */
+static inline CsTime roce_next_slot(const Conn *c) {
+  return c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
+}
+
 /* ---- timers: one engine event per connection ---- */
 
 /* The earliest of two deadlines, 0 (disarmed) being later than any. */
@@ -187,10 +193,9 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   c->cc.last_send = now;
   uint32_t bytes = pk->bytes;
   if (c->ops->on_send) c->ops->on_send(&c->cc, bytes, now);
-  CsTime at = now; /* roce: a paced packet may be released ahead of its slot (conn_send) */
-  if (net->roce) {
-    if (c->cc.pacing_bps > 0 && c->pace_bytes)
-      at = MAX(now, c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps));
+  if (net->roce) { /* a paced packet may be released ahead of its slot onto a busy link (roce_shaper_holds) */
+    CsTime at = now;
+    if (c->cc.pacing_bps > 0 && c->pace_bytes) at = MAX(now, roce_next_slot(c));
     c->pace_last = at;
     c->pace_bytes = bytes;
   } else if (c->cc.pacing_bps > 0) {
@@ -282,8 +287,7 @@ static bool roce_shaper_holds(CsNet *net, Conn *c, CsTime now, CsTime *wake) {
   if (c->cc.pacing_bps == 0 || c->pace_bytes == 0) return false;
   if (c->cc.wake_at && c->cc.wake_at <= now) c->ops->on_send(&c->cc, 0, now); /* its rate rose since: catch up */
   if (c->cc.pacing_bps == 0) return false;
-  CsTime next = c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
-  CsTime busy = net->dirs[c->nic_dir].busy_until;
+  CsTime next = roce_next_slot(c), busy = net->dirs[c->nic_dir].busy_until;
   if (next <= now || (busy != CS_HELD && next <= busy)) return false;
   *wake = c->cc.wake_at > now && c->cc.wake_at < next ? c->cc.wake_at : next;
   return true;
@@ -979,7 +983,6 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
     CsAck info = {.ece = true, .cnp = true, .rtt = -1, .now = now, .in_flight = c->in_flight};
     if (c->ops->on_ack) c->ops->on_ack(&c->cc, &info);
     if (G_UNLIKELY(net->conn_trace_fn)) conn_trace(net, ci);
-    if (c->t_send > 0 && c->t_send != CS_HELD && c->cc.pacing_bps == 0) c->t_send = 0;
     conn_send(net, ci);
     timer_update(net, ci);
     return;
@@ -1158,7 +1161,6 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
     line = MIN(line, net->t->links[second->link].spec.bandwidth);
   }
   uint32_t ci = conn_for(net, src, dst, (uint64_t)line);
-
   f->conn = ci;
   Conn *c = &net->conns[ci];
   f->base = c->stream;

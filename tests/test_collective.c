@@ -441,7 +441,7 @@ END_TEST
 /* The collectives' table agrees with what the codec layer says each
  * collective can carry (the scenario reader asks the table; the codec's
  * own check must say the same, with the same words), and every row is
- * whole: found by its name, a builder, a closed form, a formula. */
+ * whole: found by its name, a builder or a step function, a closed form, a formula. */
 START_TEST(test_registry) {
   size_t rows = 0;
   for (CsCollective c = 0; cs_collectives[c]; c++, rows++) {
@@ -450,7 +450,8 @@ START_TEST(test_registry) {
     ck_assert_ptr_eq(cs_collective_find(d->name, &back), d);
     ck_assert_uint_eq(back, c);
     ck_assert_str_eq(cs_collective_names()[c], d->name);
-    ck_assert(d->build && d->model && d->formula && d->help && *d->help);
+    ck_assert((d->build != NULL) != (d->step != NULL && d->n_steps != NULL)); /* its steps built, or computed */
+    ck_assert(d->model && d->formula && d->help && *d->help);
     for (int m = 0; m <= CS_CODEC_TERNGRAD; m++) {
       g_autofree char *ours = cs_collective_codec_refusal(c, (CsCodecMethod)m);
       g_autofree char *codec = cs_codec_collective_refusal((CsCodecMethod)m, d->name);

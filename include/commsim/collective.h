@@ -96,15 +96,22 @@ typedef struct {
   bool rendezvous;     /* its message may leave only once this step is reached (tree) */
 } CsCollStep;
 
+typedef struct CsCollectiveDef CsCollectiveDef;
+
 typedef struct {
   uint32_t n_parts;
-  GArray **steps; /* per participant: CsCollStep */
+  GArray **steps; /* per participant: CsCollStep; NULL when the collective computes its steps (step()) */
+  const CsCollectiveDef *def;
+  CsCollSpec spec;
 } CsCollPlan;
 
 CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec);
 /* Participants of an operation: the workers, then its servers if it has any. */
 uint32_t cs_coll_participants(const CsCollSpec *spec);
 void cs_coll_plan_free(CsCollPlan *plan);
+/* Participant p's steps: how many, and the k-th (k < that). */
+uint32_t cs_coll_plan_len(const CsCollPlan *plan, uint32_t p);
+CsCollStep cs_coll_plan_step(const CsCollPlan *plan, uint32_t p, uint32_t k);
 /* What builders share: the step kinds (add_step: send and/or wait for a
  * message, then compute; a rendezvous receive; a send that waits for its
  * delivery), the i-th of `parts` pieces of n, a codec cost for n elements. */
@@ -135,12 +142,16 @@ typedef enum {
 
 typedef struct CsModelOp CsModelOp; /* closed_form.h */
 
-typedef struct {
+struct CsCollectiveDef {
   const char *name;
   const char *help; /* one line: what it does */
   unsigned flags;   /* CS_COLLF_* */
   CsReduceChain chain;
   void (*build)(CsCollPlan *plan, const CsCollSpec *spec);
+  /* or, instead of build, its steps computed when asked (a ring of P
+   * workers has P x 2(P-1)): how many participant p has, and the k-th */
+  uint32_t (*n_steps)(const CsCollSpec *spec, uint32_t p);
+  CsCollStep (*step)(const CsCollSpec *spec, uint32_t p, uint32_t k);
   /* its closed form, in words (commsim model) */
   const char *(*formula)(const CsCollSpec *spec);
   /* the closed form: evaluate the rounds of one operation (closed_form.h) */
@@ -148,7 +159,7 @@ typedef struct {
   /* its schedule when workers do not move in lock step (ps): each
    * worker's result time from its start; NULL: the operation's replay */
   void (*schedule)(CsModelOp *op, const double *start, double *end, double *carry, bool codec, double *server_add);
-} CsCollectiveDef;
+};
 
 /* The table (collectives.c): a row per collective, each defined in its
  * own file; indexed by CsCollective, terminated by NULL. */

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 
 typedef struct {
   uint64_t s[4];
@@ -56,6 +57,9 @@ uint64_t cs_rng_below(CsRng *rng, uint64_t bound);
 double cs_rng_exponential(CsRng *rng, double mean);
 /* Normal with mean mu and standard deviation sigma (Marsaglia polar). */
 double cs_rng_normal(CsRng *rng, double mu, double sigma);
+/* n standard normals into x: the polar method's two values per accepted
+ * pair (half the logarithms of n cs_rng_normal calls, another sequence). */
+void cs_rng_normal_fill(CsRng *rng, float *x, size_t n);
 /* Lognormal whose underlying normal has parameters mu, sigma. */
 double cs_rng_lognormal(CsRng *rng, double mu, double sigma);
 /* Lognormal with the given mean and coefficient of variation (std/mean):

@@ -202,13 +202,12 @@ typedef struct {
 typedef struct {
   GArray *msgs;   /* RMsg, in the order posted */
   guint consumed; /* messages taken by the receiver's steps so far */
-  GArray *recv_steps;
+  uint32_t scan;  /* the receiver's steps before it take none of the next messages */
 } RPair;
 
 static void rpair_free(gpointer p) {
   RPair *x = p;
   g_array_free(x->msgs, TRUE);
-  g_array_free(x->recv_steps, TRUE);
   g_free(x);
 }
 
@@ -224,9 +223,9 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
   while (changed) {
     changed = false;
     for (uint32_t p = 0; p < N; p++) {
-      GArray *steps = plan->steps[p];
-      while (cur[p] < steps->len) {
-        const CsCollStep *st = &g_array_index(steps, CsCollStep, cur[p]);
+      uint32_t len = cs_coll_plan_len(plan, p);
+      while (cur[p] < len) {
+        const CsCollStep stv = cs_coll_plan_step(plan, p, cur[p]), *st = &stv;
         RPair *out = NULL;
         if (st->send_to >= 0) {
           gint64 key = ((gint64)p << 32) | (uint32_t)st->send_to;
@@ -234,14 +233,15 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
           if (!out) {
             out = g_new0(RPair, 1);
             out->msgs = g_array_new(FALSE, TRUE, sizeof(RMsg));
-            out->recv_steps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-            GArray *rs = plan->steps[st->send_to];
-            for (guint i = 0; i < rs->len; i++)
-              if (g_array_index(rs, CsCollStep, i).recv_from == (int32_t)p) g_array_append_val(out->recv_steps, i);
             g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), out);
           }
           if (!sent[p]) {
-            RMsg m = {t[p], 0, 0, false, g_array_index(out->recv_steps, uint32_t, out->msgs->len)};
+            /* the k-th message of a pair fills the k-th of the receiver's steps that wait for it */
+            uint32_t rlen = cs_coll_plan_len(plan, (uint32_t)st->send_to);
+            while (out->scan < rlen && cs_coll_plan_step(plan, (uint32_t)st->send_to, out->scan).recv_from != (int32_t)p)
+              out->scan++;
+            g_assert(out->scan < rlen);
+            RMsg m = {t[p], 0, 0, false, out->scan++};
             g_array_append_val(out->msgs, m);
             sent[p] = true;
           }
@@ -274,7 +274,7 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
     }
   }
   for (uint32_t r = 0; r < o->spec.n_workers; r++) {
-    g_assert(cur[r] == plan->steps[r]->len); /* a collective's steps always complete */
+    g_assert(cur[r] == cs_coll_plan_len(plan, r)); /* a collective's steps always complete */
     end[r] = t[r];
   }
   g_free(cur);
@@ -320,7 +320,7 @@ double cs_model_op_codec(CsModelOp *op) {
   CsCollPlan *plan = cs_coll_plan_new(&op->spec);
   double sum = 0;
   for (uint32_t r = 0; r < op->spec.n_workers; r++)
-    for (guint i = 0; i < plan->steps[r]->len; i++) sum += (double)g_array_index(plan->steps[r], CsCollStep, i).compute;
+    for (uint32_t i = 0, n = cs_coll_plan_len(plan, r); i < n; i++) sum += (double)cs_coll_plan_step(plan, r, i).compute;
   cs_coll_plan_free(plan);
   return op->codec_s = sum * 1e-12 / op->spec.n_workers;
 }

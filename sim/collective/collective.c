@@ -111,13 +111,16 @@ uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n) {
 typedef CsCollStep Step;
 
 typedef struct {
-  GArray *steps; /* Step */
+  uint32_t n_steps;
+  Step st;      /* steps[cur], while cur < n_steps */
   uint32_t cur;
   bool contributed, sent_cur, computing, computed_cur, done;
   uint8_t *arrived;   /* per step: its message came */
   uint8_t *delivered; /* per step: the message it sent got there */
   struct Msg **held;  /* per step: a rendezvous message waiting for the step (NULL without rendezvous steps) */
   CsTime first_send, last_recv;
+  struct Pair *last_pair; /* the pair it last sent on */
+  uint32_t last_dst;
 } Part;
 
 typedef struct Msg Msg;
@@ -127,22 +130,16 @@ struct Msg {
   uint32_t step;      /* the receiver's step that waits for it */
   uint32_t send_step; /* the sender's, for messages.csv */
   uint64_t bytes;
+  struct Pair *pair;
   Msg *next_in_pair; /* queued behind the pair's message in flight */
   Msg *prev_live, *next_live; /* the op's messages not yet delivered */
 };
 
-typedef struct {
+typedef struct Pair {
   Msg *head, *tail; /* waiting */
   bool busy;
-  GArray *recv_steps; /* the receiver's steps that take this pair's messages, in order */
-  guint posted;
+  uint32_t scan; /* the receiver's steps before it hold none of this pair's next messages */
 } Pair;
-
-static void pair_free(gpointer p) {
-  Pair *pair = p;
-  g_array_free(pair->recv_steps, TRUE);
-  g_free(pair);
-}
 
 struct CsCollOp {
   CsCollEnv *env;
@@ -190,17 +187,29 @@ uint32_t cs_coll_participants(const CsCollSpec *spec) {
 CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec) {
   CsCollPlan *plan = g_new0(CsCollPlan, 1);
   plan->n_parts = cs_coll_participants(spec);
+  plan->def = cs_collective_def(spec->kind);
+  plan->spec = *spec;
+  if (plan->def->step) return plan; /* computed when asked */
   plan->steps = g_new(GArray *, plan->n_parts);
   for (uint32_t p = 0; p < plan->n_parts; p++) plan->steps[p] = g_array_new(FALSE, FALSE, sizeof(Step));
-  cs_collective_def(spec->kind)->build(plan, spec);
+  plan->def->build(plan, spec);
   return plan;
 }
 
 void cs_coll_plan_free(CsCollPlan *plan) {
   if (!plan) return;
-  for (uint32_t p = 0; p < plan->n_parts; p++) g_array_free(plan->steps[p], TRUE);
+  if (plan->steps)
+    for (uint32_t p = 0; p < plan->n_parts; p++) g_array_free(plan->steps[p], TRUE);
   g_free(plan->steps);
   g_free(plan);
+}
+
+uint32_t cs_coll_plan_len(const CsCollPlan *plan, uint32_t p) {
+  return plan->steps ? plan->steps[p]->len : plan->def->n_steps(&plan->spec, p);
+}
+
+CsCollStep cs_coll_plan_step(const CsCollPlan *plan, uint32_t p, uint32_t k) {
+  return plan->steps ? g_array_index(plan->steps[p], Step, k) : plan->def->step(&plan->spec, p, k);
 }
 
 /* ---- the step machine ---- */
@@ -218,8 +227,7 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
   Part *d = &op->parts[m->dst];
   d->arrived[m->step] = 1;
   d->last_recv = cs_engine_now(op->env->engine);
-  guint64 key = ((guint64)m->src << 32) | m->dst;
-  Pair *pair = g_hash_table_lookup(op->pairs, &key);
+  Pair *pair = m->pair;
   pair->busy = false;
   if (pair->head) {
     Msg *next = pair->head;
@@ -228,7 +236,7 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
     post_now(op, next);
   }
   advance(op, m->dst);
-  if (g_array_index(op->parts[m->src].steps, Step, m->send_step).wait_delivered) advance(op, m->src);
+  if (cs_coll_plan_step(op->plan, m->src, m->send_step).wait_delivered) advance(op, m->src);
   /* delivered: nothing refers to it any more (a ring of P workers sends P x 2(P-1)) */
   if (m->prev_live) m->prev_live->next_live = m->next_live;
   else op->live = m->next_live;
@@ -238,9 +246,7 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
 
 static void post_now(CsCollOp *op, Msg *m) {
   CsCollEnv *env = op->env;
-  guint64 key = ((guint64)m->src << 32) | m->dst;
-  Pair *pair = g_hash_table_lookup(op->pairs, &key);
-  pair->busy = true;
+  m->pair->busy = true;
   Part *src = &op->parts[m->src];
   if (src->first_send < 0) src->first_send = cs_engine_now(env->engine);
   uint32_t a = (uint32_t)env->t->nodes[op->nodes[m->src]].host, b = (uint32_t)env->t->nodes[op->nodes[m->dst]].host;
@@ -250,24 +256,26 @@ static void post_now(CsCollOp *op, Msg *m) {
 
 static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t step) {
   guint64 key = ((guint64)src << 32) | dst;
-  Pair *pair = g_hash_table_lookup(op->pairs, &key);
-  if (!pair) { /* the pair's first message: which of dst's steps wait for src */
+  Part *sp = &op->parts[src];
+  Pair *pair = sp->last_dst == dst ? sp->last_pair : g_hash_table_lookup(op->pairs, &key);
+  if (!pair) { /* the pair's first message */
     pair = g_new0(Pair, 1);
-    pair->recv_steps = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    GArray *steps = op->parts[dst].steps;
-    for (guint i = 0; i < steps->len; i++)
-      if (g_array_index(steps, Step, i).recv_from == (int32_t)src) g_array_append_val(pair->recv_steps, i);
     guint64 *k = g_new(guint64, 1);
     *k = key;
     g_hash_table_insert(op->pairs, k, pair);
   }
-  g_assert(pair->posted < pair->recv_steps->len); /* every message has a step waiting for it */
+  sp->last_pair = pair;
+  sp->last_dst = dst;
+  /* the k-th message of a pair fills the k-th of dst's steps that wait for src */
+  uint32_t n = op->parts[dst].n_steps;
+  while (pair->scan < n && cs_coll_plan_step(op->plan, dst, pair->scan).recv_from != (int32_t)src) pair->scan++;
+  g_assert(pair->scan < n); /* every message has a step waiting for it */
   Msg *m = g_new0(Msg, 1);
-  *m = (Msg){op, src, dst, g_array_index(pair->recv_steps, uint32_t, pair->posted++), step, bytes, NULL, NULL, op->live};
+  *m = (Msg){op, src, dst, pair->scan++, step, bytes, pair, NULL, NULL, op->live};
   if (op->live) op->live->prev_live = m;
   op->live = m;
   Part *d = &op->parts[dst];
-  if (g_array_index(d->steps, Step, m->step).rendezvous && d->cur < m->step) {
+  if (d->held && d->cur < m->step && cs_coll_plan_step(op->plan, dst, m->step).rendezvous) {
     pair->busy = true; /* it counts as the pair's message in flight */
     d->held[m->step] = m;
     return;
@@ -305,11 +313,11 @@ static void participant_done(CsCollOp *op, uint32_t p) {
 static void advance(CsCollOp *op, uint32_t p) {
   Part *pt = &op->parts[p];
   while (!pt->done) {
-    if (pt->cur == pt->steps->len) {
+    if (pt->cur == pt->n_steps) {
       participant_done(op, p);
       return;
     }
-    const Step *st = &g_array_index(pt->steps, Step, pt->cur);
+    const Step stv = pt->st, *st = &stv;
     if (!pt->sent_cur) {
       if (!pt->contributed) return;
       if (st->send_to >= 0) post(op, p, (uint32_t)st->send_to, st->send_bytes, pt->cur);
@@ -333,6 +341,7 @@ static void advance(CsCollOp *op, uint32_t p) {
     }
     pt->cur++;
     pt->sent_cur = pt->computed_cur = false;
+    if (pt->cur < pt->n_steps) pt->st = cs_coll_plan_step(op->plan, p, pt->cur);
   }
 }
 
@@ -352,21 +361,23 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
   op->parts = g_new0(Part, op->n_parts);
   op->plan = cs_coll_plan_new(spec);
   for (uint32_t p = 0; p < op->n_parts; p++) {
-    op->parts[p].steps = op->plan->steps[p];
+    op->parts[p].n_steps = cs_coll_plan_len(op->plan, p);
+    if (op->parts[p].n_steps) op->parts[p].st = cs_coll_plan_step(op->plan, p, 0);
     op->parts[p].contributed = p >= P; /* servers hold nothing of their own */
     op->parts[p].first_send = -1;
     op->parts[p].last_recv = -1;
+    op->parts[p].last_dst = UINT32_MAX;
   }
-  op->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, pair_free);
+  op->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   op->workers_left = P;
   op->servers_left = S;
   for (uint32_t p = 0; p < op->n_parts; p++) {
-    op->parts[p].arrived = g_new0(uint8_t, op->parts[p].steps->len + 1);
-    op->parts[p].delivered = g_new0(uint8_t, op->parts[p].steps->len + 1);
-    bool rendezvous = false; /* only a participant with rendezvous steps holds messages back */
-    for (guint k = 0; k < op->parts[p].steps->len && !rendezvous; k++)
-      rendezvous = g_array_index(op->parts[p].steps, Step, k).rendezvous;
-    op->parts[p].held = rendezvous ? g_new0(Msg *, op->parts[p].steps->len + 1) : NULL;
+    uint32_t n = op->parts[p].n_steps;
+    op->parts[p].arrived = g_new0(uint8_t, n + 1);
+    op->parts[p].delivered = g_new0(uint8_t, n + 1);
+    bool rendezvous = false; /* only a participant with rendezvous steps holds messages back (no computed plan has them) */
+    for (uint32_t k = 0; op->plan->steps && k < n && !rendezvous; k++) rendezvous = cs_coll_plan_step(op->plan, p, k).rendezvous;
+    op->parts[p].held = rendezvous ? g_new0(Msg *, n + 1) : NULL;
   }
   for (uint32_t p = P; p < op->n_parts; p++) advance(op, p);
   return op;

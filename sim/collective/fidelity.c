@@ -94,10 +94,8 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
   double *exact = g_new0(double, n);
   CsRng rng;
   cs_rng_init(&rng, seed, cs_rng_stream_id("collective-gradient", P, n));
-  for (size_t i = 0; i < (size_t)P * n; i++) {
-    x[i] = (float)cs_rng_normal(&rng, 0.0, 1.0);
-    exact[i % n] += x[i];
-  }
+  cs_rng_normal_fill(&rng, x, (size_t)P * n);
+  for (size_t i = 0; i < (size_t)P * n; i++) exact[i % n] += x[i];
   float *result = g_new0(float, n);
   CsCodec **codecs = g_new0(CsCodec *, P);
   bool ok = true;

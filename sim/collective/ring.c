@@ -4,22 +4,26 @@
 
 #include "commsim/closed_form.h"
 
-static void build(CsCollPlan *plan, const CsCollSpec *s) {
-  uint32_t P = s->n_workers;
+static uint32_t n_steps(const CsCollSpec *s, uint32_t p) {
+  (void)p;
+  return 2 * (s->n_workers - 1) + 1;
+}
+
+/* Rank r's step k, computed when asked: P x 2(P-1) steps are not kept. */
+static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
+  uint32_t P = s->n_workers, next = (r + 1) % P, prev = (r + P - 1) % P;
   const CsCodecCost *c = &s->cost;
-  for (uint32_t r = 0; r < P; r++) {
-    uint32_t next = (r + 1) % P, prev = (r + P - 1) % P;
-    for (uint32_t k = 0; k + 1 < P; k++) { /* reduce-scatter */
-      uint64_t out = cs_coll_piece(s->elements, P, (r + P - k) % P), in = cs_coll_piece(s->elements, P, (r + 2 * P - k - 1) % P);
-      cs_coll_add_step(plan, r, (int32_t)next, cs_coll_payload_bytes(&s->codec, out), (int32_t)prev,
-                       cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, in));
-    }
-    for (uint32_t k = 0; k + 1 < P; k++) { /* all-gather: forward as received */
-      uint64_t out = cs_coll_piece(s->elements, P, (r + 1 + P - k) % P);
-      cs_coll_add_step(plan, r, (int32_t)next, cs_coll_payload_bytes(&s->codec, out), (int32_t)prev, 0);
-    }
-    cs_coll_add_step(plan, r, -1, 0, -1, cs_coll_cost(c->decode_ps, s->elements)); /* decode once */
+  if (k + 1 < P) { /* reduce-scatter */
+    uint64_t out = cs_coll_piece(s->elements, P, (r + P - k) % P), in = cs_coll_piece(s->elements, P, (r + 2 * P - k - 1) % P);
+    return (CsCollStep){(int32_t)next, (int32_t)prev, cs_coll_payload_bytes(&s->codec, out),
+                        cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, in), false, false};
   }
+  if (k + 1 < 2 * P - 1) { /* all-gather: forward as received */
+    uint32_t j = k - (P - 1);
+    uint64_t out = cs_coll_piece(s->elements, P, (r + 1 + P - j) % P);
+    return (CsCollStep){(int32_t)next, (int32_t)prev, cs_coll_payload_bytes(&s->codec, out), 0, false, false};
+  }
+  return (CsCollStep){-1, -1, 0, cs_coll_cost(c->decode_ps, s->elements), false, false}; /* decode once */
 }
 
 /* One round: every rank sends its piece to the next at once. */
@@ -43,7 +47,8 @@ const CsCollectiveDef cs_coll_ring = {
     .help = "ring all-reduce: reduce-scatter then all-gather, 2 (P-1) steps of n/P to the next rank",
     .flags = CS_COLLF_REDUCES,
     .chain = CS_CHAIN_LINE,
-    .build = build,
+    .n_steps = n_steps,
+    .step = step,
     .formula = formula,
     .model = model,
 };

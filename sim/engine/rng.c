@@ -66,6 +66,16 @@ double cs_rng_normal(CsRng *rng, double mu, double sigma) {
   return mu + sigma * u * sqrt(-2.0 * log(s) / s);
 }
 
+void cs_rng_normal_fill(CsRng *rng, float *x, size_t n) {
+  for (size_t i = 0; i < n;) {
+    double u = 2.0 * cs_rng_uniform(rng) - 1.0, v = 2.0 * cs_rng_uniform(rng) - 1.0, s = u * u + v * v;
+    if (s >= 1.0 || s == 0.0) continue;
+    double f = sqrt(-2.0 * log(s) / s);
+    x[i++] = (float)(u * f);
+    if (i < n) x[i++] = (float)(v * f);
+  }
+}
+
 double cs_rng_lognormal(CsRng *rng, double mu, double sigma) {
   return exp(cs_rng_normal(rng, mu, sigma));
 }

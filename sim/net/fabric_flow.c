@@ -97,6 +97,12 @@ typedef struct {
   uint32_t dir, ver;
 } Fill;
 
+/* A flow alone on its directions, and its rate (fill_alone). */
+typedef struct {
+  double rate;
+  uint32_t flow;
+} Alone;
+
 typedef struct {
   CsEngine *engine;
   const CsNetConfig *cfg;
@@ -112,12 +118,16 @@ typedef struct {
   uint32_t *ends, n_ends, cap_ends; /* the flows in their fluid phase, a min-heap by end_at */
   uint32_t *bg_flow;                /* per background source: its flow */
   GHashTable *routes;               /* (src << 32 | dst) -> Route (shortest routing) */
+  uint32_t *last_dst;               /* per host: the destination of its last route looked up */
+  Route **last_route;
   uint32_t *dirty, n_dirty, cap_dirty;
   uint32_t *stack, cap_stack;
   uint32_t *comp, n_comp, cap_comp;        /* flows of the component being refilled */
   double *comp_rates;                      /* their new rates */
   uint32_t cap_rates;
   uint32_t *comp_dirs, n_cdirs, cap_cdirs; /* its directions */
+  Alone *alone;                            /* the dirty flows alone on their directions */
+  uint32_t n_alone, cap_alone;
   uint32_t pass;
   Fill *heap;
   uint32_t n_heap, cap_heap;
@@ -207,12 +217,20 @@ static void route_unref(FlowNet *n, Route *r) {
 /* The route of a message from host a to host b. */
 static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
   if (n->ecmp) return route_new(n, a, b, hash, true); /* its own, as the packet network's ECMP choice */
+  /* a host sends to few others in turn (a collective's neighbours): its
+   * last route first, then the table */
+  if (n->last_dst[a] == b) {
+    n->last_route[a]->refs++;
+    return n->last_route[a];
+  }
   guint64 key = ((guint64)a << 32) | b;
   Route *r = g_hash_table_lookup(n->routes, &key);
   if (!r) {
     r = route_new(n, a, b, hash, true);
     g_hash_table_insert(n->routes, g_memdup2(&key, sizeof key), r);
   }
+  n->last_dst[a] = b;
+  n->last_route[a] = r; /* the table holds it */
   r->refs++;
   return r;
 }
@@ -356,15 +374,39 @@ static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
   n->stack[(*top)++] = di;
 }
 
+static void new_rate(FlowNet *n, Flow *f, double rate);
+
+/* A flow alone on every direction it crosses is a component of its own:
+ * its max-min share is the least that its directions leave after their
+ * ACK loads, or its own cap (what fill() would find, without the heap).
+ * It takes its rate with the component's flows, after the fill. */
+static bool fill_alone(FlowNet *n, uint32_t fi) {
+  Flow *f = &n->flows[fi];
+  const Route *r = f->route;
+  double rate = f->cap > 0 ? f->cap : 0;
+  for (uint32_t k = 0; k < r->n_fwd; k++) {
+    Dir *d = &n->dirs[r->dirs[k]];
+    if (d->n_uses != 1) return false;
+    rate = fmin(rate, fmax(d->capacity - d->ack_load, 0));
+  }
+  for (uint32_t k = 0; k < r->n_fwd; k++) n->dirs[r->dirs[k]].ack_seen = n->dirs[r->dirs[k]].ack_load;
+  f->mark = n->pass;
+  CS_GROW(n->alone, n->n_alone, n->cap_alone, 64);
+  n->alone[n->n_alone++] = (Alone){rate, fi};
+  return true;
+}
+
 /* The component of live flows and data directions reachable from the
- * dirty flows, into comp and comp_dirs. */
+ * dirty flows, into comp and comp_dirs (a flow alone on its directions
+ * is filled at once). */
 static void gather(FlowNet *n) {
   n->pass++;
-  n->n_comp = n->n_cdirs = 0;
+  n->n_comp = n->n_cdirs = n->n_alone = 0;
   uint32_t top = 0;
   for (uint32_t i = 0; i < n->n_dirty; i++) {
     Flow *f = &n->flows[n->dirty[i]];
     f->dirty = false;
+    if (f->route && f->live && f->mark != n->pass && fill_alone(n, n->dirty[i])) continue;
     if (f->route)
       for (uint32_t k = 0; k < f->route->n_fwd; k++) visit_dir(n, f->route->dirs[k], &top);
   }
@@ -498,15 +540,18 @@ static void fill(FlowNet *n) {
     }
   }
   /* the new rates, and when each flow's last bit leaves at its rate */
+  for (uint32_t i = 0; i < n->n_comp; i++) new_rate(n, &n->flows[n->comp[i]], n->comp_rates[i]);
+  for (uint32_t i = 0; i < n->n_alone; i++) new_rate(n, &n->flows[n->alone[i].flow], n->alone[i].rate);
+}
+
+/* Flow f runs at `rate` from now: its directions follow, and its end. */
+static void new_rate(FlowNet *n, Flow *f, double rate) {
   CsTime now = cs_engine_now(n->engine);
-  for (uint32_t i = 0; i < n->n_comp; i++) {
-    Flow *f = &n->flows[n->comp[i]];
-    settle_flow(n, f);
-    set_rate(n, f, n->comp_rates[i]);
-    double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil(f->remaining / f->rate * 1e12);
-    f->end_at = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
-    ends_fix(n, f->hpos);
-  }
+  settle_flow(n, f);
+  set_rate(n, f, rate);
+  double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil(f->remaining / f->rate * 1e12);
+  f->end_at = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
+  ends_fix(n, f->hpos);
 }
 
 /* The one event for the next fluid end among the live flows. */
@@ -662,7 +707,8 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   uint64_t packets = (payload + n->mss - 1) / n->mss;
   uint64_t wire = payload + packets * n->header;
   double last = (double)(payload - (packets - 1) * n->mss + n->header);
-  f->route = route_of(n, src, dst, cs_rng_stream_id("flow", n->cfg->seed, m)); /* the packet network's ECMP hash */
+  /* the packet network's ECMP hash, when a route depends on it */
+  f->route = route_of(n, src, dst, n->ecmp ? cs_rng_stream_id("flow", n->cfg->seed, m) : 0);
   const Route *r = f->route;
   double tail = (double)r->tail_lat * 1e-12, rtt = r->rtt0;
   for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
@@ -817,6 +863,8 @@ static void flow_free(void *impl) {
     if (n->flows[i].route && n->flows[i].next_free == NONE) route_unref(n, n->flows[i].route);
   for (uint32_t d = 0; d < 2 * n->t->n_links; d++) g_free(n->dirs[d].uses);
   g_hash_table_destroy(n->routes);
+  g_free(n->last_dst);
+  g_free(n->last_route);
   g_free(n->dirs);
   g_free(n->flows);
   g_free(n->stats);
@@ -827,6 +875,7 @@ static void flow_free(void *impl) {
   g_free(n->comp);
   g_free(n->comp_rates);
   g_free(n->comp_dirs);
+  g_free(n->alone);
   g_free(n->heap);
   g_free(n->capped);
   g_free(n->ports);
@@ -850,6 +899,9 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   for (uint32_t l = 0; l < t->n_links; l++)
     n->dirs[2 * l].capacity = n->dirs[2 * l + 1].capacity = (double)t->links[l].spec.bandwidth;
   n->routes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, route_free);
+  n->last_dst = g_new(uint32_t, t->n_hosts + 1);
+  for (uint32_t h = 0; h <= t->n_hosts; h++) n->last_dst[h] = NONE;
+  n->last_route = g_new0(Route *, t->n_hosts + 1);
   n->ports = g_new(uint32_t, t->n_nodes + 1);
   n->free_flow = CS_POOL_NONE;
   n->next_at = CS_TIME_MAX;

@@ -28,7 +28,7 @@ double cs_sim_codec_nmse(const CsScenario *s, GError **error) {
   float *x = g_new(float, n), *y = g_new(float, n);
   CsRng rng;
   cs_rng_init(&rng, s->seed, cs_rng_stream_id("codec-gradient", 0, 0));
-  for (size_t i = 0; i < n; i++) x[i] = (float)cs_rng_normal(&rng, 0.0, 1.0);
+  cs_rng_normal_fill(&rng, x, n);
   double nmse = NAN;
   CsCodec *codec = cs_codec_new(&params, 0, error);
   if (codec) {

@@ -207,9 +207,9 @@ bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, 
       if (e.idx[b] == k) s.elements = plan.elements[b], times++;
     memset(&s.cost, 0, sizeof s.cost);
     CsCollPlan *cplan = cs_coll_plan_new(&s);
-    for (guint i = 0; P > 0 && i < cplan->steps[0]->len; i++) {
-      const CsCollStep *st = &g_array_index(cplan->steps[0], CsCollStep, i);
-      if (st->send_to >= 0) m->wire_bytes += times * (double)st->send_bytes;
+    for (uint32_t i = 0, len = P > 0 ? cs_coll_plan_len(cplan, 0) : 0; i < len; i++) {
+      CsCollStep st = cs_coll_plan_step(cplan, 0, i);
+      if (st.send_to >= 0) m->wire_bytes += times * (double)st.send_bytes;
     }
     cs_coll_plan_free(cplan);
   }

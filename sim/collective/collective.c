@@ -130,6 +130,7 @@ struct Msg {
   uint32_t step;      /* the receiver's step that waits for it */
   uint32_t send_step; /* the sender's, for messages.csv */
   uint64_t bytes;
+  bool wait_delivered; /* the sender's step ends with its delivery */
   struct Pair *pair;
   Msg *next_in_pair; /* queued behind the pair's message in flight */
   Msg *prev_live, *next_live; /* the op's messages not yet delivered */
@@ -150,6 +151,9 @@ struct CsCollOp {
   uint32_t n_parts;
   GHashTable *pairs; /* (src << 32 | dst) -> Pair */
   Msg *live;         /* messages not yet delivered (freed once delivered; the rest with the op) */
+  Msg *free_msgs;    /* delivered ones, to reuse */
+  GPtrArray *slabs;  /* where messages live: MSG_SLAB each */
+  uint32_t slab_used;
   CsCollDoneFn done;
   void *ctx;
   uint32_t workers_left, servers_left;
@@ -236,12 +240,29 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
     post_now(op, next);
   }
   advance(op, m->dst);
-  if (cs_coll_plan_step(op->plan, m->src, m->send_step).wait_delivered) advance(op, m->src);
+  if (m->wait_delivered) advance(op, m->src);
   /* delivered: nothing refers to it any more (a ring of P workers sends P x 2(P-1)) */
   if (m->prev_live) m->prev_live->next_live = m->next_live;
   else op->live = m->next_live;
   if (m->next_live) m->next_live->prev_live = m->prev_live;
-  g_free(m);
+  m->next_live = op->free_msgs; /* to the op's free list */
+  op->free_msgs = m;
+}
+
+/* A message from the op's slabs (a ring of P workers sends P x 2(P-1), at
+ * most a few per worker at once): no allocation per message. */
+#define MSG_SLAB 1024
+static Msg *msg_new(CsCollOp *op) {
+  Msg *m = op->free_msgs;
+  if (m) {
+    op->free_msgs = m->next_live;
+    return m;
+  }
+  if (op->slab_used == MSG_SLAB || op->slabs->len == 0) {
+    g_ptr_array_add(op->slabs, g_new(Msg, MSG_SLAB));
+    op->slab_used = 0;
+  }
+  return &((Msg *)g_ptr_array_index(op->slabs, op->slabs->len - 1))[op->slab_used++];
 }
 
 static void post_now(CsCollOp *op, Msg *m) {
@@ -254,7 +275,7 @@ static void post_now(CsCollOp *op, Msg *m) {
   cs_fabric_tag(env->fabric, id, op->iteration, m->send_step);
 }
 
-static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t step) {
+static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t step, bool wait_delivered) {
   guint64 key = ((guint64)src << 32) | dst;
   Part *sp = &op->parts[src];
   Pair *pair = sp->last_dst == dst ? sp->last_pair : g_hash_table_lookup(op->pairs, &key);
@@ -270,8 +291,8 @@ static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint3
   uint32_t n = op->parts[dst].n_steps;
   while (pair->scan < n && cs_coll_plan_step(op->plan, dst, pair->scan).recv_from != (int32_t)src) pair->scan++;
   g_assert(pair->scan < n); /* every message has a step waiting for it */
-  Msg *m = g_new0(Msg, 1);
-  *m = (Msg){op, src, dst, pair->scan++, step, bytes, pair, NULL, NULL, op->live};
+  Msg *m = msg_new(op);
+  *m = (Msg){op, src, dst, pair->scan++, step, bytes, wait_delivered, pair, NULL, NULL, op->live};
   if (op->live) op->live->prev_live = m;
   op->live = m;
   Part *d = &op->parts[dst];
@@ -320,7 +341,7 @@ static void advance(CsCollOp *op, uint32_t p) {
     const Step stv = pt->st, *st = &stv;
     if (!pt->sent_cur) {
       if (!pt->contributed) return;
-      if (st->send_to >= 0) post(op, p, (uint32_t)st->send_to, st->send_bytes, pt->cur);
+      if (st->send_to >= 0) post(op, p, (uint32_t)st->send_to, st->send_bytes, pt->cur, st->wait_delivered);
       pt->sent_cur = true;
       pt = &op->parts[p];
     }
@@ -368,6 +389,7 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
     op->parts[p].last_recv = -1;
     op->parts[p].last_dst = UINT32_MAX;
   }
+  op->slabs = g_ptr_array_new_with_free_func(g_free);
   op->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   op->workers_left = P;
   op->servers_left = S;
@@ -403,10 +425,6 @@ void cs_coll_free(CsCollOp *op) {
   g_free(op->parts);
   g_free(op->nodes);
   g_hash_table_destroy(op->pairs);
-  while (op->live) {
-    Msg *next = op->live->next_live;
-    g_free(op->live);
-    op->live = next;
-  }
+  g_ptr_array_free(op->slabs, TRUE); /* the messages still live with them */
   g_free(op);
 }

@@ -97,6 +97,12 @@ typedef struct {
   uint32_t dir, ver;
 } Fill;
 
+/* A flow in the heap of fluid ends. */
+typedef struct {
+  CsTime at;
+  uint32_t flow;
+} EndAt;
+
 /* A flow alone on its directions, and its rate (fill_alone). */
 typedef struct {
   double rate;
@@ -115,7 +121,8 @@ typedef struct {
   uint32_t n_flows, cap_flows, free_flow;
   CsMessageStats *stats; /* per message */
   uint32_t n_msgs, cap_msgs, active, failed;
-  uint32_t *ends, n_ends, cap_ends; /* the flows in their fluid phase, a min-heap by end_at */
+  EndAt *ends;                      /* the flows in their fluid phase, a min-heap by end_at */
+  uint32_t n_ends, cap_ends;
   uint32_t *bg_flow;                /* per background source: its flow */
   GHashTable *routes;               /* (src << 32 | dst) -> Route (shortest routing) */
   uint32_t *last_dst;               /* per host: the destination of its last route looked up */
@@ -142,6 +149,10 @@ typedef struct {
   uint32_t *ports;
   bool bg_running;
 } FlowNet;
+
+/* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a */
+static inline double pos(double x) { return x > 0 ? x : 0; }
+static inline double min2(double a, double b) { return b < a ? b : a; }
 
 /* ---- bits carried ---- */
 
@@ -243,39 +254,41 @@ static void route_free(gpointer p) {
 
 /* ---- the heap of fluid ends ---- */
 
-static bool ends_before(const FlowNet *n, uint32_t a, uint32_t b) { return n->flows[a].end_at < n->flows[b].end_at; }
+/* A heap entry holds its flow's end, so that sifting reads the heap alone. */
+static inline bool ends_before(const EndAt *a, const EndAt *b) { return a->at < b->at; }
 
-static void ends_place(FlowNet *n, uint32_t i, uint32_t fi) {
-  n->ends[i] = fi;
-  n->flows[fi].hpos = i;
+static inline void ends_place(FlowNet *n, uint32_t i, EndAt x) {
+  n->ends[i] = x;
+  n->flows[x.flow].hpos = i;
 }
 
-/* Flow at heap place i moved its end: up or down to where it belongs. */
+/* Flow at heap place i moved its end (end_at): up or down to where it belongs. */
 static void ends_fix(FlowNet *n, uint32_t i) {
-  uint32_t fi = n->ends[i];
-  while (i > 0 && ends_before(n, fi, n->ends[(i - 1) / 2])) {
+  EndAt x = {n->flows[n->ends[i].flow].end_at, n->ends[i].flow};
+  while (i > 0 && ends_before(&x, &n->ends[(i - 1) / 2])) {
     ends_place(n, i, n->ends[(i - 1) / 2]);
     i = (i - 1) / 2;
   }
   for (;;) {
     uint32_t c = 2 * i + 1;
     if (c >= n->n_ends) break;
-    if (c + 1 < n->n_ends && ends_before(n, n->ends[c + 1], n->ends[c])) c++;
-    if (!ends_before(n, n->ends[c], fi)) break;
+    if (c + 1 < n->n_ends && ends_before(&n->ends[c + 1], &n->ends[c])) c++;
+    if (!ends_before(&n->ends[c], &x)) break;
     ends_place(n, i, n->ends[c]);
     i = c;
   }
-  ends_place(n, i, fi);
+  ends_place(n, i, x);
 }
 
 static void ends_add(FlowNet *n, uint32_t fi) {
   CS_GROW(n->ends, n->n_ends, n->cap_ends, 64);
-  ends_place(n, n->n_ends++, fi);
+  ends_place(n, n->n_ends++, (EndAt){n->flows[fi].end_at, fi});
   ends_fix(n, n->n_ends - 1);
 }
 
 static void ends_remove(FlowNet *n, uint32_t fi) {
-  uint32_t i = n->flows[fi].hpos, last = n->ends[--n->n_ends];
+  uint32_t i = n->flows[fi].hpos;
+  EndAt last = n->ends[--n->n_ends];
   n->flows[fi].hpos = NONE;
   if (i == n->n_ends) return;
   ends_place(n, i, last);
@@ -303,12 +316,12 @@ static void set_rate(FlowNet *n, Flow *f, double rate) {
   for (uint32_t k = 0; k < r->n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     settle_dir(n, d);
-    d->data_rate = fmax(0, d->data_rate + rate - f->rate);
+    d->data_rate = pos(d->data_rate + rate - f->rate);
   }
   for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     settle_dir(n, d);
-    d->ack_load = fmax(0, d->ack_load + (rate - f->rate) * f->ack_w);
+    d->ack_load = pos(d->ack_load + (rate - f->rate) * f->ack_w);
     ack_changed(n, r->dirs[k]);
   }
   f->rate = rate;
@@ -387,7 +400,7 @@ static bool fill_alone(FlowNet *n, uint32_t fi) {
   for (uint32_t k = 0; k < r->n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     if (d->n_uses != 1) return false;
-    rate = fmin(rate, fmax(d->capacity - d->ack_load, 0));
+    rate = min2(rate, pos(d->capacity - d->ack_load));
   }
   for (uint32_t k = 0; k < r->n_fwd; k++) n->dirs[r->dirs[k]].ack_seen = n->dirs[r->dirs[k]].ack_load;
   f->mark = n->pass;
@@ -457,7 +470,7 @@ static Fill heap_pop(FlowNet *n) {
 static void push_dir(FlowNet *n, uint32_t di) {
   Dir *d = &n->dirs[di];
   d->ver++;
-  if (d->wsum > 0.5) heap_push(n, (Fill){fmax(d->left, 0) / d->wsum, di, d->ver});
+  if (d->wsum > 0.5) heap_push(n, (Fill){pos(d->left) / d->wsum, di, d->ver});
 }
 
 static int by_cap(const void *a, const void *b, void *ctx) {
@@ -556,7 +569,7 @@ static void new_rate(FlowNet *n, Flow *f, double rate) {
 
 /* The one event for the next fluid end among the live flows. */
 static void plan_next(FlowNet *n) {
-  CsTime next = n->n_ends ? n->flows[n->ends[0]].end_at : CS_TIME_MAX;
+  CsTime next = n->n_ends ? n->ends[0].at : CS_TIME_MAX;
   if (next == n->next_at) return;
   n->next_at = next;
   n->next_gen++;
@@ -629,8 +642,8 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
   if (gen != n->next_gen) return; /* replaced by a later plan */
   n->next_at = CS_TIME_MAX;
   CsTime now = cs_engine_now(n->engine);
-  while (n->n_ends > 0 && n->flows[n->ends[0]].end_at <= now) {
-    uint32_t i = n->ends[0];
+  while (n->n_ends > 0 && n->ends[0].at <= now) {
+    uint32_t i = n->ends[0].flow;
     Flow *f = &n->flows[i];
     settle_flow(n, f);
     f->remaining = 0;

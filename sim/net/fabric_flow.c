@@ -103,6 +103,14 @@ typedef struct {
   uint32_t flow;
 } EndAt;
 
+/* A flow waiting for its delivery, its last bit gone (one engine event
+ * for the next of them, not one each). */
+typedef struct {
+  CsTime at;
+  uint64_t seq;
+  uint32_t flow;
+} Delivery;
+
 /* A flow alone on its directions, and its rate (fill_alone). */
 typedef struct {
   double rate;
@@ -121,6 +129,10 @@ typedef struct {
   uint32_t n_flows, cap_flows, free_flow;
   CsMessageStats *stats; /* per message */
   uint32_t n_msgs, cap_msgs, active, failed;
+  Delivery *dlv;                    /* the flows past their fluid phase, a min-heap by delivery */
+  uint32_t n_dlv, cap_dlv;
+  uint64_t dlv_seq, dlv_gen;
+  CsTime dlv_at;                    /* of the delivery event in force */
   EndAt *ends;                      /* the flows in their fluid phase, a min-heap by end_at */
   uint32_t n_ends, cap_ends;
   uint32_t *bg_flow;                /* per background source: its flow */
@@ -525,7 +537,7 @@ static void fill(FlowNet *n) {
       n->capped[n->n_capped++] = n->comp[i];
     }
   }
-  g_qsort_with_data(n->capped, (gint)n->n_capped, sizeof(uint32_t), by_cap, n);
+  if (n->n_capped > 1) g_qsort_with_data(n->capped, (gint)n->n_capped, sizeof(uint32_t), by_cap, n);
   n->n_heap = 0;
   for (uint32_t i = 0; i < n->n_cdirs; i++) push_dir(n, n->comp_dirs[i]);
   double level = 0;
@@ -615,9 +627,54 @@ static void finish(FlowNet *n, uint32_t fi, bool failed) {
   if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
 }
 
-static void on_deliver(CsEngine *e, void *ctx, uint64_t arg) {
-  (void)e;
-  finish(ctx, (uint32_t)arg, false);
+/* ---- deliveries: a heap by time, then by when each flow's last bit left ---- */
+
+static inline bool dlv_before(const Delivery *a, const Delivery *b) { return a->at < b->at || (a->at == b->at && a->seq < b->seq); }
+
+static void dlv_push(FlowNet *n, Delivery x) {
+  CS_GROW(n->dlv, n->n_dlv, n->cap_dlv, 64);
+  uint32_t i = n->n_dlv++;
+  while (i > 0 && dlv_before(&x, &n->dlv[(i - 1) / 2])) {
+    n->dlv[i] = n->dlv[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  n->dlv[i] = x;
+}
+
+static Delivery dlv_pop(FlowNet *n) {
+  Delivery top = n->dlv[0], x = n->dlv[--n->n_dlv];
+  uint32_t i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= n->n_dlv) break;
+    if (c + 1 < n->n_dlv && dlv_before(&n->dlv[c + 1], &n->dlv[c])) c++;
+    if (!dlv_before(&n->dlv[c], &x)) break;
+    n->dlv[i] = n->dlv[c];
+    i = c;
+  }
+  if (n->n_dlv) n->dlv[i] = x;
+  return top;
+}
+
+static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen);
+
+/* The one event for the next delivery. */
+static void plan_deliveries(FlowNet *n) {
+  CsTime next = n->n_dlv ? n->dlv[0].at : CS_TIME_MAX;
+  if (next == n->dlv_at) return;
+  n->dlv_at = next;
+  n->dlv_gen++;
+  if (next != CS_TIME_MAX) cs_engine_schedule_at(n->engine, next, on_deliveries, n, n->dlv_gen);
+}
+
+/* The flows delivered now, in the order their last bits left (the callbacks may send). */
+static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen) {
+  FlowNet *n = ctx;
+  if (gen != n->dlv_gen) return; /* replaced by an earlier delivery */
+  n->dlv_at = CS_TIME_MAX;
+  CsTime now = cs_engine_now(e);
+  while (n->n_dlv > 0 && n->dlv[0].at <= now) finish(n, dlv_pop(n).flow, false);
+  plan_deliveries(n);
 }
 
 static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
@@ -650,9 +707,10 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
     neighbours_dirty(n, i);
     leave_live(n, i);
     CsTime at = f->tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + f->tail;
-    cs_engine_schedule_at(n->engine, at, on_deliver, n, i);
+    dlv_push(n, (Delivery){at, n->dlv_seq++, i});
   }
   plan_next(n); /* the others' ends come on, refill or not */
+  plan_deliveries(n);
 }
 
 /* A TCP flow's rate under random loss p on a path of round trip `rtt`
@@ -882,6 +940,7 @@ static void flow_free(void *impl) {
   g_free(n->flows);
   g_free(n->stats);
   g_free(n->ends);
+  g_free(n->dlv);
   g_free(n->bg_flow);
   g_free(n->dirty);
   g_free(n->stack);
@@ -918,6 +977,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->ports = g_new(uint32_t, t->n_nodes + 1);
   n->free_flow = CS_POOL_NONE;
   n->next_at = CS_TIME_MAX;
+  n->dlv_at = CS_TIME_MAX;
   return n;
 }
 

@@ -117,6 +117,39 @@ START_TEST(test_normal) {
 }
 END_TEST
 
+/* cs_rng_normal_fill: the moments of N(0, 1) (as test_normal), its
+ * fourth moment (3) within 5 sigma (its variance 96 / n), and the mass
+ * of each tail against the normal's: beyond 1 (0.158655), 2 (0.022750),
+ * R = 3.4426 where the ziggurat's base strip starts (2.8816e-4) and 4
+ * (3.1671e-5), each within 5 sigma of its binomial count. */
+START_TEST(test_normal_fill) {
+  const size_t n = 4000000;
+  float *x = malloc(n * sizeof *x);
+  ck_assert_ptr_nonnull(x);
+  CsRng r;
+  cs_rng_init(&r, 2024, 11);
+  cs_rng_normal_fill(&r, x, n);
+  const double at[] = {1.0, 2.0, 3.442619855899, 4.0}, mass[] = {0.158655254, 0.022750132, 2.8816e-4, 3.1671e-5};
+  double s = 0, ss = 0, s4 = 0;
+  double above[4] = {0}, below[4] = {0};
+  for (size_t i = 0; i < n; i++) {
+    double v = x[i];
+    s += v, ss += v * v, s4 += v * v * v * v;
+    for (int k = 0; k < 4; k++) above[k] += v > at[k], below[k] += v < -at[k];
+  }
+  double m = s / (double)n, var = ss / (double)n - m * m;
+  ck_assert_double_lt(fabs(m), 5.0 / sqrt((double)n));
+  ck_assert_double_lt(fabs(var - 1.0), 5.0 * sqrt(2.0 / (double)n));
+  ck_assert_double_lt(fabs(s4 / (double)n - 3.0), 5.0 * sqrt(96.0 / (double)n));
+  for (int k = 0; k < 4; k++) {
+    double want = mass[k] * (double)n, sd = sqrt(want * (1 - mass[k]));
+    ck_assert_msg(fabs(above[k] - want) < 5 * sd && fabs(below[k] - want) < 5 * sd, "tail beyond %g: %g and %g, want %g",
+                  at[k], above[k], below[k], want);
+  }
+  free(x);
+}
+END_TEST
+
 START_TEST(test_bernoulli) {
   /* Bernoulli(p): variance p(1-p); fourth central moment p(1-p)(1-3p(1-p)). */
   double p[] = {0.01};
@@ -162,6 +195,7 @@ static Suite *rng_suite(void) {
   tcase_add_test(tc, test_uniform);
   tcase_add_test(tc, test_exponential);
   tcase_add_test(tc, test_normal);
+  tcase_add_test(tc, test_normal_fill);
   tcase_add_test(tc, test_bernoulli);
   tcase_add_test(tc, test_below);
   tcase_add_test(tc, test_lognormal);

@@ -57,8 +57,9 @@ uint64_t cs_rng_below(CsRng *rng, uint64_t bound);
 double cs_rng_exponential(CsRng *rng, double mean);
 /* Normal with mean mu and standard deviation sigma (Marsaglia polar). */
 double cs_rng_normal(CsRng *rng, double mu, double sigma);
-/* n standard normals into x: the polar method's two values per accepted
- * pair (half the logarithms of n cs_rng_normal calls, another sequence). */
+/* n standard normals into x, by the ziggurat: a draw and a comparison for
+ * most (another sequence than n cs_rng_normal calls, at a fraction of
+ * their cost: the synthetic gradients of the nmse estimates). */
 void cs_rng_normal_fill(CsRng *rng, float *x, size_t n);
 /* Lognormal whose underlying normal has parameters mu, sigma. */
 double cs_rng_lognormal(CsRng *rng, double mu, double sigma);

@@ -53,7 +53,7 @@ static inline CsTime sim_iter1_end(Run *r) {
 static inline double sim_last_end(Run *r) {
   double end = 0;
   const CsFabric *f = cs_sim_fabric(r->sim);
-  for (uint32_t m = 0; m < cs_fabric_messages(f); m++) {
+  for (uint32_t m = cs_fabric_first_message(f); m < cs_fabric_messages(f); m++) {
     const CsMessageStats *x = cs_fabric_message(f, m);
     ck_assert_msg(x->delivered, "message %u was not delivered", m);
     if ((double)x->end * 1e-12 > end) end = (double)x->end * 1e-12;

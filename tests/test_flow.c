@@ -229,7 +229,38 @@ START_TEST(test_ring_1024) {
   uint32_t messages = cs_fabric_messages(cs_sim_fabric(r.sim));
   ck_assert_uint_eq(messages, 1024 * 2046);
   ck_assert_uint_lt(cs_sim_events(r.sim), 5 * (uint64_t)messages);
+  /* no trace lists the messages: every one was forgotten once finished */
+  ck_assert_uint_eq(cs_fabric_first_message(cs_sim_fabric(r.sim)), messages);
   done(&r);
+}
+END_TEST
+
+/* 7. Forgetting finished messages (no messages.csv) changes no figure:
+ * a ring of 64 workers with two iterations (the first a warm-up, so the
+ * summary's wire bytes count only the second's messages) gives the same
+ * summary with and without messages.csv, and holds no message at its end
+ * without it. */
+START_TEST(test_retire) {
+  const char *yaml = "topology: {type: star, workers: 64}\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                     "workload: {params: 1M, iterations: 2, warmup: 1, compute: 1ms, collective: ring}\n"
+                     "output: {traces: [summary]}\n";
+  const char *with_messages[] = {"output.traces=[summary,messages]", NULL};
+  Run a = run(yaml, "flow", NULL), b = run(yaml, "flow", with_messages);
+  const CsFabric *fa = cs_sim_fabric(a.sim), *fb = cs_sim_fabric(b.sim);
+  ck_assert_uint_eq(cs_fabric_messages(fa), cs_fabric_messages(fb));
+  ck_assert_uint_eq(cs_fabric_first_message(fa), cs_fabric_messages(fa));
+  ck_assert_uint_eq(cs_fabric_first_message(fb), 0);
+  const CsSummary *x = cs_sim_summary(a.sim), *y = cs_sim_summary(b.sim);
+  ck_assert_uint_eq(x->iterations_measured, 64);
+  ck_assert_double_eq(x->iter_mean_s, y->iter_mean_s);
+  ck_assert_double_eq(x->comm_s, y->comm_s);
+  /* 2 x 63 pieces of 1M / 64 fp32 (62,500 B) with their headers, from the second iteration only */
+  ck_assert_double_gt(x->wire_bytes_per_worker, 126 * 62500.0);
+  ck_assert_double_lt(x->wire_bytes_per_worker, 126 * 62500.0 * 1.05);
+  ck_assert_double_eq(x->wire_bytes_per_worker, y->wire_bytes_per_worker);
+  done(&a);
+  done(&b);
 }
 END_TEST
 
@@ -243,6 +274,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_mathis_cap);
   tcase_add_test(tc, test_reports);
   tcase_add_test(tc, test_ring_1024);
+  tcase_add_test(tc, test_retire);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -31,6 +31,10 @@
 #include "commsim/routing.h"
 #include "commsim/topology.h"
 
+/* A finished message's statistics, handed over before the fabric forgets
+ * them (cs_fabric_set_retire). */
+typedef void (*CsRetireFn)(void *ctx, uint32_t msg, const CsMessageStats *st);
+
 typedef struct {
   /* messages: numbered 0, 1, 2... in the order sent */
   uint32_t (*send)(void *impl, uint32_t src_host, uint32_t dst_host, uint64_t bytes, CsDeliverFn fn,
@@ -56,6 +60,12 @@ typedef struct {
    * free; NULL: it did not.  May be NULL. */
   char *(*stuck)(const void *impl);
   void (*set_packet_trace)(void *impl, CsPacketTraceFn fn, void *ctx); /* NULL: no packet events */
+  /* with a retire function, the fabric may forget a finished message's
+   * statistics once every message before it has finished, handing them
+   * to fn first (in number order); first_message is then the lowest
+   * number still held.  NULL: it keeps every message. */
+  void (*set_retire)(void *impl, CsRetireFn fn, void *ctx);
+  uint32_t (*first_message)(const void *impl);
   void (*free)(void *impl);
 } CsFabricOps;
 
@@ -104,6 +114,18 @@ static inline void cs_fabric_tag(CsFabric *f, uint32_t msg, uint32_t iteration, 
 static inline uint32_t cs_fabric_messages(const CsFabric *f) { return f->ops->messages(f->impl); }
 static inline const CsMessageStats *cs_fabric_message(const CsFabric *f, uint32_t msg) {
   return f->ops->message(f->impl, msg);
+}
+/* The lowest message number whose statistics are held (cs_fabric_message
+ * answers from it to cs_fabric_messages - 1): 0 unless the fabric retires
+ * finished messages. */
+static inline uint32_t cs_fabric_first_message(const CsFabric *f) {
+  return f->ops->first_message ? f->ops->first_message(f->impl) : 0;
+}
+/* false when the fabric keeps every message anyway (fn is never called) */
+static inline bool cs_fabric_set_retire(CsFabric *f, CsRetireFn fn, void *ctx) {
+  if (!f->ops->set_retire) return false;
+  f->ops->set_retire(f->impl, fn, ctx);
+  return true;
 }
 static inline uint32_t cs_fabric_active(const CsFabric *f) { return f->ops->active(f->impl); }
 static inline uint32_t cs_fabric_failed(const CsFabric *f) { return f->ops->failed(f->impl); }

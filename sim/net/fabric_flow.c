@@ -127,8 +127,10 @@ typedef struct {
   Dir *dirs;
   Flow *flows; /* slots, reused once a flow is delivered */
   uint32_t n_flows, cap_flows, free_flow;
-  CsMessageStats *stats; /* per message */
-  uint32_t n_msgs, cap_msgs, active, failed;
+  CsMessageStats *stats; /* per message from `base` to n_msgs - 1, a ring of cap_msgs (a power of two) */
+  uint32_t base, n_msgs, cap_msgs, active, failed;
+  CsRetireFn retire; /* set: finished messages below every unfinished one are handed over and forgotten */
+  void *retire_ctx;
   Delivery *dlv;                    /* the flows past their fluid phase, a min-heap by delivery */
   uint32_t n_dlv, cap_dlv;
   uint64_t dlv_seq, dlv_gen;
@@ -165,6 +167,30 @@ typedef struct {
 /* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a */
 static inline double pos(double x) { return x > 0 ? x : 0; }
 static inline double min2(double a, double b) { return b < a ? b : a; }
+
+/* ---- message statistics: a ring from the lowest held ---- */
+
+static inline CsMessageStats *stats_of(FlowNet *n, uint32_t m) { return &n->stats[m & (n->cap_msgs - 1)]; }
+
+static void stats_grow(FlowNet *n) {
+  uint32_t cap = n->cap_msgs ? 2 * n->cap_msgs : 64;
+  g_assert(cap > n->cap_msgs); /* 2^31 messages held at once is past any run */
+  CsMessageStats *x = g_new(CsMessageStats, cap);
+  for (uint32_t m = n->base; m < n->n_msgs; m++) x[m & (cap - 1)] = *stats_of(n, m);
+  g_free(n->stats);
+  n->stats = x;
+  n->cap_msgs = cap;
+}
+
+/* Finished messages below every unfinished one: handed over and forgotten. */
+static void stats_retire(FlowNet *n) {
+  while (n->base < n->n_msgs) {
+    const CsMessageStats *st = stats_of(n, n->base);
+    if (!st->delivered && !st->failed) return;
+    n->retire(n->retire_ctx, n->base, st);
+    n->base++;
+  }
+}
 
 /* ---- bits carried ---- */
 
@@ -614,7 +640,7 @@ static void finish(FlowNet *n, uint32_t fi, bool failed) {
   CsDeliverFn fn = f->fn;
   void *fctx = f->ctx;
   flow_release(n, fi); /* before the callback, which may send again */
-  CsMessageStats *st = &n->stats[m];
+  CsMessageStats *st = stats_of(n, m);
   if (failed) {
     st->failed = true;
     n->failed++;
@@ -623,7 +649,8 @@ static void finish(FlowNet *n, uint32_t fi, bool failed) {
     st->delivered = true;
   }
   n->active--;
-  if (fn) fn(fctx, m, failed);
+  if (fn) fn(fctx, m, failed); /* may send: st moves */
+  if (n->retire && m == n->base) stats_retire(n);
   if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
 }
 
@@ -770,7 +797,7 @@ static uint32_t new_flow(FlowNet *n) {
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   FlowNet *n = impl;
   g_assert(src != dst && src < n->t->n_hosts && dst < n->t->n_hosts && payload > 0);
-  CS_GROW(n->stats, n->n_msgs, n->cap_msgs, 64);
+  if (n->n_msgs - n->base == n->cap_msgs) stats_grow(n);
   uint32_t m = n->n_msgs++;
   uint32_t fi = new_flow(n);
   Flow *f = &n->flows[fi];
@@ -803,7 +830,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   f->cap = rtt > 0 ? window_bits / rtt : INFINITY;
   double p = 1 - r->keep;
   if (p > 0) f->cap = fmin(f->cap, loss_cap(tr, n->mss, rtt, p));
-  CsMessageStats *st = &n->stats[m];
+  CsMessageStats *st = stats_of(n, m);
   memset(st, 0, sizeof *st);
   st->src = src, st->dst = dst, st->payload = payload;
   st->wire_bytes = gbn ? (uint64_t)llround((double)wire * sends) : r->keep > 0 ? (uint64_t)llround((double)wire / r->keep) : 0;
@@ -821,11 +848,20 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
 
 static void flow_tag(void *impl, uint32_t msg, uint32_t iteration, uint32_t step) {
   FlowNet *n = impl;
-  n->stats[msg].iteration = iteration;
-  n->stats[msg].step = step;
+  stats_of(n, msg)->iteration = iteration;
+  stats_of(n, msg)->step = step;
 }
 static uint32_t flow_messages(const void *impl) { return ((const FlowNet *)impl)->n_msgs; }
-static const CsMessageStats *flow_message(const void *impl, uint32_t msg) { return &((const FlowNet *)impl)->stats[msg]; }
+static const CsMessageStats *flow_message(const void *impl, uint32_t msg) {
+  FlowNet *n = (FlowNet *)impl;
+  g_assert(msg >= n->base && msg < n->n_msgs); /* held (cs_fabric_first_message) */
+  return stats_of(n, msg);
+}
+static uint32_t flow_first_message(const void *impl) { return ((const FlowNet *)impl)->base; }
+static void flow_set_retire(void *impl, CsRetireFn fn, void *ctx) {
+  FlowNet *n = impl;
+  n->retire = fn, n->retire_ctx = ctx;
+}
 static uint32_t flow_active(const void *impl) { return ((const FlowNet *)impl)->active; }
 static uint32_t flow_failed(const void *impl) { return ((const FlowNet *)impl)->failed; }
 static void flow_set_idle(void *impl, CsIdleFn fn, void *ctx) {
@@ -908,7 +944,10 @@ static CsNetTotals flow_totals(const void *impl) {
 static bool flow_accounting(const void *impl, GError **error) {
   const FlowNet *n = impl;
   uint32_t active = 0;
-  for (uint32_t m = 0; m < n->n_msgs; m++) active += !n->stats[m].delivered && !n->stats[m].failed;
+  for (uint32_t m = n->base; m < n->n_msgs; m++) {
+    const CsMessageStats *st = &n->stats[m & (n->cap_msgs - 1)];
+    active += !st->delivered && !st->failed;
+  }
   if (active != n->active) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
                 "internal error: %u messages unfinished, %u counted active (please report this as a bug)", active,
@@ -998,5 +1037,7 @@ const CsFabricOps cs_flow_fabric_ops = {
     .check_accounting = flow_accounting,
     .check_state = NULL,
     .set_packet_trace = NULL,
+    .set_retire = flow_set_retire,
+    .first_message = flow_first_message,
     .free = flow_free,
 };

@@ -85,8 +85,9 @@ static void on_flow_start(CsEngine *e, void *ctx, uint64_t arg) {
 
 /* Messages of collectives that fail are counted here too. */
 static void count_failures(CsSim *sim) {
-  uint32_t failed = 0;
-  for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) failed += cs_fabric_message(sim->fabric, m)->failed;
+  uint32_t failed = sim->retired_failed;
+  for (uint32_t m = cs_fabric_first_message(sim->fabric); m < cs_fabric_messages(sim->fabric); m++)
+    failed += cs_fabric_message(sim->fabric, m)->failed;
   sim->failed = failed;
 }
 
@@ -179,7 +180,7 @@ static CsRunResult run_with_progress(CsSim *sim, CsTime until) {
 static bool stuck_error(CsSim *sim, const char *why, GError **error) {
   GString *m = g_string_new(NULL);
   uint32_t n = 0, shown = 0;
-  for (uint32_t i = 0; i < cs_fabric_messages(sim->fabric); i++) {
+  for (uint32_t i = cs_fabric_first_message(sim->fabric); i < cs_fabric_messages(sim->fabric); i++) {
     const CsMessageStats *x = cs_fabric_message(sim->fabric, i);
     if (x->delivered || x->failed) continue;
     if (shown < 5) {

@@ -41,6 +41,10 @@ struct CsSim {
   CsWorkload *wl;
   uint32_t flows_started;
   uint32_t failed;
+  /* messages the fabric has forgotten (no trace lists them): what the
+   * summary needs of them */
+  GArray *retired_wire; /* double per iteration: wire bytes of workers' messages */
+  uint32_t retired_failed;
   CsTime end;
   double wall;
   CsSummary summary;

@@ -124,7 +124,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
      * sent in a measured iteration, headers and retransmissions included
      * (counted from the messages, some of which land after their sender's
      * iteration has ended) */
-    for (uint32_t msg = 0; msg < cs_fabric_messages(sim->fabric); msg++) {
+    for (guint i = first; i < sim->retired_wire->len; i++) sum_wire += g_array_index(sim->retired_wire, double, i);
+    for (uint32_t msg = cs_fabric_first_message(sim->fabric); msg < cs_fabric_messages(sim->fabric); msg++) {
       const CsMessageStats *st = cs_fabric_message(sim->fabric, msg);
       if (st->iteration >= first && sim->t->nodes[sim->t->hosts[st->src]].role == CS_ROLE_WORKER)
         sum_wire += (double)st->wire_bytes;

@@ -63,6 +63,15 @@ typedef struct {
 
 /* A route, shared by the messages between the same two hosts (shortest
  * routing) or a message's own (ECMP). */
+/* What a message of one size needs on a route (shape_of). */
+typedef struct {
+  uint64_t payload; /* 0: none yet */
+  double ack_w, remaining, cap;
+  CsTime tail;
+  uint64_t wire_bytes;
+  uint32_t packets;
+} Shape;
+
 typedef struct {
   uint32_t *dirs; /* forward, then reverse (ACKs) */
   uint32_t n_fwd, n_rev;
@@ -71,6 +80,7 @@ typedef struct {
   double keep;      /* the chance a packet crosses the forward route (loss) */
   int slow;         /* the slowest forward hop */
   uint32_t refs;
+  Shape shape;      /* of the last size sent on it */
 } Route;
 
 typedef struct {
@@ -794,6 +804,38 @@ static uint32_t new_flow(FlowNet *n) {
   return fi;
 }
 
+/* What a message of `payload` bytes on route r needs (Route.shape): its
+ * bits to send, tail, ACK weight and caps. */
+static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
+  Shape *sh = &r->shape;
+  sh->payload = payload;
+  uint64_t packets = (payload + n->mss - 1) / n->mss;
+  uint64_t wire = payload + packets * n->header;
+  double last = (double)(payload - (packets - 1) * n->mss + n->header);
+  double tail = (double)r->tail_lat * 1e-12, rtt = r->rtt0;
+  for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
+    double bw = (double)n->t->links[r->dirs[k] / 2].spec.bandwidth;
+    if (k < r->n_fwd && (int)k != r->slow) tail += 8.0 * last / bw;
+    rtt += 8.0 * (double)(k < r->n_fwd ? n->mtu : n->ack) / bw; /* a packet out and an ACK back */
+  }
+  sh->ack_w = (double)(packets * n->ack) / (double)wire;
+  /* lost packets are sent again: 1 / keep transmissions each, on average
+   * (go-back-n: every loss also costs what was sent after it) */
+  bool gbn = r->keep > 0 && r->keep < 1 && n->cfg->transport.protocol == CS_PROTO_ROCE &&
+             n->cfg->transport.retransmit == CS_RETX_GO_BACK_N;
+  double sends = gbn ? gbn_sends(&n->cfg->transport, (double)n->t->links[r->dirs[0] / 2].spec.bandwidth, rtt, 1 - r->keep) : 0;
+  sh->remaining = gbn ? 8.0 * (double)wire * sends : r->keep > 0 ? 8.0 * (double)wire / r->keep : 0;
+  sh->tail = (CsTime)llround(tail * 1e12);
+  /* its own cap: a window per round trip; with loss, TCP's response to it */
+  const CsTransportSpec *tr = &n->cfg->transport;
+  double window_bits = tr->window_bytes ? 8.0 * (double)tr->window : 8.0 * (double)(tr->window * tr->mtu);
+  sh->cap = rtt > 0 ? window_bits / rtt : INFINITY;
+  double p = 1 - r->keep;
+  if (p > 0) sh->cap = fmin(sh->cap, loss_cap(tr, n->mss, rtt, p));
+  sh->wire_bytes = gbn ? (uint64_t)llround((double)wire * sends) : r->keep > 0 ? (uint64_t)llround((double)wire / r->keep) : 0;
+  sh->packets = (uint32_t)packets;
+}
+
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   FlowNet *n = impl;
   g_assert(src != dst && src < n->t->n_hosts && dst < n->t->n_hosts && payload > 0);
@@ -802,39 +844,22 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   uint32_t fi = new_flow(n);
   Flow *f = &n->flows[fi];
   f->msg = m;
-  uint64_t packets = (payload + n->mss - 1) / n->mss;
-  uint64_t wire = payload + packets * n->header;
-  double last = (double)(payload - (packets - 1) * n->mss + n->header);
   /* the packet network's ECMP hash, when a route depends on it */
   f->route = route_of(n, src, dst, n->ecmp ? cs_rng_stream_id("flow", n->cfg->seed, m) : 0);
-  const Route *r = f->route;
-  double tail = (double)r->tail_lat * 1e-12, rtt = r->rtt0;
-  for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
-    double bw = (double)n->t->links[r->dirs[k] / 2].spec.bandwidth;
-    if (k < r->n_fwd && (int)k != r->slow) tail += 8.0 * last / bw;
-    rtt += 8.0 * (double)(k < r->n_fwd ? n->mtu : n->ack) / bw; /* a packet out and an ACK back */
-  }
-  f->ack_w = (double)(packets * n->ack) / (double)wire;
-  /* lost packets are sent again: 1 / keep transmissions each, on average
-   * (go-back-n: every loss also costs what was sent after it) */
-  bool gbn = r->keep > 0 && r->keep < 1 && n->cfg->transport.protocol == CS_PROTO_ROCE &&
-             n->cfg->transport.retransmit == CS_RETX_GO_BACK_N;
-  double sends = gbn ? gbn_sends(&n->cfg->transport, (double)n->t->links[r->dirs[0] / 2].spec.bandwidth, rtt, 1 - r->keep) : 0;
-  f->remaining = gbn ? 8.0 * (double)wire * sends : r->keep > 0 ? 8.0 * (double)wire / r->keep : 0;
-  f->tail = (CsTime)llround(tail * 1e12);
+  Route *r = f->route;
+  if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
+  const Shape *sh = &r->shape;
+  f->ack_w = sh->ack_w;
+  f->remaining = sh->remaining;
+  f->tail = sh->tail;
+  f->cap = sh->cap;
   f->fn = fn, f->ctx = ctx;
   f->updated = cs_engine_now(n->engine);
-  /* its own cap: a window per round trip; with loss, TCP's response to it */
-  const CsTransportSpec *tr = &n->cfg->transport;
-  double window_bits = tr->window_bytes ? 8.0 * (double)tr->window : 8.0 * (double)(tr->window * tr->mtu);
-  f->cap = rtt > 0 ? window_bits / rtt : INFINITY;
-  double p = 1 - r->keep;
-  if (p > 0) f->cap = fmin(f->cap, loss_cap(tr, n->mss, rtt, p));
   CsMessageStats *st = stats_of(n, m);
   memset(st, 0, sizeof *st);
   st->src = src, st->dst = dst, st->payload = payload;
-  st->wire_bytes = gbn ? (uint64_t)llround((double)wire * sends) : r->keep > 0 ? (uint64_t)llround((double)wire / r->keep) : 0;
-  st->packets = (uint32_t)packets;
+  st->wire_bytes = sh->wire_bytes;
+  st->packets = sh->packets;
   st->start = cs_engine_now(n->engine);
   n->active++;
   if (r->keep <= 0) { /* a link of its route loses every packet: given up on, as the packet network would */

@@ -311,6 +311,7 @@ void cs_engine_set_hook(CsEngine *e, uint64_t every, CsEngineHook fn, void *ctx)
   e->hook_at = every && fn ? e->executed + every : UINT64_MAX;
 }
 CsTime cs_engine_now(const CsEngine *e) { return e->now; }
+const CsTime *cs_engine_clock(const CsEngine *e) { return &e->now; }
 bool cs_engine_overflowed(const CsEngine *e) { return e->overflow; }
 uint64_t cs_engine_events_executed(const CsEngine *e) { return e->executed; }
 size_t cs_engine_pending(const CsEngine *e) {

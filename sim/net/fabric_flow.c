@@ -129,6 +129,7 @@ typedef struct {
 
 typedef struct {
   CsEngine *engine;
+  const CsTime *clock; /* the engine's current time */
   const CsNetConfig *cfg;
   const CsTopology *t;
   const CsRoutes *r;
@@ -205,13 +206,13 @@ static void stats_retire(FlowNet *n) {
 /* ---- bits carried ---- */
 
 static void settle_dir(FlowNet *n, Dir *d) {
-  CsTime now = cs_engine_now(n->engine);
+  CsTime now = *n->clock;
   if (now > d->settled) d->bits += (d->data_rate + d->ack_load) * (double)(now - d->settled) * 1e-12;
   d->settled = now;
 }
 
 static void settle_flow(FlowNet *n, Flow *f) {
-  CsTime now = cs_engine_now(n->engine);
+  CsTime now = *n->clock;
   if (f->live && now > f->updated) {
     f->remaining -= f->rate * (double)(now - f->updated) * 1e-12;
     if (f->remaining < 0) f->remaining = 0;
@@ -400,7 +401,7 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t arg);
 static void want_refill(FlowNet *n) {
   if (n->refill_pending) return;
   n->refill_pending = true;
-  cs_engine_schedule_at(n->engine, cs_engine_now(n->engine), on_refill, n, 0);
+  cs_engine_schedule_at(n->engine, *n->clock, on_refill, n, 0);
 }
 
 static void mark_dirty(FlowNet *n, uint32_t fi) {
@@ -607,7 +608,7 @@ static void fill(FlowNet *n) {
 
 /* Flow f runs at `rate` from now: its directions follow, and its end. */
 static void new_rate(FlowNet *n, Flow *f, double rate) {
-  CsTime now = cs_engine_now(n->engine);
+  CsTime now = *n->clock;
   settle_flow(n, f);
   set_rate(n, f, rate);
   double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil(f->remaining / f->rate * 1e12);
@@ -628,7 +629,7 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e, (void)arg;
   FlowNet *n = ctx;
   n->refill_pending = false;
-  CsTime now = cs_engine_now(n->engine);
+  CsTime now = *n->clock;
   n->rounds = now == n->rounds_at ? n->rounds + 1 : 0;
   n->rounds_at = now;
   gather(n);
@@ -655,7 +656,7 @@ static void finish(FlowNet *n, uint32_t fi, bool failed) {
     st->failed = true;
     n->failed++;
   } else {
-    st->end = cs_engine_now(n->engine);
+    st->end = *n->clock;
     st->delivered = true;
   }
   n->active--;
@@ -735,7 +736,7 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
   FlowNet *n = ctx;
   if (gen != n->next_gen) return; /* replaced by a later plan */
   n->next_at = CS_TIME_MAX;
-  CsTime now = cs_engine_now(n->engine);
+  CsTime now = *n->clock;
   while (n->n_ends > 0 && n->ends[0].at <= now) {
     uint32_t i = n->ends[0].flow;
     Flow *f = &n->flows[i];
@@ -854,16 +855,16 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   f->tail = sh->tail;
   f->cap = sh->cap;
   f->fn = fn, f->ctx = ctx;
-  f->updated = cs_engine_now(n->engine);
+  f->updated = *n->clock;
   CsMessageStats *st = stats_of(n, m);
   memset(st, 0, sizeof *st);
   st->src = src, st->dst = dst, st->payload = payload;
   st->wire_bytes = sh->wire_bytes;
   st->packets = sh->packets;
-  st->start = cs_engine_now(n->engine);
+  st->start = *n->clock;
   n->active++;
   if (r->keep <= 0) { /* a link of its route loses every packet: given up on, as the packet network would */
-    cs_engine_schedule_at(n->engine, cs_engine_now(n->engine), on_fail, n, fi);
+    cs_engine_schedule_at(n->engine, *n->clock, on_fail, n, fi);
     return m;
   }
   go_live(n, fi);
@@ -910,7 +911,7 @@ static void flow_start_bg(void *impl) {
     uint32_t c = (uint32_t)n->t->nodes[cs_topology_find(n->t, b->dst)].host;
     f->route = route_new(n, a, c, cs_rng_stream_id("background-flow", n->cfg->seed, i), false);
     f->cap = (double)b->rate;
-    f->updated = cs_engine_now(n->engine);
+    f->updated = *n->clock;
     go_live(n, fi);
     mark_dirty(n, fi);
   }
@@ -941,7 +942,7 @@ static CsLinkStats flow_link_stats(void *impl, uint32_t link, int dir) {
 
 static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
   FlowNet *n = impl;
-  CsTime now = cs_engine_now(n->engine);
+  CsTime now = *n->clock;
   for (uint32_t l = 0; l < n->t->n_links; l++)
     for (int dir = 0; dir < 2; dir++) {
       Dir *d = &n->dirs[2 * l + (uint32_t)dir];
@@ -1022,6 +1023,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
 void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r) {
   FlowNet *n = g_new0(FlowNet, 1);
   n->engine = engine;
+  n->clock = cs_engine_clock(engine);
   n->cfg = config;
   n->t = t;
   n->r = r;

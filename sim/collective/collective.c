@@ -115,8 +115,13 @@ typedef struct {
   Step st;      /* steps[cur], while cur < n_steps */
   uint32_t cur;
   bool contributed, sent_cur, computing, computed_cur, done;
-  uint8_t *arrived;   /* per step: its message came */
-  uint8_t *delivered; /* per step: the message it sent got there */
+  /* the messages that came for its steps: steps cur..cur+63 in a word
+   * (bit j: step cur + j), later ones in an array made when first needed
+   * (a ring of 16,384 workers would otherwise hold 1 GB of flags) */
+  uint64_t arrived_win;
+  uint8_t *arrived_far;
+  uint32_t n_far;      /* flags set in arrived_far for steps not yet in the word */
+  bool delivered_cur;  /* the message of its current step got there (a step that waits for it stays current) */
   struct Msg **held;  /* per step: a rendezvous message waiting for the step (NULL without rendezvous steps) */
   CsTime first_send, last_recv;
   struct Pair *last_pair; /* the pair it last sent on */
@@ -222,14 +227,30 @@ static void advance(CsCollOp *op, uint32_t p);
 
 static void post_now(CsCollOp *op, Msg *m);
 
+/* The message for step s of participant d has come (s >= its current step:
+ * a step waits for its message). */
+static void set_arrived(Part *d, uint32_t s) {
+  g_assert(s >= d->cur && s < d->n_steps);
+  if (s - d->cur < 64) {
+    d->arrived_win |= (uint64_t)1 << (s - d->cur);
+    return;
+  }
+  if (!d->arrived_far) d->arrived_far = g_new0(uint8_t, d->n_steps);
+  d->arrived_far[s] = 1;
+  d->n_far++;
+}
+
 static void on_delivered(void *ctx, uint32_t msg, bool failed) {
   Msg *m = ctx;
   CsCollOp *op = m->op;
   if (failed) return; /* the run reports the undeliverable message */
   (void)msg;
-  op->parts[m->src].delivered[m->send_step] = 1;
+  if (m->wait_delivered) { /* its sender waits at that step for this */
+    g_assert(op->parts[m->src].cur == m->send_step);
+    op->parts[m->src].delivered_cur = true;
+  }
   Part *d = &op->parts[m->dst];
-  d->arrived[m->step] = 1;
+  set_arrived(d, m->step);
   d->last_recv = cs_engine_now(op->env->engine);
   Pair *pair = m->pair;
   pair->busy = false;
@@ -351,8 +372,8 @@ static void advance(CsCollOp *op, uint32_t p) {
       post_now(op, m);
       pt = &op->parts[p];
     }
-    if (st->recv_from >= 0 && !pt->arrived[pt->cur]) return;
-    if (st->wait_delivered && !pt->delivered[pt->cur]) return;
+    if (st->recv_from >= 0 && !(pt->arrived_win & 1)) return;
+    if (st->wait_delivered && !pt->delivered_cur) return;
     if (st->compute > 0 && !pt->computed_cur) {
       if (!pt->computing) {
         pt->computing = true;
@@ -361,7 +382,12 @@ static void advance(CsCollOp *op, uint32_t p) {
       return;
     }
     pt->cur++;
-    pt->sent_cur = pt->computed_cur = false;
+    pt->sent_cur = pt->computed_cur = pt->delivered_cur = false;
+    pt->arrived_win >>= 1;
+    if (G_UNLIKELY(pt->n_far) && pt->cur + 63 < pt->n_steps && pt->arrived_far[pt->cur + 63]) { /* into the word */
+      pt->arrived_win |= (uint64_t)1 << 63;
+      pt->n_far--;
+    }
     if (pt->cur < pt->n_steps) pt->st = cs_coll_plan_step(op->plan, p, pt->cur);
   }
 }
@@ -395,8 +421,6 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
   op->servers_left = S;
   for (uint32_t p = 0; p < op->n_parts; p++) {
     uint32_t n = op->parts[p].n_steps;
-    op->parts[p].arrived = g_new0(uint8_t, n + 1);
-    op->parts[p].delivered = g_new0(uint8_t, n + 1);
     bool rendezvous = false; /* only a participant with rendezvous steps holds messages back (no computed plan has them) */
     for (uint32_t k = 0; op->plan->steps && k < n && !rendezvous; k++) rendezvous = cs_coll_plan_step(op->plan, p, k).rendezvous;
     op->parts[p].held = rendezvous ? g_new0(Msg *, n + 1) : NULL;
@@ -418,8 +442,7 @@ void cs_coll_free(CsCollOp *op) {
   if (!op) return;
   cs_coll_plan_free(op->plan);
   for (uint32_t p = 0; p < op->n_parts; p++) {
-    g_free(op->parts[p].arrived);
-    g_free(op->parts[p].delivered);
+    g_free(op->parts[p].arrived_far);
     g_free(op->parts[p].held);
   }
   g_free(op->parts);

@@ -46,20 +46,26 @@
 /* ACK load a direction may gain or lose before its data flows are refilled, of its capacity */
 #define ACK_SLACK 1e-3
 
+/* A link direction: what every start and end reads and writes, in one
+ * cache line (a ring of 4,096 workers has 16,384 of them) ... */
 typedef struct {
-  double capacity;    /* bit/s */
-  double data_rate;   /* bit/s of its data flows now */
-  double ack_load;    /* bit/s of ACKs now */
-  double ack_seen;    /* the ACK load its data flows were last filled with */
-  double bits;        /* carried up to `settled` */
+  _Alignas(64) double capacity; /* bit/s */
+  double data_rate;             /* bit/s of its data flows now */
+  double ack_load;              /* bit/s of ACKs now */
+  double ack_seen;              /* the ACK load its data flows were last filled with */
+  double bits;                  /* carried up to `settled` */
   CsTime settled;
-  uint32_t *uses;     /* live flows whose data cross it */
+  uint32_t *uses;               /* live flows whose data cross it */
   uint32_t n_uses, cap_uses;
+} Dir;
+
+/* ... and what only a refill of a shared component or the sampling needs. */
+typedef struct {
   uint32_t mark;      /* the refill pass that last visited it */
   uint32_t ver;       /* its heap entry in force */
   double left, wsum;  /* during a refill: capacity not yet taken, number of unfrozen flows */
   double sample_bits; /* `bits` at the start of the sampling interval */
-} Dir;
+} DirFill;
 
 /* A route, shared by the messages between the same two hosts (shortest
  * routing) or a message's own (ECMP). */
@@ -135,7 +141,8 @@ typedef struct {
   const CsRoutes *r;
   bool ecmp;
   uint64_t mss, header, ack, mtu;
-  Dir *dirs;
+  Dir *dirs;      /* per link direction, 64-byte aligned */
+  DirFill *fills; /* per link direction */
   Flow *flows; /* slots, reused once a flow is delivered */
   uint32_t n_flows, cap_flows, free_flow;
   CsMessageStats *stats; /* per message from `base` to n_msgs - 1, a ring of cap_msgs (a power of two) */
@@ -427,7 +434,7 @@ static void ack_changed(FlowNet *n, uint32_t di) {
 }
 
 static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
-  Dir *d = &n->dirs[di];
+  DirFill *d = &n->fills[di];
   if (d->mark == n->pass) return;
   d->mark = n->pass;
   CS_GROW(n->comp_dirs, n->n_cdirs, n->cap_cdirs, 64);
@@ -517,7 +524,7 @@ static Fill heap_pop(FlowNet *n) {
 
 /* Where direction d fills, now. */
 static void push_dir(FlowNet *n, uint32_t di) {
-  Dir *d = &n->dirs[di];
+  DirFill *d = &n->fills[di];
   d->ver++;
   if (d->wsum > 0.5) heap_push(n, (Fill){pos(d->left) / d->wsum, di, d->ver});
 }
@@ -534,7 +541,7 @@ static void freeze(FlowNet *n, uint32_t fi, double level) {
   f->frozen = true;
   n->comp_rates[f->slot] = level;
   for (uint32_t k = 0; k < f->route->n_fwd; k++) {
-    Dir *d = &n->dirs[f->route->dirs[k]];
+    DirFill *d = &n->fills[f->route->dirs[k]];
     d->wsum -= 1;
     d->left -= level;
     push_dir(n, f->route->dirs[k]);
@@ -552,9 +559,9 @@ static void freeze(FlowNet *n, uint32_t fi, double level) {
 static void fill(FlowNet *n) {
   for (uint32_t i = 0; i < n->n_cdirs; i++) {
     Dir *d = &n->dirs[n->comp_dirs[i]];
-    d->left = d->capacity - d->ack_load;
+    n->fills[n->comp_dirs[i]].left = d->capacity - d->ack_load;
     d->ack_seen = d->ack_load;
-    d->wsum = 0;
+    n->fills[n->comp_dirs[i]].wsum = 0;
   }
   if (n->cap_rates < n->n_comp) {
     n->cap_rates = n->cap_comp;
@@ -568,7 +575,7 @@ static void fill(FlowNet *n) {
     f->frozen = f->cap <= 0;
     if (f->frozen) continue;
     unfrozen++;
-    for (uint32_t k = 0; k < f->route->n_fwd; k++) n->dirs[f->route->dirs[k]].wsum += 1;
+    for (uint32_t k = 0; k < f->route->n_fwd; k++) n->fills[f->route->dirs[k]].wsum += 1;
     if (isfinite(f->cap)) {
       CS_GROW(n->capped, n->n_capped, n->cap_capped, 64);
       n->capped[n->n_capped++] = n->comp[i];
@@ -580,7 +587,7 @@ static void fill(FlowNet *n) {
   double level = 0;
   uint32_t next_cap = 0;
   while (unfrozen > 0) {
-    while (n->n_heap > 0 && n->heap[0].ver != n->dirs[n->heap[0].dir].ver) heap_pop(n); /* stale */
+    while (n->n_heap > 0 && n->heap[0].ver != n->fills[n->heap[0].dir].ver) heap_pop(n); /* stale */
     while (next_cap < n->n_capped && n->flows[n->capped[next_cap]].frozen) next_cap++;
     double at_dir = n->n_heap > 0 ? n->heap[0].level : INFINITY;
     double at_cap = next_cap < n->n_capped ? n->flows[n->capped[next_cap]].cap : INFINITY;
@@ -947,8 +954,9 @@ static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
     for (int dir = 0; dir < 2; dir++) {
       Dir *d = &n->dirs[2 * l + (uint32_t)dir];
       settle_dir(n, d);
-      double bits = d->bits - d->sample_bits;
-      d->sample_bits = d->bits;
+      DirFill *x = &n->fills[2 * l + (uint32_t)dir];
+      double bits = d->bits - x->sample_bits;
+      x->sample_bits = d->bits;
       if (bits <= 0) continue;
       CsLinkSample s = {0};
       s.bytes = (uint64_t)llround(bits / 8);
@@ -1001,7 +1009,8 @@ static void flow_free(void *impl) {
   g_hash_table_destroy(n->routes);
   g_free(n->last_dst);
   g_free(n->last_route);
-  g_free(n->dirs);
+  g_aligned_free(n->dirs);
+  g_free(n->fills);
   g_free(n->flows);
   g_free(n->stats);
   g_free(n->ends);
@@ -1033,7 +1042,8 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->header = (uint64_t)tr->header;
   n->mss = n->mtu - n->header;
   n->ack = (uint64_t)tr->ack;
-  n->dirs = g_new0(Dir, 2 * (size_t)t->n_links + 1);
+  n->dirs = g_aligned_alloc0(2 * (size_t)t->n_links + 1, sizeof(Dir), _Alignof(Dir));
+  n->fills = g_new0(DirFill, 2 * (size_t)t->n_links + 1);
   for (uint32_t l = 0; l < t->n_links; l++)
     n->dirs[2 * l].capacity = n->dirs[2 * l + 1].capacity = (double)t->links[l].spec.bandwidth;
   n->routes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, route_free);

@@ -79,14 +79,14 @@ typedef struct {
 } Shape;
 
 typedef struct {
-  uint32_t *dirs; /* forward, then reverse (ACKs) */
   uint32_t n_fwd, n_rev;
+  uint32_t refs;
+  int slow;         /* the slowest forward hop */
   CsTime tail_lat;  /* the forward route's latencies */
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
-  int slow;         /* the slowest forward hop */
-  uint32_t refs;
   Shape shape;      /* of the last size sent on it */
+  uint32_t dirs[];  /* forward, then reverse (ACKs): in the same block */
 } Route;
 
 typedef struct {
@@ -249,15 +249,15 @@ static uint32_t path_dirs(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
 }
 
 static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool acks) {
-  Route *r = g_new0(Route, 1);
-  r->n_fwd = path_dirs(n, a, b, hash);
-  r->dirs = g_new(uint32_t, r->n_fwd * 2 + 1);
-  memcpy(r->dirs, n->ports, sizeof(uint32_t) * r->n_fwd);
-  if (acks) {
-    r->n_rev = path_dirs(n, b, a, hash);
-    r->dirs = g_renew(uint32_t, r->dirs, r->n_fwd + r->n_rev);
-    memcpy(r->dirs + r->n_fwd, n->ports, sizeof(uint32_t) * r->n_rev);
-  }
+  uint32_t n_fwd = path_dirs(n, a, b, hash);
+  uint32_t *fwd = g_memdup2(n->ports, sizeof(uint32_t) * n_fwd);
+  uint32_t n_rev = acks ? path_dirs(n, b, a, hash) : 0;
+  Route *r = g_malloc0(sizeof(Route) + sizeof(uint32_t) * (n_fwd + n_rev));
+  r->n_fwd = n_fwd;
+  r->n_rev = n_rev;
+  memcpy(r->dirs, fwd, sizeof(uint32_t) * n_fwd);
+  memcpy(r->dirs + n_fwd, n->ports, sizeof(uint32_t) * n_rev);
+  g_free(fwd);
   double lat = 0, bmin = INFINITY, keep = 1, rtt0 = 0;
   for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
     const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
@@ -277,7 +277,6 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool 
 static void route_unref(FlowNet *n, Route *r) {
   if (!r || --r->refs > 0) return;
   (void)n;
-  g_free(r->dirs);
   g_free(r);
 }
 
@@ -302,11 +301,7 @@ static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
   return r;
 }
 
-static void route_free(gpointer p) {
-  Route *r = p;
-  g_free(r->dirs);
-  g_free(r);
-}
+static void route_free(gpointer p) { g_free(p); }
 
 /* ---- the heap of fluid ends ---- */
 

@@ -31,10 +31,6 @@
 #include "commsim/routing.h"
 #include "commsim/topology.h"
 
-/* A finished message's statistics, handed over before the fabric forgets
- * them (cs_fabric_set_retire). */
-typedef void (*CsRetireFn)(void *ctx, uint32_t msg, const CsMessageStats *st);
-
 typedef struct {
   /* messages: numbered 0, 1, 2... in the order sent */
   uint32_t (*send)(void *impl, uint32_t src_host, uint32_t dst_host, uint64_t bytes, CsDeliverFn fn,

@@ -150,7 +150,15 @@ void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx);
 uint32_t cs_net_messages(const CsNet *net);
 /* Label a message with the iteration and algorithm step that sent it. */
 void cs_net_tag_message(CsNet *net, uint32_t msg, uint32_t iteration, uint32_t step);
+/* msg from cs_net_first_message on: with a retire function (as
+ * cs_fabric_set_retire), a done message's statistics are handed over and
+ * forgotten once every earlier message is done too. */
 const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg);
+uint32_t cs_net_first_message(const CsNet *net);
+/* Message slots made so far: a done message's slot is reused, so this
+ * follows the messages in flight at once, not the messages sent. */
+uint32_t cs_net_message_slots(const CsNet *net);
+void cs_net_set_retire(CsNet *net, CsRetireFn fn, void *ctx);
 
 
 CsNetTotals cs_net_totals(const CsNet *net);

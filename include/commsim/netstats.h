@@ -32,6 +32,10 @@ typedef struct {
   bool delivered, failed;
 } CsMessageStats;
 
+/* A finished message's statistics, handed over before the fabric forgets
+ * them (cs_fabric_set_retire). */
+typedef void (*CsRetireFn)(void *ctx, uint32_t msg, const CsMessageStats *st);
+
 /* Packet accounting, by class. */
 typedef struct {
   uint64_t sent;       /* created at a host (data, retransmissions, ACKs; or background) */

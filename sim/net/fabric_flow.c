@@ -41,6 +41,7 @@
 #include "commsim/net.h"
 #include "commsim/ring.h"
 #include "commsim/rng.h"
+#include "msgstats.h"
 
 #define NONE UINT32_MAX
 /* ACK load a direction may gain or lose before its data flows are refilled, of its capacity */
@@ -145,10 +146,8 @@ typedef struct {
   DirFill *fills; /* per link direction */
   Flow *flows; /* slots, reused once a flow is delivered */
   uint32_t n_flows, cap_flows, free_flow;
-  CsMessageStats *stats; /* per message from `base` to n_msgs - 1, a ring of cap_msgs (a power of two) */
-  uint32_t base, n_msgs, cap_msgs, active, failed;
-  CsRetireFn retire; /* set: finished messages below every unfinished one are handed over and forgotten */
-  void *retire_ctx;
+  CsStatsRing stats; /* per message */
+  uint32_t active, failed;
   Delivery *dlv;                    /* the flows past their fluid phase, a min-heap by delivery */
   uint32_t n_dlv, cap_dlv;
   uint64_t dlv_seq, dlv_gen;
@@ -185,30 +184,6 @@ typedef struct {
 /* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a */
 static inline double pos(double x) { return x > 0 ? x : 0; }
 static inline double min2(double a, double b) { return b < a ? b : a; }
-
-/* ---- message statistics: a ring from the lowest held ---- */
-
-static inline CsMessageStats *stats_of(FlowNet *n, uint32_t m) { return &n->stats[m & (n->cap_msgs - 1)]; }
-
-static void stats_grow(FlowNet *n) {
-  uint32_t cap = n->cap_msgs ? 2 * n->cap_msgs : 64;
-  g_assert(cap > n->cap_msgs); /* 2^31 messages held at once is past any run */
-  CsMessageStats *x = g_new(CsMessageStats, cap);
-  for (uint32_t m = n->base; m < n->n_msgs; m++) x[m & (cap - 1)] = *stats_of(n, m);
-  g_free(n->stats);
-  n->stats = x;
-  n->cap_msgs = cap;
-}
-
-/* Finished messages below every unfinished one: handed over and forgotten. */
-static void stats_retire(FlowNet *n) {
-  while (n->base < n->n_msgs) {
-    const CsMessageStats *st = stats_of(n, n->base);
-    if (!st->delivered && !st->failed) return;
-    n->retire(n->retire_ctx, n->base, st);
-    n->base++;
-  }
-}
 
 /* ---- bits carried ---- */
 
@@ -653,7 +628,7 @@ static void finish(FlowNet *n, uint32_t fi, bool failed) {
   CsDeliverFn fn = f->fn;
   void *fctx = f->ctx;
   flow_release(n, fi); /* before the callback, which may send again */
-  CsMessageStats *st = stats_of(n, m);
+  CsMessageStats *st = cs_stats_at(&n->stats, m);
   if (failed) {
     st->failed = true;
     n->failed++;
@@ -663,7 +638,7 @@ static void finish(FlowNet *n, uint32_t fi, bool failed) {
   }
   n->active--;
   if (fn) fn(fctx, m, failed); /* may send: st moves */
-  if (n->retire && m == n->base) stats_retire(n);
+  cs_stats_done(&n->stats, m);
   if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
 }
 
@@ -842,8 +817,7 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   FlowNet *n = impl;
   g_assert(src != dst && src < n->t->n_hosts && dst < n->t->n_hosts && payload > 0);
-  if (n->n_msgs - n->base == n->cap_msgs) stats_grow(n);
-  uint32_t m = n->n_msgs++;
+  uint32_t m = cs_stats_add(&n->stats);
   uint32_t fi = new_flow(n);
   Flow *f = &n->flows[fi];
   f->msg = m;
@@ -858,8 +832,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   f->cap = sh->cap;
   f->fn = fn, f->ctx = ctx;
   f->updated = *n->clock;
-  CsMessageStats *st = stats_of(n, m);
-  memset(st, 0, sizeof *st);
+  CsMessageStats *st = cs_stats_at(&n->stats, m);
   st->src = src, st->dst = dst, st->payload = payload;
   st->wire_bytes = sh->wire_bytes;
   st->packets = sh->packets;
@@ -876,19 +849,17 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
 
 static void flow_tag(void *impl, uint32_t msg, uint32_t iteration, uint32_t step) {
   FlowNet *n = impl;
-  stats_of(n, msg)->iteration = iteration;
-  stats_of(n, msg)->step = step;
+  cs_stats_at(&n->stats, msg)->iteration = iteration;
+  cs_stats_at(&n->stats, msg)->step = step;
 }
-static uint32_t flow_messages(const void *impl) { return ((const FlowNet *)impl)->n_msgs; }
+static uint32_t flow_messages(const void *impl) { return ((const FlowNet *)impl)->stats.n; }
 static const CsMessageStats *flow_message(const void *impl, uint32_t msg) {
-  FlowNet *n = (FlowNet *)impl;
-  g_assert(msg >= n->base && msg < n->n_msgs); /* held (cs_fabric_first_message) */
-  return stats_of(n, msg);
+  return cs_stats_at(&((const FlowNet *)impl)->stats, msg);
 }
-static uint32_t flow_first_message(const void *impl) { return ((const FlowNet *)impl)->base; }
+static uint32_t flow_first_message(const void *impl) { return ((const FlowNet *)impl)->stats.base; }
 static void flow_set_retire(void *impl, CsRetireFn fn, void *ctx) {
   FlowNet *n = impl;
-  n->retire = fn, n->retire_ctx = ctx;
+  n->stats.retire = fn, n->stats.ctx = ctx;
 }
 static uint32_t flow_active(const void *impl) { return ((const FlowNet *)impl)->active; }
 static uint32_t flow_failed(const void *impl) { return ((const FlowNet *)impl)->failed; }
@@ -973,8 +944,8 @@ static CsNetTotals flow_totals(const void *impl) {
 static bool flow_accounting(const void *impl, GError **error) {
   const FlowNet *n = impl;
   uint32_t active = 0;
-  for (uint32_t m = n->base; m < n->n_msgs; m++) {
-    const CsMessageStats *st = &n->stats[m & (n->cap_msgs - 1)];
+  for (uint32_t m = n->stats.base; m < n->stats.n; m++) {
+    const CsMessageStats *st = cs_stats_at(&n->stats, m);
     active += !st->delivered && !st->failed;
   }
   if (active != n->active) {
@@ -1007,7 +978,7 @@ static void flow_free(void *impl) {
   g_aligned_free(n->dirs);
   g_free(n->fills);
   g_free(n->flows);
-  g_free(n->stats);
+  cs_stats_free(&n->stats);
   g_free(n->ends);
   g_free(n->dlv);
   g_free(n->bg_flow);

@@ -30,6 +30,8 @@ static bool packet_state(const void *impl, GError **error) { return cs_net_check
 static void packet_trace(void *impl, CsPacketTraceFn fn, void *ctx) { cs_net_set_packet_trace(impl, fn, ctx); }
 static char *packet_stuck(const void *impl) { return cs_net_stuck_report(impl); }
 static void packet_free(void *impl) { cs_net_free(impl); }
+static void packet_set_retire(void *impl, CsRetireFn fn, void *ctx) { cs_net_set_retire(impl, fn, ctx); }
+static uint32_t packet_first_message(const void *impl) { return cs_net_first_message(impl); }
 
 void *cs_packet_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
 void *cs_packet_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r) {
@@ -54,5 +56,7 @@ const CsFabricOps cs_packet_fabric_ops = {
     .check_state = packet_state,
     .stuck = packet_stuck,
     .set_packet_trace = packet_trace,
+    .set_retire = packet_set_retire,
+    .first_message = packet_first_message,
     .free = packet_free,
 };

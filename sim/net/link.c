@@ -31,7 +31,12 @@ uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind) {
 }
 
 void cs_net_packet_free(CsNet *net, uint32_t p) {
-  net->counts[net->pool[p].kind].in_flight--;
+  const Packet *pk = &net->pool[p];
+  net->counts[pk->kind].in_flight--;
+  if (pk->kind != PKT_BG) { /* the last packet naming a done message lets its slot go */
+    Message *f = &net->msgs[pk->owner];
+    if (--f->refs == 0 && G_UNLIKELY(f->done)) cs_transport_zombie_check(net, pk->owner);
+  }
   CS_POOL_PUT(net->pool, net->free_head, next_free, p);
 }
 
@@ -638,14 +643,15 @@ static bool check_bytes(const CsNet *net, GError **error) {
 /* Messages: none both delivered and abandoned, a delivered one received
  * whole, and one callback for each that finished. */
 static bool check_messages(const CsNet *net, GError **error) {
-  uint64_t finished = 0;
+  uint64_t finished = net->released; /* slots let go: each of a message done */
   for (uint32_t m = 0; m < net->n_msgs; m++) {
     const Message *f = &net->msgs[m];
-    if (f->stats.delivered && f->stats.failed)
-      return internal_error(error, "message %u is both delivered and abandoned", m);
-    if (f->stats.delivered && f->rcv_nxt != f->n)
-      return internal_error(error, "message %u is delivered with %u of its %u packets", m, f->rcv_nxt, f->n);
-    finished += f->stats.delivered || f->stats.failed;
+    if (!f->in_use) continue;
+    if (f->delivered && f->failed)
+      return internal_error(error, "message %u is both delivered and abandoned", f->id);
+    if (f->delivered && f->rcv_nxt != f->n)
+      return internal_error(error, "message %u is delivered with %u of its %u packets", f->id, f->rcv_nxt, f->n);
+    finished += f->delivered || f->failed;
   }
   if (finished != net->notified)
     return internal_error(error, "%" G_GUINT64_FORMAT " messages finished but %" G_GUINT64_FORMAT " deliveries were reported",
@@ -755,7 +761,8 @@ void cs_net_trace(CsNet *net, CsPacketEvent ev, uint32_t p, uint32_t link, int d
     t.src_host = (uint32_t)net->t->nodes[net->bg[pk->owner].src_node].host;
     t.dst_host = (uint32_t)net->t->nodes[cs_topology_find(net->t, net->bg[pk->owner].spec.dst)].host;
   } else {
-    const CsMessageStats *m = &net->msgs[pk->owner].stats;
+    const Message *m = &net->msgs[pk->owner];
+    t.owner = m->id;
     t.src_host = pk->kind == PKT_ACK ? m->dst : m->src;
     t.dst_host = pk->kind == PKT_ACK ? m->src : m->dst;
   }

@@ -17,6 +17,7 @@ CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *cfg, const CsTopology *t,
   net->t = t;
   net->routes = r;
   net->free_head = NO_PACKET;
+  net->free_msg = UINT32_MAX; /* no free message slot */
   net->arena = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   net->node_injected = g_new0(uint64_t, t->n_nodes + 1);
   net->node_delivered = g_new0(uint64_t, t->n_nodes + 1);

@@ -8,6 +8,7 @@
 #include "commsim/net.h"
 #include "commsim/ring.h"
 #include "commsim/rng.h"
+#include "msgstats.h"
 
 enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
 #define NO_PACKET CS_POOL_NONE /* the pool of packets: ring.h's macros */
@@ -203,6 +204,7 @@ typedef struct {
   uint64_t base;               /* the stream position of its packet 0 */
   uint32_t last_payload;       /* payload of the last packet */
   uint32_t path_fwd, path_rev; /* arena offsets (ecmp-packet: n_paths paths, one after the other) */
+  uint32_t path_room;          /* arena entries from path_fwd that its slot owns */
   uint16_t hops_fwd, hops_rev;
   uint8_t n_paths;
   CsDeliverFn fn;
@@ -234,8 +236,24 @@ typedef struct {
   uint32_t rcv_high; /* 1 + the highest packet received */
   bool nack_sent;    /* roce go-back-n: the gap at rcv_nxt has been NACKed */
   uint32_t rewind_xmit; /* roce go-back-n: the sender's transmissions when it last went back (older NACKs are stale) */
-  CsMessageStats stats;
+  /* Its number is `id` (the callbacks, messages.csv; its statistics are in
+   * CsNet.stats).  Its slot here is reused once it is done (delivered or
+   * abandoned, its sender finished) and nothing names it: no packet
+   * (`refs`), no connection's held-back ACK. */
+  uint32_t id;
+  uint32_t refs;
+  uint32_t next_free;
+  bool in_use, delivered, failed;
+  bool done;   /* its statistics are final */
+  bool zombie; /* in CsNet.zombies, its slot to be reused */
 } Message;
+
+/* A done message nothing names: its slot is reused by a send in a later
+ * engine event than `born` (no frame of the event that let it go can hold it). */
+typedef struct {
+  uint64_t born;
+  uint32_t slot;
+} Zombie;
 
 /* What receives a packet at its destination host, by kind (set by net.c:
  * the transport for data and ACKs, background.c for its packets), so that
@@ -265,7 +283,11 @@ struct CsNet {
   Packet *pool;
   uint32_t pool_len, pool_cap, free_head;
   Message *msgs;
-  uint32_t n_msgs, cap_msgs, active, failed;
+  uint32_t n_msgs, cap_msgs, active, failed; /* n_msgs: slots */
+  uint32_t free_msg;                          /* free slots, through next_free */
+  CS_RING(Zombie) zombies;
+  uint64_t released;                          /* slots let go, each of a message done */
+  CsStatsRing stats;                          /* per message, by number */
   Conn *conns;
   uint32_t n_conns, cap_conns;
   GHashTable *pairs; /* (src << 32 | dst) -> 1 + pair index */
@@ -325,6 +347,8 @@ void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCurso
  * had not started by then are held. */
 void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_dir);
 void cs_transport_wake(CsNet *net);
+/* Message slot fi: let go once done and named by nothing (transport.c). */
+void cs_transport_zombie_check(CsNet *net, uint32_t fi);
 uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind);
 void cs_net_packet_free(CsNet *net, uint32_t p);
 /* Put packet p (at hop 0, at its source) onto the network; returns when

@@ -87,6 +87,7 @@ CsRecovery cs_recovery_resolve(CsRecovery r, CsProtocol protocol) {
 }
 
 static inline Message *msg_of(CsNet *net, uint32_t m) { return &net->msgs[m]; }
+static inline CsMessageStats *stats_of(CsNet *net, const Message *f) { return cs_stats_at(&net->stats, f->id); }
 static inline Conn *conn_of(CsNet *net, const Message *m) { return &net->conns[m->conn]; }
 static inline RttState *rtt_of(CsNet *net, const Conn *c) { return &net->rtts[c->pair]; }
 static inline uint8_t st_get(const Message *f, uint32_t seq) { return f->state[seq & f->ring_mask]; }
@@ -167,6 +168,7 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   uint32_t payload = seq + 1 == f->n ? f->last_payload : net->mss;
   pk->stamp = now;
   pk->owner = fi;
+  f->refs++;
   pk->seq = seq;
   pk->sack = 0;
   pk->bytes = payload + net->header;
@@ -185,9 +187,9 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   if (retx) { /* remember it, in transmission order */
     CS_RING_PUSH(f->rtx, 16, ((Rtx){seq, pk->xmit, now}));
   }
-  f->stats.wire_bytes += pk->bytes;
+  stats_of(net, f)->wire_bytes += pk->bytes;
   if (retx) {
-    f->stats.retransmissions++;
+    stats_of(net, f)->retransmissions++;
     net->retransmissions++;
   }
   c->cc.last_send = now;
@@ -494,8 +496,40 @@ static uint32_t detect_rack_conn(CsNet *net, Conn *c) {
 
 /* ---- the sender's end ---- */
 
-static void message_finished(CsNet *net) {
+/* Message slot fi may be let go: done, and named by no packet and no
+ * held-back ACK (cs_net_send reuses it in a later event). */
+void cs_transport_zombie_check(CsNet *net, uint32_t fi) {
+  Message *f = msg_of(net, fi);
+  if (!f->done || f->zombie || f->refs > 0 || net->conns[f->conn].ack_msg == fi) return;
+  f->zombie = true;
+  CS_RING_PUSH(net->zombies, 64, ((Zombie){cs_engine_events_executed(net->engine), fi}));
+}
+
+/* Message fi is delivered or abandoned and its sender has finished: its
+ * statistics are final. */
+static void message_done(CsNet *net, uint32_t fi) {
+  Message *f = msg_of(net, fi);
+  f->done = true;
+  cs_stats_done(&net->stats, f->id);
+  cs_transport_zombie_check(net, fi);
   if (--net->active == 0 && net->idle_fn) net->idle_fn(net->idle_ctx);
+}
+
+/* The slots of done messages let go in earlier events: free for reuse
+ * (one named again meanwhile comes back through cs_transport_zombie_check). */
+static void reuse_zombies(CsNet *net) {
+  uint64_t now = cs_engine_events_executed(net->engine);
+  while (net->zombies.len > 0 && CS_RING_FRONT(net->zombies).born < now) {
+    uint32_t fi = CS_RING_FRONT(net->zombies).slot;
+    CS_RING_POP(net->zombies);
+    Message *f = msg_of(net, fi);
+    f->zombie = false;
+    if (f->refs > 0 || net->conns[f->conn].ack_msg == fi) continue;
+    f->in_use = false;
+    f->next_free = net->free_msg;
+    net->free_msg = fi;
+    net->released++;
+  }
 }
 
 static void unlink_sender(CsNet *net, Conn *c, uint32_t fi) {
@@ -532,7 +566,7 @@ static void finish_sender(CsNet *net, uint32_t fi) {
     c->t_rto = c->t_tlp = c->t_reo = 0;
     c->idle = c->in_flight == 0;
   }
-  if (f->stats.delivered || f->stats.failed) message_finished(net);
+  if (f->delivered || f->failed) message_done(net, fi);
 }
 
 static inline __attribute__((always_inline)) void rtt_sample(CsNet *net, Conn *c, CsTime r) {
@@ -714,20 +748,22 @@ static void sender_ack(CsNet *net, const Packet *ack) {
  * is delivered all the same (only its acknowledgements never came back). */
 static void fail_message(CsNet *net, uint32_t fi) {
   Message *f = msg_of(net, fi);
-  if (f->stats.delivered) {
+  if (f->delivered) {
     finish_sender(net, fi);
     return;
   }
-  f->stats.failed = true;
-  f->stats.end = now_of(net);
+  f->failed = true;
+  stats_of(net, f)->failed = true;
+  stats_of(net, f)->end = now_of(net);
   net->failed++;
   g_free(f->rcv_bits);
   f->rcv_bits = NULL;
   CsDeliverFn fn = f->fn;
   void *ctx = f->ctx;
+  uint32_t id = f->id;
   finish_sender(net, fi);
   net->notified++;
-  if (fn) fn(ctx, fi, true);
+  if (fn) fn(ctx, id, true);
 }
 
 static void on_rto(CsNet *net, uint32_t ci) {
@@ -740,7 +776,7 @@ static void on_rto(CsNet *net, uint32_t ci) {
     for (bool more = c->head != NONE; more;) {
       uint32_t fi = c->head;
       more = fi != last;
-      msg_of(net, fi)->stats.timeouts++;
+      stats_of(net, msg_of(net, fi))->timeouts++;
       fail_message(net, fi);
       c = &net->conns[ci];
     }
@@ -754,7 +790,7 @@ static void on_rto(CsNet *net, uint32_t ci) {
   for (uint32_t fi = c->head; fi != NONE; fi = net->msgs[fi].next) {
     Message *f = msg_of(net, fi);
     if (f->una == f->nxt) continue;
-    f->stats.timeouts++;
+    stats_of(net, f)->timeouts++;
     for (uint32_t seq = f->una; seq < f->nxt; seq++)
       if (st_get(f, seq) == S_FLIGHT) mark_lost(f, c, seq);
     f->rtx.len = 0; /* every retransmission in flight is presumed lost now */
@@ -826,6 +862,7 @@ static inline __attribute__((always_inline)) void send_reply(CsNet *net, uint32_
   Packet *a = &net->pool[p];
   a->stamp = pk->stamp;
   a->owner = fi;
+  f->refs++;
   a->seq = f->rcv_nxt;
   a->sack = pk->seq;
   a->bytes = net->ack_bytes;
@@ -841,11 +878,14 @@ static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ec
   if (net->delayed_ack > 1) {
     uint32_t covers = MAX(c->ack_count, 1);
     c->quick = c->quick > covers ? c->quick - covers : 0;
+    uint32_t held = c->ack_msg;
     c->ack_msg = NONE;
     c->ack_count = 0;
     c->t_ack = 0;
+    if (held != NONE && held != fi) cs_transport_zombie_check(net, held);
   }
   send_reply(net, fi, pk, flags);
+  if (net->delayed_ack > 1) cs_transport_zombie_check(net, fi);
 }
 
 /* The held-back ACK, now. */
@@ -859,15 +899,16 @@ static void flush_ack(CsNet *net, uint32_t ci) {
 /* The message is delivered once its receiver has every packet. */
 static inline __attribute__((always_inline)) void receiver_check_done(CsNet *net, uint32_t fi, CsTime now) {
   Message *f = msg_of(net, fi);
-  if (f->rcv_nxt == f->n && !f->stats.delivered) {
-    f->stats.delivered = true;
-    f->stats.end = now;
+  if (f->rcv_nxt == f->n && !f->delivered) {
+    f->delivered = true;
+    stats_of(net, f)->delivered = true;
+    stats_of(net, f)->end = now;
     g_free(f->rcv_bits);
     f->rcv_bits = NULL;
     bool finished = f->sender_done;
     net->notified++;
-    if (f->fn) f->fn(f->ctx, fi, false);
-    if (finished) message_finished(net);
+    if (f->fn) f->fn(f->ctx, f->id, false); /* may send: f moves */
+    if (finished) message_done(net, fi);
   }
 }
 
@@ -896,7 +937,7 @@ static void receiver_data(CsNet *net, const Packet *pk) {
   uint32_t old_nxt = f->rcv_nxt;
   bool dup = pk->seq < f->rcv_nxt; /* a duplicate: D-SACK it (RFC 2883) */
   if (f->rcv_bits && pk->seq >= f->rcv_nxt) dup = rcv_mark(f, pk->seq);
-  if (f->stats.failed) return; /* abandoned: the sender listens no more */
+  if (f->failed) return; /* abandoned: the sender listens no more */
   bool ce = (pk->flags & F_CE) != 0;
   if (net->delayed_ack <= 1) {
     send_ack(net, c, fi, pk, ce, dup);
@@ -933,7 +974,7 @@ static void roce_receiver_data(CsNet *net, const Packet *pk) {
   Message *f = msg_of(net, fi);
   Conn *c = &net->conns[f->conn];
   CsTime now = now_of(net);
-  if ((pk->flags & F_CE) && !f->stats.failed &&
+  if ((pk->flags & F_CE) && !f->failed &&
       (c->last_cnp < 0 || now - c->last_cnp >= net->cc_cfg.dcqcn.cnp_interval)) {
     c->last_cnp = now;
     net->cnps++;
@@ -954,7 +995,7 @@ static void roce_receiver_data(CsNet *net, const Packet *pk) {
       gap = true; /* dropped: go-back-n keeps nothing out of order */
     }
   }
-  if (f->stats.failed) return; /* abandoned: the sender listens no more */
+  if (f->failed) return; /* abandoned: the sender listens no more */
   uint8_t retx = pk->flags & F_RETX;
   if (gap) {
     if (!net->gbn || !f->nack_sent) {
@@ -1112,10 +1153,23 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   g_assert(src != dst && src < net->t->n_hosts && dst < net->t->n_hosts && payload > 0);
   uint64_t n = (payload + net->mss - 1) / net->mss;
   g_assert(n <= CS_NET_MAX_PACKETS); /* checked at set-up */
-  CS_GROW(net->msgs, net->n_msgs, net->cap_msgs, 64);
-  uint32_t fi = net->n_msgs++;
+  /* a slot: a done message's (its path's room in the arena with it), or a new one */
+  reuse_zombies(net);
+  uint32_t fi, room = 0, room_at = 0;
+  if (net->free_msg != NONE) {
+    fi = net->free_msg;
+    net->free_msg = net->msgs[fi].next_free;
+    room = net->msgs[fi].path_room;
+    room_at = net->msgs[fi].path_fwd;
+  } else {
+    CS_GROW(net->msgs, net->n_msgs, net->cap_msgs, 64);
+    fi = net->n_msgs++;
+  }
   Message *f = &net->msgs[fi];
   memset(f, 0, sizeof *f);
+  f->in_use = true;
+  f->id = cs_stats_add(&net->stats);
+  uint32_t arena_mark = net->arena->len;
   f->src = src;
   f->dst = dst;
   f->n = (uint32_t)n;
@@ -1128,7 +1182,7 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
    * ecmp-packet, n_paths paths drawn with the hashes that follow */
   f->n_paths = net->n_paths;
   for (uint32_t k = 0; k < net->n_paths; k++) {
-    uint64_t hash = cs_rng_stream_id("flow", net->seed, (uint64_t)fi * net->n_paths + k);
+    uint64_t hash = cs_rng_stream_id("flow", net->seed, (uint64_t)f->id * net->n_paths + k);
     uint32_t fwd = cs_net_add_path(net, net->t->hosts[src], dst, hash, &f->hops_fwd);
     uint32_t rev = cs_net_add_path(net, net->t->hosts[dst], src, hash, &f->hops_rev);
     if (k == 0) f->path_fwd = fwd, f->path_rev = rev;
@@ -1144,6 +1198,19 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
     memcpy(a, tmp, np * (hf + hr) * sizeof *tmp);
     g_free(tmp);
     f->path_rev = f->path_fwd + np * hf;
+  }
+  /* the paths into the slot's room when they fit (memory follows the
+   * messages in flight, not the messages sent) */
+  uint32_t used = net->arena->len - arena_mark;
+  if (used <= room) {
+    uint32_t *a = &g_array_index(net->arena, uint32_t, 0);
+    memmove(a + room_at, a + arena_mark, used * sizeof *a);
+    f->path_fwd = f->path_fwd - arena_mark + room_at;
+    f->path_rev = f->path_rev - arena_mark + room_at;
+    g_array_set_size(net->arena, arena_mark);
+    f->path_room = room;
+  } else {
+    f->path_room = used;
   }
   uint64_t ring = 64;
   while (ring < MIN(n, (uint64_t)net->window)) ring *= 2;
@@ -1169,12 +1236,12 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   else net->msgs[c->tail].next = fi;
   c->tail = fi;
   if (c->tsq_limit == 0) c->tsq_limit = cs_net_host_queue_limit(net, g_array_index(net->arena, uint32_t, f->path_fwd));
-  f->stats = (CsMessageStats){.src = src, .dst = dst, .payload = payload, .packets = (uint32_t)n,
-                              .start = now_of(net)};
+  *stats_of(net, f) = (CsMessageStats){.src = src, .dst = dst, .payload = payload, .packets = (uint32_t)n,
+                                       .start = now_of(net)};
   net->active++;
   conn_send(net, ci);
   timer_update(net, ci);
-  return fi;
+  return net->msgs[fi].id;
 }
 
 void cs_net_set_conn_trace(CsNet *net, CsConnTraceFn fn, void *ctx) {
@@ -1198,13 +1265,19 @@ void cs_net_set_idle_fn(CsNet *net, CsIdleFn fn, void *ctx) {
   net->idle_fn = fn;
   net->idle_ctx = ctx;
 }
-uint32_t cs_net_messages(const CsNet *net) { return net->n_msgs; }
+uint32_t cs_net_messages(const CsNet *net) { return net->stats.n; }
 
 void cs_net_tag_message(CsNet *net, uint32_t msg, uint32_t iteration, uint32_t step) {
-  net->msgs[msg].stats.iteration = iteration;
-  net->msgs[msg].stats.step = step;
+  cs_stats_at(&net->stats, msg)->iteration = iteration;
+  cs_stats_at(&net->stats, msg)->step = step;
 }
-const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg) { return &net->msgs[msg].stats; }
+const CsMessageStats *cs_net_message(const CsNet *net, uint32_t msg) { return cs_stats_at(&net->stats, msg); }
+uint32_t cs_net_first_message(const CsNet *net) { return net->stats.base; }
+uint32_t cs_net_message_slots(const CsNet *net) { return net->n_msgs; }
+void cs_net_set_retire(CsNet *net, CsRetireFn fn, void *ctx) {
+  net->stats.retire = fn;
+  net->stats.ctx = ctx;
+}
 
 void cs_transport_free(CsNet *net) {
   if (net->pairs) g_hash_table_destroy(net->pairs);
@@ -1219,6 +1292,8 @@ void cs_transport_free(CsNet *net) {
     CS_RING_FREE(net->msgs[i].rtx);
   }
   g_free(net->msgs);
+  CS_RING_FREE(net->zombies);
+  cs_stats_free(&net->stats);
   for (uint32_t i = 0; i < net->n_conns; i++) CS_RING_FREE(net->conns[i].tsq);
   g_free(net->conns);
 }

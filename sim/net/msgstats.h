@@ -1,0 +1,41 @@
+/* msgstats.h - the fabrics' per-message statistics: a ring of the
+ * messages from the lowest still held, by number.
+ *
+ * Without a retire function every message is held (messages.csv lists
+ * them all).  With one, a message the fabric has marked done is handed
+ * over and forgotten once every lower-numbered message is done too, so
+ * memory follows the messages in flight, not the messages sent.
+ *
+ * Layer 3 (fabric; docs/design.md), private to sim/net.
+ */
+#ifndef COMMSIM_MSGSTATS_H
+#define COMMSIM_MSGSTATS_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commsim/netstats.h"
+
+typedef struct {
+  CsMessageStats *v; /* message m at v[m & (cap - 1)] */
+  uint8_t *done;     /* the same places: marked done */
+  uint32_t base, n, cap; /* held: [base, n); cap a power of two */
+  CsRetireFn retire;
+  void *ctx;
+} CsStatsRing;
+
+/* The next message's number, its statistics zeroed. */
+uint32_t cs_stats_add(CsStatsRing *r);
+/* Message m is done (its fabric will not touch its statistics again):
+ * with a retire function, what is done from the lowest held is handed
+ * over and forgotten. */
+void cs_stats_done(CsStatsRing *r, uint32_t m);
+void cs_stats_free(CsStatsRing *r);
+
+static inline CsMessageStats *cs_stats_at(const CsStatsRing *r, uint32_t m) {
+  g_assert(m >= r->base && m < r->n); /* held (cs_fabric_first_message) */
+  return &r->v[m & (r->cap - 1)];
+}
+
+#endif

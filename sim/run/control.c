@@ -151,7 +151,8 @@ static double fraction_done(CsSim *sim) {
   }
   if (s->flows->len) {
     uint32_t k = 0;
-    for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) k += cs_fabric_message(sim->fabric, m)->delivered;
+    for (uint32_t m = cs_fabric_first_message(sim->fabric); m < cs_fabric_messages(sim->fabric); m++)
+      k += cs_fabric_message(sim->fabric, m)->delivered;
     return (double)k / s->flows->len;
   }
   if (s->duration > 0) return (double)cs_engine_now(sim->e) / (double)s->duration;

@@ -156,7 +156,7 @@ static bool write_messages(CsSim *sim, const char *dir, GError **error) {
                                "start_s",   "end_s", "retransmissions", NULL};
   CsCsv *c = cs_csv_open(dir, "messages.csv", cols, error);
   if (!c) return false;
-  for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) {
+  for (uint32_t m = cs_fabric_first_message(sim->fabric); m < cs_fabric_messages(sim->fabric); m++) {
     const CsMessageStats *st = cs_fabric_message(sim->fabric, m);
     cs_csv_uint(c, st->iteration);
     cs_csv_uint(c, st->step);
@@ -244,7 +244,7 @@ static bool write_timeline(CsSim *sim, const char *dir, GError **error) {
   g_free(has_codec);
   /* messages start in the order they are numbered: first fit on tracks */
   GArray **lanes = g_new0(GArray *, t->n_nodes); /* per node: CsTime end of each track's last span */
-  for (uint32_t m = 0; m < cs_fabric_messages(sim->fabric); m++) {
+  for (uint32_t m = cs_fabric_first_message(sim->fabric); m < cs_fabric_messages(sim->fabric); m++) {
     const CsMessageStats *st = cs_fabric_message(sim->fabric, m);
     uint32_t a = t->hosts[st->src], b = t->hosts[st->dst];
     CsTime end = st->delivered || st->failed ? st->end : sim->end;

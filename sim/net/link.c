@@ -706,6 +706,31 @@ static bool check_packets(const CsNet *net, GError **error) {
   return true;
 }
 
+/* Every live data packet and ACK names a message slot in use, and each
+ * slot counts exactly the packets that name it (its `refs`: a slot is
+ * reused when they reach 0). */
+static bool check_owners(const CsNet *net, GError **error) {
+  uint8_t *is_free = g_new0(uint8_t, net->pool_len + 1);
+  for (uint32_t p = net->free_head; p != NO_PACKET; p = net->pool[p].next_free) is_free[p] = 1;
+  uint32_t *named = g_new0(uint32_t, net->n_msgs + 1);
+  bool ok = true;
+  for (uint32_t p = 0; ok && p < net->pool_len; p++) {
+    const Packet *pk = &net->pool[p];
+    if (is_free[p] || pk->kind == PKT_BG) continue;
+    if (pk->owner >= net->n_msgs || !net->msgs[pk->owner].in_use)
+      ok = internal_error(error, "a live packet names message slot %u, which is free", pk->owner);
+    else
+      named[pk->owner]++;
+  }
+  for (uint32_t m = 0; ok && m < net->n_msgs; m++)
+    if (named[m] != net->msgs[m].refs)
+      ok = internal_error(error, "message %u is named by %u live packets but counts %u", net->msgs[m].id, named[m],
+                          net->msgs[m].refs);
+  g_free(is_free);
+  g_free(named);
+  return ok;
+}
+
 bool cs_net_check_state(const CsNet *net, GError **error) {
   const CsTopology *t = net->t;
   char name[160];
@@ -746,7 +771,7 @@ bool cs_net_check_state(const CsNet *net, GError **error) {
   if (alive != on_wires)
     return internal_error(error, "%" G_GUINT64_FORMAT " packets are in flight but %" G_GUINT64_FORMAT " are on the wires",
                           alive, on_wires);
-  return check_packets(net, error) && check_bytes(net, error);
+  return check_packets(net, error) && check_bytes(net, error) && check_owners(net, error);
 }
 
 void cs_net_set_packet_trace(CsNet *net, CsPacketTraceFn fn, void *ctx) {

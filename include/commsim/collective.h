@@ -112,6 +112,9 @@ void cs_coll_plan_free(CsCollPlan *plan);
 /* Participant p's steps: how many, and the k-th (k < that). */
 uint32_t cs_coll_plan_len(const CsCollPlan *plan, uint32_t p);
 CsCollStep cs_coll_plan_step(const CsCollPlan *plan, uint32_t p, uint32_t k);
+/* The k-th message from src to dst fills the k-th of dst's steps that wait
+ * for src: the first such step from `from` on (one must remain). */
+uint32_t cs_coll_plan_next_recv(const CsCollPlan *plan, uint32_t dst, uint32_t src, uint32_t from);
 /* What builders share: the step kinds (add_step: send and/or wait for a
  * message, then compute; a rendezvous receive; a send that waits for its
  * delivery), the i-th of `parts` pieces of n, a codec cost for n elements. */

@@ -5,12 +5,14 @@
  * pool: slots reused through a free list threaded through a field of the
  * slot's own type, so a packet or a pending step costs no allocation once
  * the pool has grown to what is in flight.  A growable array: doubling.
+ * A binary min-heap over a growable array, ordered by a `less` macro or
+ * function of two element pointers.
  *
  * Macros, so that each user keeps its struct compact, its element type
  * and the fast path inlined (the packet path runs through them).
  *
- * Layer 0 (base; docs/design.md). Owns the ring, pool and growable array
- * macros; does not touch anything else.
+ * Layer 0 (base; docs/design.md). Owns the ring, pool, growable array and
+ * heap macros; does not touch anything else.
  */
 #ifndef COMMSIM_RING_H
 #define COMMSIM_RING_H
@@ -64,6 +66,35 @@ static inline void cs_ring_grow(void **buf, uint32_t *head, uint32_t len, uint32
       (cap) = (cap) ? 2 * (cap) : (first);                            \
       (ptr) = g_renew(__typeof__(*(ptr)), (ptr), (cap));              \
     }                                                                 \
+  } while (0)
+
+/* ---- binary min-heap (array `h` of `len` elements, capacity `cap`) ---- */
+/* Add x (an lvalue of the element type). */
+#define CS_HEAP_PUSH(h, len, cap, first, x, less)          \
+  do {                                                     \
+    CS_GROW(h, len, cap, first);                           \
+    uint32_t i_ = (len)++;                                 \
+    while (i_ > 0 && less(&(x), &(h)[(i_ - 1) / 2])) {     \
+      (h)[i_] = (h)[(i_ - 1) / 2];                         \
+      i_ = (i_ - 1) / 2;                                   \
+    }                                                      \
+    (h)[i_] = (x);                                         \
+  } while (0)
+/* Take the least element into `out` (len > 0). */
+#define CS_HEAP_POP(h, len, out, less)                                      \
+  do {                                                                      \
+    (out) = (h)[0];                                                         \
+    __typeof__(*(h)) x_ = (h)[--(len)];                                     \
+    uint32_t i_ = 0;                                                        \
+    for (;;) {                                                              \
+      uint32_t c_ = 2 * i_ + 1;                                             \
+      if (c_ >= (len)) break;                                               \
+      if (c_ + 1 < (len) && less(&(h)[c_ + 1], &(h)[c_])) c_++;             \
+      if (!less(&(h)[c_], &x_)) break;                                      \
+      (h)[i_] = (h)[c_];                                                    \
+      i_ = c_;                                                              \
+    }                                                                       \
+    if (len) (h)[i_] = x_;                                                  \
   } while (0)
 
 /* ---- pool ---- */

@@ -236,11 +236,7 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
             g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), out);
           }
           if (!sent[p]) {
-            /* the k-th message of a pair fills the k-th of the receiver's steps that wait for it */
-            uint32_t rlen = cs_coll_plan_len(plan, (uint32_t)st->send_to);
-            while (out->scan < rlen && cs_coll_plan_step(plan, (uint32_t)st->send_to, out->scan).recv_from != (int32_t)p)
-              out->scan++;
-            g_assert(out->scan < rlen);
+            out->scan = cs_coll_plan_next_recv(plan, (uint32_t)st->send_to, p, out->scan);
             RMsg m = {t[p], 0, 0, false, out->scan++};
             g_array_append_val(out->msgs, m);
             sent[p] = true;

@@ -221,6 +221,13 @@ CsCollStep cs_coll_plan_step(const CsCollPlan *plan, uint32_t p, uint32_t k) {
   return plan->steps ? g_array_index(plan->steps[p], Step, k) : plan->def->step(&plan->spec, p, k);
 }
 
+uint32_t cs_coll_plan_next_recv(const CsCollPlan *plan, uint32_t dst, uint32_t src, uint32_t from) {
+  uint32_t n = cs_coll_plan_len(plan, dst);
+  while (from < n && cs_coll_plan_step(plan, dst, from).recv_from != (int32_t)src) from++;
+  g_assert(from < n); /* every message has a step waiting for it */
+  return from;
+}
+
 /* ---- the step machine ---- */
 
 static void advance(CsCollOp *op, uint32_t p);
@@ -308,10 +315,7 @@ static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint3
   }
   sp->last_pair = pair;
   sp->last_dst = dst;
-  /* the k-th message of a pair fills the k-th of dst's steps that wait for src */
-  uint32_t n = op->parts[dst].n_steps;
-  while (pair->scan < n && cs_coll_plan_step(op->plan, dst, pair->scan).recv_from != (int32_t)src) pair->scan++;
-  g_assert(pair->scan < n); /* every message has a step waiting for it */
+  pair->scan = cs_coll_plan_next_recv(op->plan, dst, src, pair->scan);
   Msg *m = msg_new(op);
   *m = (Msg){op, src, dst, pair->scan++, step, bytes, wait_delivered, pair, NULL, NULL, op->live};
   if (op->live) op->live->prev_live = m;

@@ -68,8 +68,6 @@ typedef struct {
   double sample_bits; /* `bits` at the start of the sampling interval */
 } DirFill;
 
-/* A route, shared by the messages between the same two hosts (shortest
- * routing) or a message's own (ECMP). */
 /* What a message of one size needs on a route (shape_of). */
 typedef struct {
   uint64_t payload; /* 0: none yet */
@@ -79,6 +77,8 @@ typedef struct {
   uint32_t packets;
 } Shape;
 
+/* A route, shared by the messages between the same two hosts (shortest
+ * routing) or a message's own (ECMP). */
 typedef struct {
   uint32_t n_fwd, n_rev;
   uint32_t refs;
@@ -465,30 +465,13 @@ static void gather(FlowNet *n) {
   }
 }
 
-static void heap_push(FlowNet *n, Fill x) {
-  CS_GROW(n->heap, n->n_heap, n->cap_heap, 64);
-  uint32_t i = n->n_heap++;
-  while (i > 0) {
-    uint32_t p = (i - 1) / 2;
-    if (n->heap[p].level <= x.level) break;
-    n->heap[i] = n->heap[p];
-    i = p;
-  }
-  n->heap[i] = x;
-}
+static inline bool fill_before(const Fill *a, const Fill *b) { return a->level < b->level; }
+
+static void heap_push(FlowNet *n, Fill x) { CS_HEAP_PUSH(n->heap, n->n_heap, n->cap_heap, 64, x, fill_before); }
 
 static Fill heap_pop(FlowNet *n) {
-  Fill top = n->heap[0], x = n->heap[--n->n_heap];
-  uint32_t i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= n->n_heap) break;
-    if (c + 1 < n->n_heap && n->heap[c + 1].level < n->heap[c].level) c++;
-    if (x.level <= n->heap[c].level) break;
-    n->heap[i] = n->heap[c];
-    i = c;
-  }
-  if (n->n_heap) n->heap[i] = x;
+  Fill top;
+  CS_HEAP_POP(n->heap, n->n_heap, top, fill_before);
   return top;
 }
 
@@ -646,28 +629,11 @@ static void finish(FlowNet *n, uint32_t fi, bool failed) {
 
 static inline bool dlv_before(const Delivery *a, const Delivery *b) { return a->at < b->at || (a->at == b->at && a->seq < b->seq); }
 
-static void dlv_push(FlowNet *n, Delivery x) {
-  CS_GROW(n->dlv, n->n_dlv, n->cap_dlv, 64);
-  uint32_t i = n->n_dlv++;
-  while (i > 0 && dlv_before(&x, &n->dlv[(i - 1) / 2])) {
-    n->dlv[i] = n->dlv[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  n->dlv[i] = x;
-}
+static void dlv_push(FlowNet *n, Delivery x) { CS_HEAP_PUSH(n->dlv, n->n_dlv, n->cap_dlv, 64, x, dlv_before); }
 
 static Delivery dlv_pop(FlowNet *n) {
-  Delivery top = n->dlv[0], x = n->dlv[--n->n_dlv];
-  uint32_t i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= n->n_dlv) break;
-    if (c + 1 < n->n_dlv && dlv_before(&n->dlv[c + 1], &n->dlv[c])) c++;
-    if (!dlv_before(&n->dlv[c], &x)) break;
-    n->dlv[i] = n->dlv[c];
-    i = c;
-  }
-  if (n->n_dlv) n->dlv[i] = x;
+  Delivery top;
+  CS_HEAP_POP(n->dlv, n->n_dlv, top, dlv_before);
   return top;
 }
 
@@ -849,8 +815,9 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
 
 static void flow_tag(void *impl, uint32_t msg, uint32_t iteration, uint32_t step) {
   FlowNet *n = impl;
-  cs_stats_at(&n->stats, msg)->iteration = iteration;
-  cs_stats_at(&n->stats, msg)->step = step;
+  CsMessageStats *st = cs_stats_at(&n->stats, msg);
+  st->iteration = iteration;
+  st->step = step;
 }
 static uint32_t flow_messages(const void *impl) { return ((const FlowNet *)impl)->stats.n; }
 static const CsMessageStats *flow_message(const void *impl, uint32_t msg) {

@@ -191,12 +191,13 @@ START_TEST(test_reports) {
   guint n = g_strv_length(cols);
   ck_assert_uint_eq(g_strv_length(vals), n);
   /* fidelity follows the SPEC's and commsim's columns, before those of
-   * workload.convergence and PFC */
-  ck_assert_str_eq(cols[n - 7], "fidelity");
-  ck_assert_str_eq(vals[n - 7], "flow");
-  ck_assert_str_eq(cols[n - 6], "iterations_to_target");
-  ck_assert_str_eq(cols[n - 2], "pause_frames");
-  for (guint i = n - 6; i < n; i++) ck_assert_str_eq(vals[i], ""); /* no convergence, no pauses modelled: empty */
+   * workload.convergence, PFC and the hybrid fidelity */
+  ck_assert_str_eq(cols[n - 8], "fidelity");
+  ck_assert_str_eq(vals[n - 8], "flow");
+  ck_assert_str_eq(cols[n - 7], "iterations_to_target");
+  ck_assert_str_eq(cols[n - 3], "pause_frames");
+  ck_assert_str_eq(cols[n - 1], "fast_forward_s");
+  for (guint i = n - 7; i < n; i++) ck_assert_str_eq(vals[i], ""); /* no convergence, pauses or jumps: empty */
   for (guint i = 0; i < n; i++)
     if (!strcmp(cols[i], "packets_sent") || !strcmp(cols[i], "packets_dropped") || !strcmp(cols[i], "retransmissions"))
       ck_assert_str_eq(vals[i], "");

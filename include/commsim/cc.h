@@ -141,6 +141,11 @@ typedef struct {
    * estimate of the path's bandwidth in bit/s (0: none). */
   const char *(*mode)(const CsCc *cc);
   double (*bandwidth)(const CsCc *cc);
+  /* Hybrid fidelity fast-forwarded the connection: every instant the
+   * algorithm keeps (an epoch's start, a filter's stamp, a timer) moves
+   * `delta` later, so that it resumes where it was.  NULL: it keeps no
+   * instants.  (The transport moves cc->last_send and cc->wake_at.) */
+  void (*shift)(CsCc *cc, CsTime delta);
 } CsCcOps;
 
 /* The mode of a connection's algorithm, for traces: ops->mode's, or

@@ -101,4 +101,15 @@ size_t cs_engine_pending(const CsEngine *engine);
 /* Time of the earliest pending event, or CS_TIME_MAX when none. */
 CsTime cs_engine_next_time(CsEngine *engine);
 
+/* Fast-forwarding one owner's events (hybrid fidelity): the earliest
+ * pending event whose context is not `ctx`, or the daemon's time or the
+ * running cs_engine_run's limit if earlier (CS_TIME_MAX: none). */
+CsTime cs_engine_next_time_other(CsEngine *engine, const void *ctx);
+/* Move the clock `delta` (>= 0) ahead and every pending event whose
+ * context is `ctx` with it, as if that owner's part of the simulation had
+ * been translated in time; the others keep their times.  Refused (false,
+ * nothing changed) when another event or the daemon lies before the new
+ * time.  May be called from a handler. */
+bool cs_engine_jump(CsEngine *engine, const void *ctx, CsTime delta);
+
 #endif

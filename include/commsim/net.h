@@ -108,6 +108,10 @@ typedef struct {
   CsTransportSpec transport;
   const CsBackgroundSpec *background;
   uint32_t n_background;
+  /* fidelity hybrid (hybrid.rounds, hybrid.tolerance): round trips of
+   * steady rates before a jump, and how steady (cs_net_enable_hybrid) */
+  uint32_t hybrid_rounds;
+  double hybrid_tolerance;
 } CsNetConfig;
 
 typedef struct CsNet CsNet;
@@ -118,6 +122,14 @@ typedef struct CsNet CsNet;
 /* The config (and what its background points to) must outlive the net. */
 CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *config, const CsTopology *t, const CsRoutes *r);
 void cs_net_free(CsNet *net);
+
+/* Fidelity hybrid: fast-forward the network while its messages' rates are
+ * steady, as measured over `rounds` round trips (2..64) each within
+ * `tolerance` (a fraction) between the two halves; docs/network.md.
+ * Call before the first send. */
+void cs_net_enable_hybrid(CsNet *net, uint32_t rounds, double tolerance);
+/* Simulated time fast-forwarded so far, and the number of jumps (0 without hybrid). */
+CsTime cs_net_fast_forwarded(const CsNet *net, uint64_t *jumps);
 
 /* Start a message of `payload` bytes (>= 1) from host `src` to host `dst`
  * (indices among hosts) now.  Returns its number, 0, 1, 2... in order. */

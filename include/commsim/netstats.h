@@ -53,6 +53,8 @@ typedef struct {
   uint64_t cnps, nacks;    /* roce: congestion notifications and NACKs receivers sent */
   double bg_delay_sum_s;   /* background: sum of one-way delays of delivered packets */
   size_t pool_packets;     /* the packet pool's size: the most in flight at once */
+  CsTime fast_forwarded;   /* fidelity hybrid: simulated time jumped over (0 otherwise) */
+  uint64_t jumps;          /* ... in so many jumps */
 } CsNetTotals;
 
 /* Counters of one link direction (dir 0: link.a -> link.b).  Read through

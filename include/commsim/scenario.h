@@ -66,6 +66,8 @@ typedef struct {
   uint64_t seed;
   CsRouting routing;
   uint32_t fidelity; /* a row of fabric.h's cs_fidelities */
+  int64_t hybrid_rounds;   /* hybrid.rounds */
+  double hybrid_tolerance; /* hybrid.tolerance */
   CsTime duration;
   CsTime watchdog; /* a packet run with messages outstanding and none delivered for this long ends (0: never) */
   CsLinkSpec defaults;

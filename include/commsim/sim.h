@@ -39,6 +39,8 @@ typedef struct {
   double link_util_mean, link_util_max;
   uint64_t pause_frames;  /* PFC: XOFF frames that paused a link direction */
   double paused_s_max;    /* PFC: the longest any direction was paused in all */
+  double fast_forward_s;  /* fidelity hybrid: simulated time jumped over at steady rates */
+  uint64_t jumps;         /* ... in so many jumps */
   double codec_nmse;     /* NAN without a workload */
   double allreduce_nmse; /* the error left in the collective's result (compounded at reduction hops) */
   uint64_t events;

@@ -254,6 +254,12 @@ static void print_totals(CsSim *sim, const CsScenario *s) {
          " packet-hops (%.2f M/s), at most %zu packets in flight\n",
          (double)cs_sim_end_time(sim) * 1e-12, wall, events, wall > 0 ? (double)events / wall * 1e-6 : 0.0,
          tot.hops, wall > 0 ? (double)tot.hops / wall * 1e-6 : 0.0, tot.pool_packets);
+  if (!strcmp(net->fidelity, "hybrid")) {
+    double end = (double)cs_sim_end_time(sim) * 1e-12, ff = (double)tot.fast_forwarded * 1e-12;
+    printf("fast-forwarded %.9f s of it (%.1f %%) in %" G_GUINT64_FORMAT " jumps: the packets and hops above include "
+           "those the jumps carried at the measured rates; drops, losses and retransmissions only those simulated\n",
+           ff, end > 0 ? 100 * ff / end : 0.0, tot.jumps);
+  }
 }
 
 typedef struct {

@@ -55,6 +55,7 @@ struct CsEngine {
    * schedule call of its handler (see file comment). */
   bool top_dead;
   bool stop;
+  CsTime until; /* the running cs_engine_run's limit: no jump passes it */
   bool overflow;
   /* cs_engine_set_daemon */
   CsTime daemon_at;
@@ -94,6 +95,7 @@ CsEngine *cs_engine_new(void) {
   e->free_head = SLOT_END;
   e->hook_at = UINT64_MAX;
   e->daemon_at = CS_TIME_MAX;
+  e->until = CS_TIME_MAX;
   return e;
 }
 
@@ -247,6 +249,7 @@ bool cs_engine_is_pending(const CsEngine *e, CsEventId id) {
 
 CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
   e->stop = false;
+  e->until = until;
   while (!e->stop) {
     /* an event was dropped at the end of time: with nothing left before
      * it, the run has reached the end of time */
@@ -331,4 +334,68 @@ CsTime cs_engine_next_time(CsEngine *e) {
     e->cancelled_pending--;
   }
   return e->heap_len ? e->heap[0].time : CS_TIME_MAX;
+}
+
+/* Drop the executing handler's own entry and cancelled entries at the top,
+ * so the heap holds live events only at its root. */
+static void settle_top(CsEngine *e) {
+  if (e->top_dead) {
+    e->top_dead = false;
+    heap_pop(e);
+  }
+  while (e->heap_len > 0 && e->pool[ENTRY_SLOT(e->heap[0])].fn == NULL) {
+    uint32_t s = ENTRY_SLOT(e->heap[0]);
+    heap_pop(e);
+    slot_release(e, s);
+    e->cancelled_pending--;
+  }
+}
+
+CsTime cs_engine_next_time_other(CsEngine *e, const void *ctx) {
+  settle_top(e);
+  CsTime t = e->daemon_at < e->until ? e->daemon_at : e->until;
+  for (size_t i = 0; i < e->heap_len; i++) {
+    const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
+    if (sl->fn && sl->ctx != ctx && e->heap[i].time < t) t = e->heap[i].time;
+  }
+  return t;
+}
+
+bool cs_engine_jump(CsEngine *e, const void *ctx, CsTime delta) {
+  g_assert(delta >= 0);
+  if (delta == 0) return true;
+  CsTime to = cs_time_add(e->now, delta);
+  if (to == CS_TIME_MAX || cs_engine_next_time_other(e, ctx) < to) return false;
+  bool moved = false;
+  for (size_t i = 0; i < e->heap_len; i++) { /* checked before anything moves */
+    const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
+    if (sl->ctx != ctx || !sl->fn) continue;
+    if (cs_time_add(e->heap[i].time, delta) == CS_TIME_MAX) return false;
+    moved = true;
+  }
+  if (moved) {
+    for (size_t i = 0; i < e->heap_len; i++) {
+      const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
+      if (sl->ctx == ctx && sl->fn) e->heap[i].time += delta;
+    }
+    /* the shifted and the unshifted events interleave anew: rebuild the
+     * heap bottom-up (Floyd), keys unchanged otherwise */
+    for (size_t i = e->heap_len; i-- > 0;) {
+      HeapEntry x = e->heap[i];
+      size_t j = i;
+      for (;;) {
+        size_t c = 4 * j + 1;
+        if (c >= e->heap_len) break;
+        size_t best = c, end = c + 4 < e->heap_len ? c + 4 : e->heap_len;
+        for (size_t k = c + 1; k < end; k++)
+          if (key_less(&e->heap[k], &e->heap[best])) best = k;
+        if (!key_less(&e->heap[best], &x)) break;
+        e->heap[j] = e->heap[best];
+        j = best;
+      }
+      e->heap[j] = x;
+    }
+  }
+  e->now = to;
+  return true;
 }

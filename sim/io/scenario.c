@@ -1225,6 +1225,11 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
     s->fidelity = (uint32_t)fid;
   }
   if (!read_params(root, "", "", CS_PARAM_SCENARIO, s, error)) return false;
+  if ((v = value_of(root, "hybrid"))) {
+    if (!expect_kind(v, CS_YAML_MAP, "hybrid", error) || !check_keys(v, "hybrid", KEYS("hybrid"), error) ||
+        !read_params(v, "hybrid", "hybrid", CS_PARAM_SCENARIO, s, error))
+      return false;
+  }
   if (s->watchdog > 0 && s->watchdog < CS_US)
     FAIL_AT(at(root, "watchdog"), "watchdog: at least 1us (it checks every half of it), or 0 to turn it off");
 

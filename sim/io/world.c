@@ -14,7 +14,7 @@
 
 CsNetConfig cs_scenario_net_config(const CsScenario *s) {
   return (CsNetConfig){s->seed, s->transport, (const CsBackgroundSpec *)(void *)s->background->data,
-                       s->background->len};
+                       s->background->len, (uint32_t)s->hybrid_rounds, s->hybrid_tolerance};
 }
 
 /* The names the scenario uses, against the network. */

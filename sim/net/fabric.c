@@ -10,13 +10,15 @@
 extern const CsFabricOps cs_packet_fabric_ops, cs_flow_fabric_ops;
 void *cs_packet_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
 void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
+void *cs_hybrid_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
 
 const CsFidelityDef cs_fidelities[] = {
     {"packet", "every packet an event: queues, drops, loss, the transport", CS_MODELS_PACKETS | CS_MODELS_OPEN_LOOP,
      cs_packet_fabric_new, &cs_packet_fabric_ops},
     {"flow", "max-min fair fluid flows: no queues, drops or retransmissions; loss caps TCP's rate", 0,
      cs_flow_fabric_new, &cs_flow_fabric_ops},
-    {"hybrid", "packets, fast-forwarded while the flows are steady", CS_MODELS_PACKETS | CS_MODELS_OPEN_LOOP, NULL, NULL},
+    {"hybrid", "packets, fast-forwarded while the flows are steady", CS_MODELS_PACKETS | CS_MODELS_OPEN_LOOP,
+     cs_hybrid_fabric_new, &cs_packet_fabric_ops},
     {NULL, NULL, 0, NULL, NULL},
 };
 

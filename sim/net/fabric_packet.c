@@ -38,6 +38,15 @@ void *cs_packet_fabric_new(CsEngine *engine, const void *config, const CsTopolog
   return packet_new(engine, config, t, r);
 }
 
+/* fidelity hybrid: the same network, fast-forwarded while steady */
+void *cs_hybrid_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r);
+void *cs_hybrid_fabric_new(CsEngine *engine, const void *config, const CsTopology *t, const CsRoutes *r) {
+  const CsNetConfig *cfg = config;
+  CsNet *net = cs_net_new(engine, cfg, t, r);
+  cs_net_enable_hybrid(net, cfg->hybrid_rounds, cfg->hybrid_tolerance);
+  return net;
+}
+
 const CsFabricOps cs_packet_fabric_ops = {
     .send = packet_send,
     .tag = packet_tag,

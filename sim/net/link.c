@@ -852,3 +852,48 @@ CsLinkStats cs_net_link_stats(CsNet *net, uint32_t link, int dir) {
   st.pause_frames = d->pause_frames;
   return st;
 }
+
+/* ---- hybrid fidelity: fast-forwarding (hybrid.c) ---- */
+
+void cs_link_settle(CsNet *net, CsTime now) {
+  for (uint32_t di = 0; di < 2 * net->t->n_links; di++) catch_up(net, &net->dirs[di], now);
+}
+
+/* Every instant moves, but for two that stay so that the skipped time
+ * counts: q_last (the queue's integral covers the jump with what waits,
+ * as the state stood) and paused_at (a paused direction stays paused). */
+void cs_link_shift(CsNet *net, CsTime delta) {
+  for (uint32_t di = 0; di < 2 * net->t->n_links; di++) {
+    LinkDir *d = &net->dirs[di];
+    d->period_start += delta;
+    d->busy_until += delta;
+    for (uint32_t i = 0; i < d->q.len; i++) {
+      Waiting *w = &CS_RING_AT(d->q, i);
+      if (w->start != CS_HELD) w->start += delta;
+    }
+    for (uint32_t i = 0; i < d->pipe.len; i++) {
+      InPipe *x = &CS_RING_AT(d->pipe, i);
+      if (x->arrive != CS_HELD) x->arrive += delta;
+      net->pool[x->packet].stamp += delta;
+    }
+    if (d->paused) d->resume_base += delta;
+  }
+}
+
+void cs_link_carry(CsNet *net, uint32_t path, uint16_t hops, uint64_t k, uint32_t bytes) {
+  if (k == 0 || hops == 0) return;
+  const uint32_t *ports = &g_array_index(net->arena, uint32_t, path);
+  uint64_t b = k * bytes;
+  for (uint16_t h = 0; h < hops; h++) {
+    const CsPort *pt = &net->t->ports[ports[h]];
+    LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
+    const CsLink *l = &net->t->links[pt->link];
+    if (h == 0) net->node_injected[pt->dir ? l->b : l->a] += b;
+    d->st.bytes += b;
+    d->st.packets += k;
+    d->st.busy += (CsTime)((double)b * 8e12 / (double)d->bandwidth + 0.5);
+    d->out_bytes += b;
+    if (h + 1 == hops) net->node_delivered[pt->dir ? l->a : l->b] += b;
+  }
+  net->hops += k * hops;
+}

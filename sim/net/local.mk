@@ -1,6 +1,6 @@
 # The network: topology generators, routing, links, queues, loss, transport, background traffic.
 sim_libcommsim_la_SOURCES += sim/net/topology.c sim/net/routing.c \
-	sim/net/net.c sim/net/msgstats.c sim/net/msgstats.h sim/net/fabric.c sim/net/fabric_packet.c sim/net/fabric_flow.c sim/net/link.c sim/net/transport.c sim/net/background.c sim/net/loss.c sim/net/net_private.h \
+	sim/net/net.c sim/net/msgstats.c sim/net/msgstats.h sim/net/fabric.c sim/net/fabric_packet.c sim/net/hybrid.c sim/net/fabric_flow.c sim/net/link.c sim/net/transport.c sim/net/background.c sim/net/loss.c sim/net/net_private.h \
 	sim/net/cc/protocols.c sim/net/cc/fixed.c sim/net/cc/reno.c sim/net/cc/dctcp.c sim/net/cc/cubic.c sim/net/cc/bbr.c sim/net/cc/dcqcn.c \
 	sim/net/topo/generators.c sim/net/topo/builder.h sim/net/topo/star.c sim/net/topo/ring.c sim/net/topo/dumbbell.c \
 	sim/net/topo/fat_tree.c sim/net/topo/torus2d.c sim/net/topo/tree.c
@@ -42,3 +42,9 @@ TESTS += tests/test_roce
 tests_test_roce_SOURCES = tests/test_roce.c tests/simutil.h
 tests_test_roce_CFLAGS = $(TEST_CFLAGS)
 tests_test_roce_LDADD = $(TEST_LIBS)
+
+check_PROGRAMS += tests/test_hybrid
+TESTS += tests/test_hybrid
+tests_test_hybrid_SOURCES = tests/test_hybrid.c tests/testutil.h tests/simutil.h
+tests_test_hybrid_CFLAGS = $(TEST_CFLAGS)
+tests_test_hybrid_LDADD = $(TEST_LIBS)

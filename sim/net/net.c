@@ -76,6 +76,7 @@ void cs_net_free(CsNet *net) {
   g_array_free(net->arena, TRUE);
   g_free(net->pool);
   cs_transport_free(net);
+  cs_hybrid_free(net->hybrid);
   g_free(net->bg);
   g_free(net);
 }
@@ -93,5 +94,6 @@ CsNetTotals cs_net_totals(const CsNet *net) {
   tot.nacks = net->nacks;
   tot.bg_delay_sum_s = net->bg_delay_sum_s;
   tot.pool_packets = net->pool_len;
+  tot.fast_forwarded = cs_net_fast_forwarded(net, &tot.jumps);
   return tot;
 }

@@ -11,6 +11,7 @@
 #include "msgstats.h"
 
 enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
+typedef struct CsHybrid CsHybrid; /* hybrid.c */
 #define NO_PACKET CS_POOL_NONE /* the pool of packets: ring.h's macros */
 enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8, F_DSACK = 16,
        F_NACK = 32, /* roce: the receiver saw a gap (seq: what it expects; sack: what it got) */
@@ -331,6 +332,7 @@ struct CsNet {
   uint64_t *node_injected, *node_delivered; /* bytes, per node: node conservation */
   uint64_t notified;                         /* delivery callbacks (delivered or failed) */
   double bg_delay_sum_s;
+  CsHybrid *hybrid; /* fidelity hybrid: the steady-state watch; NULL otherwise */
 };
 
 /* link.c */
@@ -364,6 +366,23 @@ uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint6
 
 /* Report a packet event if a hook is set (link UINT32_MAX: at a host). */
 void cs_net_trace(CsNet *net, CsPacketEvent ev, uint32_t p, uint32_t link, int dir, CsTime time);
+
+/* hybrid fidelity (hybrid.c): fast-forwarding.  cs_link_settle brings
+ * every queue's time integral up to `now` (before a jump); cs_link_shift
+ * and cs_transport_shift move every instant the links, the packets in
+ * flight and the connections keep `delta` later (the engine's events move
+ * with them: cs_engine_jump); cs_link_carry counts `k` packets of `bytes`
+ * as carried along the `hops` ports from arena[path] (transmitted and
+ * arrived, delivered at the end); cs_transport_cut takes `k` unsent packets
+ * off the end of message slot fi, as if sent and delivered in the jump. */
+void cs_link_settle(CsNet *net, CsTime now);
+void cs_link_shift(CsNet *net, CsTime delta);
+void cs_link_carry(CsNet *net, uint32_t path, uint16_t hops, uint64_t k, uint32_t bytes);
+void cs_transport_shift(CsNet *net, CsTime delta);
+void cs_transport_cut(CsNet *net, uint32_t fi, uint32_t k);
+/* hybrid.c: the steady-state watch; a send wakes it. */
+void cs_hybrid_kick(CsNet *net);
+void cs_hybrid_free(CsHybrid *h);
 
 /* transport.c: a data or ACK packet has reached its destination. */
 void cs_transport_receive(CsNet *net, uint32_t p);

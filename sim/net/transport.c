@@ -1241,7 +1241,63 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   net->active++;
   conn_send(net, ci);
   timer_update(net, ci);
+  if (net->hybrid) cs_hybrid_kick(net);
   return net->msgs[fi].id;
+}
+
+/* ---- hybrid fidelity: fast-forwarding (hybrid.c) ---- */
+
+static inline void shift_stamp(CsTime *t, CsTime delta) { /* -1: none */
+  if (*t >= 0) *t += delta;
+}
+static inline void shift_timer(CsTime *t, CsTime delta) { /* 0: disarmed; CS_HELD: held by PFC */
+  if (*t > 0 && *t != CS_HELD) *t += delta;
+}
+
+void cs_transport_shift(CsNet *net, CsTime delta) {
+  for (uint32_t ci = 0; ci < net->n_conns; ci++) {
+    Conn *c = &net->conns[ci];
+    shift_timer(&c->t_rto, delta);
+    shift_timer(&c->t_tlp, delta);
+    shift_timer(&c->t_reo, delta);
+    shift_timer(&c->t_ack, delta);
+    shift_timer(&c->t_send, delta);
+    if (c->timer_event) c->timer_at += delta; /* its engine event moved with it */
+    shift_stamp(&c->rack_xmit, delta);
+    c->delivered_time += delta;
+    c->first_tx += delta;
+    c->pace_next += delta;
+    c->pace_last += delta;
+    shift_stamp(&c->last_rcv, delta);
+    shift_stamp(&c->last_cnp, delta);
+    c->ack_pkt.stamp += delta;
+    shift_stamp(&c->cc.last_send, delta);
+    shift_timer(&c->cc.wake_at, delta);
+    for (uint32_t i = 0; i < c->tsq.len; i++) shift_timer(&CS_RING_AT(c->tsq, i).start, delta);
+    if (c->ops->shift) c->ops->shift(&c->cc, delta);
+  }
+  for (uint32_t fi = 0; fi < net->n_msgs; fi++) {
+    Message *f = &net->msgs[fi];
+    if (!f->in_use || f->sender_done) continue;
+    for (uint32_t i = 0; f->sent_at && i <= f->ring_mask; i++) f->sent_at[i] += delta;
+    for (uint32_t i = 0; f->rate && i <= f->ring_mask; i++) {
+      f->rate[i].delivered_time += delta;
+      f->rate[i].first_tx += delta;
+    }
+    for (uint32_t i = 0; i < f->rtx.len; i++) CS_RING_AT(f->rtx, i).sent += delta;
+  }
+}
+
+void cs_transport_cut(CsNet *net, uint32_t fi, uint32_t k) {
+  Message *f = msg_of(net, fi);
+  g_assert(f->nxt + k < f->n && !f->sender_done);
+  f->n -= k;
+  /* the messages queued behind it on its connection have sent nothing
+   * yet (it has packets unsent): their stream positions close up */
+  Conn *c = conn_of(net, f);
+  for (uint32_t x = f->next; x != NONE; x = net->msgs[x].next) net->msgs[x].base -= k;
+  c->stream -= k;
+  stats_of(net, f)->wire_bytes += (uint64_t)k * (net->mss + net->header);
 }
 
 void cs_net_set_conn_trace(CsNet *net, CsConnTraceFn fn, void *ctx) {

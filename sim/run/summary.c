@@ -68,6 +68,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
   m->bg_packets_lost = tot.bg.lost;
   m->bg_delivered = tot.bg.delivered;
   m->bg_delay_mean_s = tot.bg.delivered ? tot.bg_delay_sum_s / (double)tot.bg.delivered : 0.0;
+  m->fast_forward_s = (double)tot.fast_forwarded * 1e-12;
+  m->jumps = tot.jumps;
   m->events = cs_engine_events_executed(sim->e); /* the sampler is not counted: tracing changes no result */
   m->wall_s = sim->wall;
   double util_sum = 0;

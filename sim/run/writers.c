@@ -17,7 +17,9 @@ static const char *const summary_cols[] = {
     /* workload.convergence */
     "iterations_to_target", "time_to_target_s", "final_loss", "final_accuracy",
     /* PFC (empty without it) */
-    "pause_frames", "paused_s_max", NULL};
+    "pause_frames", "paused_s_max",
+    /* fidelity hybrid (empty otherwise) */
+    "fast_forward_s", NULL};
 
 const char *const *cs_sim_summary_columns(void) { return summary_cols; }
 
@@ -93,6 +95,7 @@ GPtrArray *cs_sim_summary_fields(CsSim *sim) {
   bool pfc = pk && sim->pfc;
   UINT_IF(pfc, m->pause_frames);
   REAL_IF(pfc, m->paused_s_max);
+  REAL_IF(!strcmp(sim->fabric->fidelity, "hybrid"), m->fast_forward_s);
 #undef ADD
 #undef EMPTY
 #undef REAL_IF

@@ -297,7 +297,15 @@ static const char *bbr_mode(const CsCc *cc) {
 
 static double bbr_bandwidth(const CsCc *cc) { return max_bw((const Bbr *)cc->priv); }
 
+static void bbr_shift(CsCc *cc, CsTime delta) {
+  Bbr *b = (Bbr *)cc->priv;
+  b->min_rtt_stamp += delta;
+  b->cycle_stamp += delta;
+  if (b->probe_rtt_done > 0) b->probe_rtt_done += delta; /* 0: not yet */
+}
+
 const CsCcOps cs_cc_bbr = {
+    .shift = bbr_shift,
     .mode = bbr_mode,
     .bandwidth = bbr_bandwidth,
     .name = "bbr",

@@ -201,7 +201,15 @@ static void cubic_on_event(CsCc *cc, CsCcEvent ev, CsTime now) {
   if (ev == CS_CC_CWND_RESTART) s->epoch_start = 0;
 }
 
+static void cubic_shift(CsCc *cc, CsTime delta) {
+  Cubic *s = (Cubic *)cc->priv;
+  if (s->epoch_start > 0) s->epoch_start += delta; /* 0: none */
+  s->round_start += delta;
+  s->last_ack += delta;
+}
+
 const CsCcOps cs_cc_cubic = {
+    .shift = cubic_shift,
     .name = "cubic",
     .ect = false,
     .init = cubic_init,

@@ -178,7 +178,15 @@ CsDcqcnState cs_dcqcn_state(const CsCc *cc) {
   return (CsDcqcnState){d->rc, d->rt, d->alpha};
 }
 
+static void dcqcn_shift(CsCc *cc, CsTime delta) {
+  Dcqcn *d = (Dcqcn *)cc->priv;
+  d->alpha_t += delta;
+  if (d->last_cut >= 0) d->last_cut += delta; /* -1: never */
+  d->next_timer += delta;
+}
+
 const CsCcOps cs_cc_dcqcn = {
+    .shift = dcqcn_shift,
     .name = "dcqcn",
     .ect = true,
     .rate = false,

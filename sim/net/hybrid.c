@@ -1,0 +1,274 @@
+/* hybrid.c - fidelity `hybrid`: the packet network, fast-forwarded while
+ * its flows are steady.
+ *
+ * A watch wakes every round trip (the largest smoothed RTT among the
+ * connections with messages to send) while messages are in flight, and
+ * notes how far each unfinished message has been acknowledged.  When the
+ * same messages have been in flight for `rounds` round trips, each has
+ * made progress in every one of them, and each one's rate over the second
+ * half of them is within `tolerance` of its rate over the first half, the
+ * state is taken as steady: everything then repeats itself, shifted in
+ * time, at those rates.  The network is then translated: every pending
+ * network event and every instant the links, packets in flight and
+ * connections hold moves Δ later, the clock with them, and each message
+ * loses from the end of its unsent packets what it would have sent and
+ * had acknowledged in Δ at its rate.  What those packets and their ACKs
+ * would have put on each link is counted as carried, so the links' bytes,
+ * packets and busy time, the messages' wire bytes and the nodes' byte
+ * conservation stay whole.  Queues keep what waited, for Δ, in their
+ * time-means; a paused direction stays paused.
+ *
+ * Δ stops short of any change: a message's last unsent packets (two round
+ * trips' worth beyond what is in flight) are left to be sent as packets,
+ * and no event of anything else (a worker's compute, a flow's start, the
+ * links' sampler, the run's time limit) is passed.  While background
+ * sources run, nothing is fast-forwarded: their traffic is open-loop;
+ * nor while a PFC pause holds a direction or is on its way.
+ *
+ * What the jump does not count: drops, losses, retransmissions and ECN
+ * marks that the skipped packets would have met; the loss a flow
+ * suffers is in its measured rate only. */
+#include "config.h"
+
+#include <math.h>
+
+#include "net_private.h"
+
+#define MAX_ROUNDS 64
+
+typedef struct {
+  uint32_t slot, id; /* the message (a reused slot holds another id) */
+  double frac;       /* the part of a packet its jumps so far owe it */
+  uint32_t una[MAX_ROUNDS + 1];    /* delivered (una + sacked), at each sample */
+  uint32_t flight[MAX_ROUNDS + 1]; /* sent and not known delivered, at each sample */
+} Watch;
+
+struct CsHybrid {
+  uint32_t rounds;
+  double tolerance;
+  bool scheduled;
+  Watch *w;
+  uint32_t n_w, cap_w;
+  CsTime at[MAX_ROUNDS + 1];
+  uint32_t filled; /* samples of the same messages held (at most rounds + 1: the oldest go) */
+  CsTime skipped;
+  uint64_t jumps;
+};
+
+#define FALLBACK_ROUND (10 * CS_US) /* before any RTT sample */
+
+static void on_watch(CsEngine *e, void *ctx, uint64_t arg);
+
+static CsHybrid *hy(CsNet *net) { return net->hybrid; }
+
+void cs_net_enable_hybrid(CsNet *net, uint32_t rounds, double tolerance) {
+  g_assert(rounds >= 2 && rounds <= MAX_ROUNDS && tolerance >= 0);
+  CsHybrid *h = g_new0(CsHybrid, 1);
+  h->rounds = rounds;
+  h->tolerance = tolerance;
+  net->hybrid = h;
+}
+
+void cs_hybrid_free(CsHybrid *h) {
+  if (!h) return;
+  g_free(h->w);
+  g_free(h);
+}
+
+CsTime cs_net_fast_forwarded(const CsNet *net, uint64_t *jumps) {
+  if (jumps) *jumps = net->hybrid ? net->hybrid->jumps : 0;
+  return net->hybrid ? net->hybrid->skipped : 0;
+}
+
+/* The round: the largest smoothed RTT of the connections sending now. */
+static CsTime round_of(const CsNet *net) {
+  CsTime r = 0;
+  for (uint32_t fi = 0; fi < net->n_msgs; fi++) {
+    const Message *f = &net->msgs[fi];
+    if (!f->in_use || f->sender_done) continue;
+    const RttState *st = &net->rtts[net->conns[f->conn].pair];
+    if (st->have_rtt && st->srtt > r) r = st->srtt;
+  }
+  return r > 0 ? r : FALLBACK_ROUND;
+}
+
+void cs_hybrid_kick(CsNet *net) {
+  CsHybrid *h = hy(net);
+  if (h->scheduled) return;
+  h->scheduled = true;
+  h->filled = 0;
+  cs_engine_schedule(net->engine, round_of(net), on_watch, net, 0);
+}
+
+/* Whether the messages in flight are those watched; with `record`, also
+ * take a sample (the history starts again from it when they are not). */
+static bool sample(CsNet *net, CsHybrid *h, CsTime now, bool record) {
+  uint32_t n = 0;
+  bool same = true;
+  for (uint32_t fi = 0; fi < net->n_msgs; fi++) {
+    const Message *f = &net->msgs[fi];
+    if (!f->in_use || f->sender_done) continue;
+    if (n >= h->n_w || h->w[n].slot != fi || h->w[n].id != f->id) same = false;
+    if (!same && record) {
+      CS_GROW(h->w, n, h->cap_w, 16);
+      h->w[n].slot = fi;
+      h->w[n].id = f->id;
+      h->w[n].frac = 0;
+    }
+    n++;
+  }
+  if (n != h->n_w) same = false;
+  if (!record) return same;
+  h->n_w = n;
+  if (!same) h->filled = 0;
+  if (h->filled == h->rounds + 1) { /* drop the oldest */
+    for (uint32_t i = 0; i < n; i++) {
+      memmove(h->w[i].una, h->w[i].una + 1, h->rounds * sizeof(uint32_t));
+      memmove(h->w[i].flight, h->w[i].flight + 1, h->rounds * sizeof(uint32_t));
+    }
+    memmove(h->at, h->at + 1, h->rounds * sizeof(CsTime));
+    h->filled--;
+  }
+  for (uint32_t i = 0; i < n; i++) { /* delivered, as the sender knows: a loss's recovery holds una, not this */
+    const Message *f = &net->msgs[h->w[i].slot];
+    h->w[i].una[h->filled] = f->una + f->sacked_out;
+    h->w[i].flight[h->filled] = f->nxt - f->una - f->sacked_out;
+  }
+  h->at[h->filled++] = now;
+  return same;
+}
+
+/* The history a decision reads: the last `rounds` rounds, samples S..R,
+ * halved at M. */
+static void halves(const CsHybrid *h, uint32_t *s, uint32_t *m, uint32_t *r) {
+  *r = h->filled - 1;
+  *s = 0;
+  *m = *r / 2;
+}
+
+/* Whether every message in flight is steady: delivering in every round
+ * of the second half, at the same rate in both halves; a message that has
+ * delivered nothing must be waiting behind another of its connection's. */
+static bool steady(const CsNet *net, const CsHybrid *h) {
+  uint32_t S, M, R;
+  halves(h, &S, &M, &R);
+  for (uint32_t i = 0; i < h->n_w; i++) {
+    const Watch *w = &h->w[i];
+    const Conn *c = &net->conns[net->msgs[w->slot].conn];
+    if (c->cc.wake_at > 0) return false; /* a rate that rises on a timer of its own (DCQCN recovering) */
+    if (w->una[R] == w->una[S]) {
+      if (c->head == w->slot) return false; /* stalled: a timer, a pause */
+      continue;
+    }
+    for (uint32_t r = M + 1; r <= R; r++)
+      if (w->una[r] == w->una[r - 1]) {
+        return false; /* stalled for a round: a timeout */
+      }
+    double a = (double)(w->una[M] - w->una[S]) / (double)(h->at[M] - h->at[S]);
+    double b = (double)(w->una[R] - w->una[M]) / (double)(h->at[R] - h->at[M]);
+
+    if (fabs(a - b) > h->tolerance * MAX(a, b)) return false;
+    /* and what it has in flight (so the queues it fills) moves by at most
+     * a packet a round (Reno's growth in avoidance) and half the
+     * tolerance: a window still opening raises the rate it measures */
+    double fm = w->flight[M], fr = w->flight[R];
+    if (fabs(fr - fm) > h->tolerance / 2 * MAX(fm, fr) + (double)(R - M)) return false;
+  }
+  return true;
+}
+
+/* A message's rate for a jump, in packets per ps: over the second half. */
+static double rate_of(const CsHybrid *h, const Watch *w) {
+  uint32_t S, M, R;
+  halves(h, &S, &M, &R);
+  return (double)(w->una[R] - w->una[M]) / (double)(h->at[R] - h->at[M]);
+}
+
+/* What keeps the run at packet level: open-loop background traffic, and
+ * PFC while a direction is paused or a pause is on its way (a held packet
+ * has no time to move). */
+static bool held_back(const CsNet *net) {
+  for (uint32_t i = 0; i < net->n_bg; i++)
+    if (!net->bg[i].stopped) return true;
+  if (net->counts[PKT_BG].in_flight > 0) return true;
+  if (!net->pfc) return false;
+  for (uint32_t di = 0; di < 2 * net->t->n_links; di++) {
+    const LinkDir *d = &net->dirs[di];
+    if (d->paused || d->pause_sent || d->held_n > 0) return true;
+  }
+  return false;
+}
+
+/* Fast-forward by as much as every message's rate allows; false if that
+ * is less than a round.  *cut_short: another event (the links' sampler, a
+ * worker's compute) stopped it before the messages' rates did. */
+static bool jump(CsNet *net, CsHybrid *h, CsTime now, CsTime round, bool *cut_short) {
+  uint32_t R = h->filled - 1;
+  double limit = (double)(cs_engine_next_time_other(net->engine, net) - now);
+  double delta = INFINITY;
+  for (uint32_t i = 0; i < h->n_w; i++) {
+    const Watch *w = &h->w[i];
+    const Message *f = &net->msgs[w->slot];
+    double rate = rate_of(h, w); /* packets per ps */
+    if (rate <= 0) continue;
+    double keep = (double)(f->nxt - f->una) + rate * (double)round + 1.0;
+    double unsent = (double)(f->n - f->nxt);
+    delta = MIN(delta, unsent > keep ? (unsent - keep) / rate : 0.0);
+  }
+  if (delta < (double)round) return false; /* not worth it: the messages are near their ends */
+  *cut_short = limit < delta;
+  delta = MIN(delta, limit);
+  if (delta < 1.0 || delta >= (double)CS_TIME_MAX / 2) return false;
+  CsTime d = (CsTime)delta;
+  cs_link_settle(net, now);
+  if (!cs_engine_jump(net->engine, net, d)) return false;
+  for (uint32_t i = 0; i < h->n_w; i++) {
+    Watch *w = &h->w[i];
+    const Message *f = &net->msgs[w->slot];
+    double rate = rate_of(h, w);
+    double owed = rate * (double)d + w->frac; /* jumps cut short by others add up to whole packets */
+    uint32_t k = (uint32_t)floor(owed);
+    w->frac = owed - k;
+    if (k == 0) continue;
+    uint32_t acks = (k + net->delayed_ack - 1) / net->delayed_ack;
+    /* what the skipped packets and their ACKs carried, on each path of
+     * the message (ecmp-packet spreads them) */
+    for (uint32_t p = 0; p < f->n_paths; p++) {
+      uint64_t kp = k / f->n_paths + (p < k % f->n_paths), ap = acks / f->n_paths + (p < acks % f->n_paths);
+      cs_link_carry(net, f->path_fwd + p * f->hops_fwd, f->hops_fwd, kp, net->mss + net->header);
+      cs_link_carry(net, f->path_rev + p * f->hops_rev, f->hops_rev, ap, net->ack_bytes);
+    }
+    net->counts[PKT_DATA].sent += k;
+    net->counts[PKT_DATA].delivered += k;
+    net->counts[PKT_ACK].sent += acks;
+    net->counts[PKT_ACK].delivered += acks;
+    cs_transport_cut(net, w->slot, k);
+  }
+  cs_link_shift(net, d);
+  cs_transport_shift(net, d);
+  for (uint32_t r = 0; r <= R; r++) h->at[r] += d; /* the history, translated with the rest */
+  h->skipped += d;
+  h->jumps++;
+  return true;
+}
+
+/* arg 1: the watch goes on with a jump that another event cut short,
+ * right after that event (the history still holds: it was translated). */
+static void on_watch(CsEngine *e, void *ctx, uint64_t arg) {
+  CsNet *net = ctx;
+  CsHybrid *h = hy(net);
+  CsTime now = cs_engine_now(e);
+  if (net->active == 0 || net->stuck) {
+    h->scheduled = false;
+    return;
+  }
+  CsTime round = round_of(net);
+  bool again = arg == 1;
+  bool same = sample(net, h, now, !again), cut_short = false;
+  if (same && h->filled > h->rounds && !held_back(net) && (again || steady(net, h)) &&
+      jump(net, h, now, round, &cut_short) && cut_short) {
+    cs_engine_schedule(e, 0, on_watch, net, 1);
+    return;
+  }
+  cs_engine_schedule(e, round, on_watch, net, 0);
+}

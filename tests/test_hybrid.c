@@ -1,0 +1,202 @@
+/* test_hybrid.c - the hybrid fidelity (fidelity: hybrid): the engine's
+ * jump, and runs fast-forwarded against the same runs at packet level. */
+#include "config.h"
+
+#include "testutil.h"
+
+#include <check.h>
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commsim/engine.h"
+#include "commsim/scenario.h"
+#include "commsim/sim.h"
+#include "simutil.h"
+
+static Run run(const char *yaml, const char *fidelity, const char *const *more) {
+  const char *sets[16];
+  int k = 0;
+  g_autofree char *fid = g_strdup_printf("fidelity=%s", fidelity);
+  sets[k++] = fid;
+  for (const char *const *m = more; m && *m; m++) sets[k++] = *m;
+  sets[k] = NULL;
+  Run r = sim_load(yaml, "hybrid.yaml", sets);
+  sim_go(&r);
+  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
+  GError *e = NULL;
+  ck_assert_msg(cs_fabric_check_accounting(cs_sim_fabric(r.sim), &e), "%s", e ? e->message : "");
+  return r;
+}
+
+/* ---- the engine's jump ---- */
+
+static int order[16], n_order;
+static void note(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e;
+  (void)ctx;
+  order[n_order++] = (int)arg;
+}
+
+/* Events of one context move with the clock; the others keep their times;
+ * a jump past another's event is refused and changes nothing. */
+START_TEST(test_engine_jump) {
+  CsEngine *e = cs_engine_new();
+  int a, b; /* two owners */
+  n_order = 0;
+  cs_engine_schedule_at(e, 10, note, &a, 1);
+  cs_engine_schedule_at(e, 20, note, &a, 2);
+  cs_engine_schedule_at(e, 25, note, &b, 3);
+  cs_engine_schedule_at(e, 40, note, &b, 4);
+  ck_assert_int_eq(cs_engine_next_time_other(e, &a), 25);
+  ck_assert(!cs_engine_jump(e, &a, 26)); /* b's event at 25 lies before 26 */
+  ck_assert_int_eq(cs_engine_now(e), 0);
+  ck_assert(cs_engine_jump(e, &a, 25)); /* a's events now at 35 and 45 */
+  ck_assert_int_eq(cs_engine_now(e), 25);
+  ck_assert_int_eq(cs_engine_next_time(e), 25);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(n_order, 4);
+  ck_assert_int_eq(order[0], 3); /* b at 25 */
+  ck_assert_int_eq(order[1], 1); /* a at 35 */
+  ck_assert_int_eq(order[2], 4); /* b at 40 */
+  ck_assert_int_eq(order[3], 2); /* a at 45 */
+  ck_assert_int_eq(cs_engine_now(e), 45);
+  cs_engine_free(e);
+}
+END_TEST
+
+/* ---- the network fast-forwarded ---- */
+
+/* validation/ns3-ring8.yaml: the ns-3 reference's ring (8 hosts, 10 Gbps,
+ * 1000-packet queues, 100 MB per rank, 128 KB windows). */
+static const char *ring8 = "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 1000pkt}\n"
+                           "topology: {type: star, workers: 8}\n"
+                           "transport: {protocol: reno, recovery: sack, mtu: 1502B, header: 54B, ack: 54B,\n"
+                           "            window: 128KB, init_cwnd: 10pkt, min_rto: 1ms, initial_rto: 1ms}\n"
+                           "workload: {params: 25M, iterations: 1, compute: 0, backward_fraction: 0, buckets: 0,\n"
+                           "           collective: ring, compression: {cost: {encode: 0, decode: 0, reduce: 0}}}\n"
+                           "output: {traces: [summary]}\n";
+
+static uint64_t link_bytes(Run *r) {
+  uint64_t b = 0;
+  CsFabric *f = cs_sim_fabric(r->sim);
+  for (uint32_t l = 0; l < cs_sim_topology(r->sim)->n_links; l++)
+    for (int d = 0; d < 2; d++) b += cs_fabric_link_stats(f, l, d).bytes;
+  return b;
+}
+
+/* Lossless: the same time as packet level within 0.1 % (measured
+ * +0.01 %), most of it fast-forwarded, a tenth of the events; the packets
+ * and the bytes on the links are those of the packet run (every data
+ * packet and its ACK, carried or simulated, and nothing lost). */
+START_TEST(test_ring_lossless) {
+  for (int cc = 0; cc < 2; cc++) {
+    const char *more[] = {cc ? "transport.protocol=cubic" : "transport.protocol=reno", NULL};
+    Run p = run(ring8, "packet", more), h = run(ring8, "hybrid", more);
+    const CsSummary *x = cs_sim_summary(p.sim), *y = cs_sim_summary(h.sim);
+    ck_assert_double_eq_tol(y->iter_mean_s / x->iter_mean_s, 1.0, cc ? 0.005 : 0.001);
+    ck_assert_double_gt(y->fast_forward_s, 0.8 * y->iter_mean_s);
+    ck_assert_uint_gt(y->jumps, 13); /* at least one in each of the 14 steps */
+    ck_assert_uint_lt(y->events * 5, x->events);
+    ck_assert_uint_eq(y->packets_sent, x->packets_sent);
+    uint64_t bp = link_bytes(&p), bh = link_bytes(&h);
+    ck_assert_uint_eq(bh, bp);
+    ck_assert_double_eq(x->fast_forward_s, 0);
+    sim_done(&p);
+    sim_done(&h);
+  }
+}
+END_TEST
+
+/* Lossy (1e-3 per link direction): within 3 % of packet level; a lossy
+ * flow's rate must pass the same test, so it jumps less. */
+START_TEST(test_ring_lossy) {
+  const char *more[] = {"transport.protocol=cubic", "defaults.loss=0.001", NULL};
+  Run p = run(ring8, "packet", more), h = run(ring8, "hybrid", more);
+  const CsSummary *x = cs_sim_summary(p.sim), *y = cs_sim_summary(h.sim);
+  ck_assert_double_eq_tol(y->iter_mean_s / x->iter_mean_s, 1.0, 0.03);
+  ck_assert_uint_gt(y->retransmissions, 0);
+  sim_done(&p);
+  sim_done(&h);
+}
+END_TEST
+
+/* A jump never passes another event: the second flow starts at 5 ms
+ * exactly, while the first has been steady since about 1 ms; both end
+ * within 0.5 % of packet level, and the first's lone part is jumped. */
+static const char *two = "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 1000pkt}\n"
+                         "topology: {type: star, workers: 3}\n"
+                         "transport: {protocol: reno, mtu: 1500B, header: 58B, window: 128KB}\n"
+                         "flows:\n"
+                         "  - {src: w0, dst: w2, size: 20MB}\n"
+                         "  - {src: w1, dst: w2, size: 10MB, start: 5ms}\n";
+
+START_TEST(test_no_event_passed) {
+  Run p = run(two, "packet", NULL), h = run(two, "hybrid", NULL);
+  for (uint32_t m = 0; m < 2; m++) {
+    const CsMessageStats *a = cs_fabric_message(cs_sim_fabric(p.sim), m), *b = cs_fabric_message(cs_sim_fabric(h.sim), m);
+    ck_assert_int_eq(b->start, a->start);
+    ck_assert_double_eq_tol((double)b->end / (double)a->end, 1.0, 0.005);
+    ck_assert_uint_eq(b->wire_bytes, a->wire_bytes); /* lossless: each packet once */
+  }
+  ck_assert_int_eq(cs_fabric_message(cs_sim_fabric(h.sim), 1)->start, 5 * CS_MS);
+  ck_assert_double_gt(cs_sim_summary(h.sim)->fast_forward_s, 0.002);
+  sim_done(&p);
+  sim_done(&h);
+}
+END_TEST
+
+/* Open-loop background traffic keeps the run at packet level. */
+START_TEST(test_background_blocks) {
+  const char *bg = "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                   "topology: {type: star, workers: 3}\n"
+                   "flows: [{src: w0, dst: w2, size: 20MB}]\n"
+                   "background: [{src: w1, dst: w2, pattern: cbr, rate: 1Gbps, size: 1500B}]\n"
+                   "duration: 30ms\n";
+  Run h = run(bg, "hybrid", NULL);
+  ck_assert_double_eq(cs_sim_summary(h.sim)->fast_forward_s, 0);
+  ck_assert_uint_eq(cs_sim_summary(h.sim)->jumps, 0);
+  sim_done(&h);
+}
+END_TEST
+
+/* hybrid.rounds and hybrid.tolerance are checked where they stand. */
+START_TEST(test_keys) {
+  GError *e = NULL;
+  CsScenario *s = cs_scenario_load_string("fidelity: hybrid\nhybrid: {rounds: 1}\ntopology: {type: star, workers: 2}\n"
+                                          "flows: [{src: w0, dst: w1, size: 1MB}]\n",
+                                          "k.yaml", NULL, &e);
+  ck_assert_ptr_null(s);
+  ck_assert_msg(strstr(e->message, "hybrid.rounds") && strstr(e->message, "k.yaml:2"), "%s", e->message);
+  g_clear_error(&e);
+  s = cs_scenario_load_string("fidelity: hybrid\nhybrid: {round: 3}\ntopology: {type: star, workers: 2}\n"
+                              "flows: [{src: w0, dst: w1, size: 1MB}]\n",
+                              "k.yaml", NULL, &e);
+  ck_assert_ptr_null(s);
+  ck_assert_msg(strstr(e->message, "did you mean 'rounds'"), "%s", e->message);
+  g_clear_error(&e);
+}
+END_TEST
+
+static Suite *hybrid_suite(void) {
+  Suite *s = suite_create("hybrid");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_engine_jump);
+  tcase_add_test(tc, test_ring_lossless);
+  tcase_add_test(tc, test_ring_lossy);
+  tcase_add_test(tc, test_no_event_passed);
+  tcase_add_test(tc, test_background_blocks);
+  tcase_add_test(tc, test_keys);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(hybrid_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

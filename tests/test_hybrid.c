@@ -86,19 +86,23 @@ static uint64_t link_bytes(Run *r) {
   return b;
 }
 
-/* Lossless: the same time as packet level within 0.1 % (measured
- * +0.01 %), most of it fast-forwarded, a tenth of the events; the packets
- * and the bytes on the links are those of the packet run (every data
- * packet and its ACK, carried or simulated, and nothing lost). */
+/* Lossless: the same time as packet level within 0.1 % for reno
+ * (measured +0.013 %) and 0.5 % for cubic (+0.15 %) and for reno with
+ * windows that keep growing (+0.19 %: there ACKs come back in batches of
+ * a round's worth, which a rate taken per watch period would alias, 6 %
+ * slow); most of it fast-forwarded, a tenth of the events at most; the
+ * packets and the bytes on the links are those of the packet run (every
+ * data packet and its ACK, carried or simulated, and nothing lost). */
 START_TEST(test_ring_lossless) {
-  for (int cc = 0; cc < 2; cc++) {
-    const char *more[] = {cc ? "transport.protocol=cubic" : "transport.protocol=reno", NULL};
+  for (int cc = 0; cc < 3; cc++) {
+    const char *more[] = {cc == 1 ? "transport.protocol=cubic" : "transport.protocol=reno",
+                          cc == 2 ? "transport.window=4096pkt" : "transport.window=128KB", NULL};
     Run p = run(ring8, "packet", more), h = run(ring8, "hybrid", more);
     const CsSummary *x = cs_sim_summary(p.sim), *y = cs_sim_summary(h.sim);
     ck_assert_double_eq_tol(y->iter_mean_s / x->iter_mean_s, 1.0, cc ? 0.005 : 0.001);
     ck_assert_double_gt(y->fast_forward_s, 0.8 * y->iter_mean_s);
     ck_assert_uint_gt(y->jumps, 13); /* at least one in each of the 14 steps */
-    ck_assert_uint_lt(y->events * 5, x->events);
+    ck_assert_uint_lt(y->events * 10, x->events);
     ck_assert_uint_eq(y->packets_sent, x->packets_sent);
     uint64_t bp = link_bytes(&p), bh = link_bytes(&h);
     ck_assert_uint_eq(bh, bp);
@@ -147,6 +151,18 @@ START_TEST(test_no_event_passed) {
 }
 END_TEST
 
+/* bbr's gain cycle is not a state that repeats round after round: no
+ * jump, and the run is the packet run's (events aside: the watch's). */
+START_TEST(test_bbr_stays_packet) {
+  const char *more[] = {"transport.protocol=bbr", "workload.params=5M", NULL};
+  Run p = run(ring8, "packet", more), h = run(ring8, "hybrid", more);
+  ck_assert_uint_eq(cs_sim_summary(h.sim)->jumps, 0);
+  ck_assert_double_eq(cs_sim_summary(h.sim)->iter_mean_s, cs_sim_summary(p.sim)->iter_mean_s);
+  sim_done(&p);
+  sim_done(&h);
+}
+END_TEST
+
 /* Open-loop background traffic keeps the run at packet level. */
 START_TEST(test_background_blocks) {
   const char *bg = "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
@@ -188,6 +204,7 @@ static Suite *hybrid_suite(void) {
   tcase_add_test(tc, test_ring_lossy);
   tcase_add_test(tc, test_no_event_passed);
   tcase_add_test(tc, test_background_blocks);
+  tcase_add_test(tc, test_bbr_stays_packet);
   tcase_add_test(tc, test_keys);
   suite_add_tcase(s, tc);
   return s;

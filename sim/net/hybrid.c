@@ -18,8 +18,8 @@
  * conservation stay whole.  Queues keep what waited, for Δ, in their
  * time-means; a paused direction stays paused.
  *
- * Δ stops short of any change: a message's last unsent packets (two round
- * trips' worth beyond what is in flight) are left to be sent as packets,
+ * Δ stops short of any change: a message's last unsent packets are left
+ * to be sent as packets (with what is in flight, its end is simulated),
  * and no event of anything else (a worker's compute, a flow's start, the
  * links' sampler, the run's time limit) is passed.  While background
  * sources run, nothing is fast-forwarded: their traffic is open-loop;
@@ -41,6 +41,7 @@ typedef struct {
   double frac;       /* the part of a packet its jumps so far owe it */
   uint32_t una[MAX_ROUNDS + 1];    /* delivered (una + sacked), at each sample */
   uint32_t flight[MAX_ROUNDS + 1]; /* sent and not known delivered, at each sample */
+  CsTime when[MAX_ROUNDS + 1];     /* when its connection last learnt of a delivery, at each sample */
 } Watch;
 
 struct CsHybrid {
@@ -125,6 +126,7 @@ static bool sample(CsNet *net, CsHybrid *h, CsTime now, bool record) {
     for (uint32_t i = 0; i < n; i++) {
       memmove(h->w[i].una, h->w[i].una + 1, h->rounds * sizeof(uint32_t));
       memmove(h->w[i].flight, h->w[i].flight + 1, h->rounds * sizeof(uint32_t));
+      memmove(h->w[i].when, h->w[i].when + 1, h->rounds * sizeof(CsTime));
     }
     memmove(h->at, h->at + 1, h->rounds * sizeof(CsTime));
     h->filled--;
@@ -133,6 +135,7 @@ static bool sample(CsNet *net, CsHybrid *h, CsTime now, bool record) {
     const Message *f = &net->msgs[h->w[i].slot];
     h->w[i].una[h->filled] = f->una + f->sacked_out;
     h->w[i].flight[h->filled] = f->nxt - f->una - f->sacked_out;
+    h->w[i].when[h->filled] = net->conns[f->conn].delivered_time;
   }
   h->at[h->filled++] = now;
   return same;
@@ -146,6 +149,14 @@ static void halves(const CsHybrid *h, uint32_t *s, uint32_t *m, uint32_t *r) {
   *m = *r / 2;
 }
 
+/* A message's rate between two samples, in packets per ps: its
+ * deliveries over the time between the last of them each sample saw, so
+ * that ACKs arriving in bursts (a batch per round, beating against the
+ * watch's period) do not alias. */
+static double span_rate(const Watch *w, uint32_t from, uint32_t to) {
+  return (double)(w->una[to] - w->una[from]) / (double)(w->when[to] - w->when[from]);
+}
+
 /* Whether every message in flight is steady: delivering in every round
  * of the second half, at the same rate in both halves; a message that has
  * delivered nothing must be waiting behind another of its connection's. */
@@ -155,7 +166,10 @@ static bool steady(const CsNet *net, const CsHybrid *h) {
   for (uint32_t i = 0; i < h->n_w; i++) {
     const Watch *w = &h->w[i];
     const Conn *c = &net->conns[net->msgs[w->slot].conn];
-    if (c->cc.wake_at > 0) return false; /* a rate that rises on a timer of its own (DCQCN recovering) */
+    /* a rate that rises on a timer of its own (DCQCN recovering), or
+     * that cycles by design (BBR's gains): not a state that repeats
+     * round after round */
+    if (c->cc.wake_at > 0 || c->ops->rate) return false;
     if (w->una[R] == w->una[S]) {
       if (c->head == w->slot) return false; /* stalled: a timer, a pause */
       continue;
@@ -164,8 +178,8 @@ static bool steady(const CsNet *net, const CsHybrid *h) {
       if (w->una[r] == w->una[r - 1]) {
         return false; /* stalled for a round: a timeout */
       }
-    double a = (double)(w->una[M] - w->una[S]) / (double)(h->at[M] - h->at[S]);
-    double b = (double)(w->una[R] - w->una[M]) / (double)(h->at[R] - h->at[M]);
+    if (w->when[M] <= w->when[S] || w->when[R] <= w->when[M]) return false;
+    double a = span_rate(w, S, M), b = span_rate(w, M, R);
 
     if (fabs(a - b) > h->tolerance * MAX(a, b)) return false;
     /* and what it has in flight (so the queues it fills) moves by at most
@@ -181,7 +195,7 @@ static bool steady(const CsNet *net, const CsHybrid *h) {
 static double rate_of(const CsHybrid *h, const Watch *w) {
   uint32_t S, M, R;
   halves(h, &S, &M, &R);
-  return (double)(w->una[R] - w->una[M]) / (double)(h->at[R] - h->at[M]);
+  return span_rate(w, M, R);
 }
 
 /* What keeps the run at packet level: open-loop background traffic, and
@@ -211,7 +225,7 @@ static bool jump(CsNet *net, CsHybrid *h, CsTime now, CsTime round, bool *cut_sh
     const Message *f = &net->msgs[w->slot];
     double rate = rate_of(h, w); /* packets per ps */
     if (rate <= 0) continue;
-    double keep = (double)(f->nxt - f->una) + rate * (double)round + 1.0;
+    double keep = 2.0; /* its last packets, and their end, are simulated */
     double unsent = (double)(f->n - f->nxt);
     delta = MIN(delta, unsent > keep ? (unsent - keep) / rate : 0.0);
   }

@@ -105,6 +105,9 @@ CsTime cs_engine_next_time(CsEngine *engine);
  * pending event whose context is not `ctx`, or the daemon's time or the
  * running cs_engine_run's limit if earlier (CS_TIME_MAX: none). */
 CsTime cs_engine_next_time_other(CsEngine *engine, const void *ctx);
+/* The earliest pending event whose context is `ctx` (the running
+ * handler's own aside), or CS_TIME_MAX when it has none. */
+CsTime cs_engine_next_time_of(CsEngine *engine, const void *ctx);
 /* Move the clock `delta` (>= 0) ahead and every pending event whose
  * context is `ctx` with it, as if that owner's part of the simulation had
  * been translated in time; the others keep their times.  Refused (false,

@@ -361,6 +361,16 @@ CsTime cs_engine_next_time_other(CsEngine *e, const void *ctx) {
   return t;
 }
 
+CsTime cs_engine_next_time_of(CsEngine *e, const void *ctx) {
+  settle_top(e);
+  CsTime t = CS_TIME_MAX;
+  for (size_t i = 0; i < e->heap_len; i++) {
+    const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
+    if (sl->fn && sl->ctx == ctx && e->heap[i].time < t) t = e->heap[i].time;
+  }
+  return t;
+}
+
 bool cs_engine_jump(CsEngine *e, const void *ctx, CsTime delta) {
   g_assert(delta >= 0);
   if (delta == 0) return true;

@@ -39,6 +39,7 @@
 typedef struct {
   uint32_t slot, id; /* the message (a reused slot holds another id) */
   double frac;       /* the part of a packet its jumps so far owe it */
+  double ack_frac;   /* ... and of an ACK */
   uint32_t una[MAX_ROUNDS + 1];    /* delivered (una + sacked), at each sample */
   uint32_t flight[MAX_ROUNDS + 1]; /* sent and not known delivered, at each sample */
   CsTime when[MAX_ROUNDS + 1];     /* when its connection last learnt of a delivery, at each sample */
@@ -54,6 +55,7 @@ struct CsHybrid {
   uint32_t filled; /* samples of the same messages held (at most rounds + 1: the oldest go) */
   CsTime skipped;
   uint64_t jumps;
+  double *load; /* per link direction: the bits per ps the jump's rates put on it */
 };
 
 #define FALLBACK_ROUND (10 * CS_US) /* before any RTT sample */
@@ -73,6 +75,7 @@ void cs_net_enable_hybrid(CsNet *net, uint32_t rounds, double tolerance) {
 void cs_hybrid_free(CsHybrid *h) {
   if (!h) return;
   g_free(h->w);
+  g_free(h->load);
   g_free(h);
 }
 
@@ -114,7 +117,7 @@ static bool sample(CsNet *net, CsHybrid *h, CsTime now, bool record) {
       CS_GROW(h->w, n, h->cap_w, 16);
       h->w[n].slot = fi;
       h->w[n].id = f->id;
-      h->w[n].frac = 0;
+      h->w[n].frac = h->w[n].ack_frac = 0;
     }
     n++;
   }
@@ -170,6 +173,11 @@ static bool steady(const CsNet *net, const CsHybrid *h) {
      * that cycles by design (BBR's gains): not a state that repeats
      * round after round */
     if (c->cc.wake_at > 0 || c->ops->rate) return false;
+    /* a window that binds and can still move (below transport.window)
+     * keeps the flows on a cycle (grow, fill the queue, lose, cut), not
+     * at a point: two flows sharing a bottleneck would be frozen at
+     * whatever split the cycle had reached */
+    if (c->cwnd_limited && c->cc.cwnd < c->cc.max_cwnd) return false;
     if (w->una[R] == w->una[S]) {
       if (c->head == w->slot) return false; /* stalled: a timer, a pause */
       continue;
@@ -182,11 +190,13 @@ static bool steady(const CsNet *net, const CsHybrid *h) {
     double a = span_rate(w, S, M), b = span_rate(w, M, R);
 
     if (fabs(a - b) > h->tolerance * MAX(a, b)) return false;
-    /* and what it has in flight (so the queues it fills) moves by at most
-     * a packet a round (Reno's growth in avoidance) and half the
-     * tolerance: a window still opening raises the rate it measures */
-    double fm = w->flight[M], fr = w->flight[R];
-    if (fabs(fr - fm) > h->tolerance / 2 * MAX(fm, fr) + (double)(R - M)) return false;
+    /* and what it has in flight (so the queues it fills) stays within
+     * half the tolerance (and a packet) over all the rounds: a window
+     * still opening, or closing after a loss, is a transient that a jump
+     * would freeze (two flows not yet at their fair shares) */
+    uint32_t lo = w->flight[S], hi = w->flight[S];
+    for (uint32_t r = S + 1; r <= R; r++) lo = MIN(lo, w->flight[r]), hi = MAX(hi, w->flight[r]);
+    if ((double)(hi - lo) > h->tolerance / 2 * (double)hi + 1.0) return false;
   }
   return true;
 }
@@ -198,19 +208,50 @@ static double rate_of(const CsHybrid *h, const Watch *w) {
   return span_rate(w, M, R);
 }
 
-/* What keeps the run at packet level: open-loop background traffic, and
- * PFC while a direction is paused or a pause is on its way (a held packet
- * has no time to move). */
+/* What keeps the run at packet level: open-loop background traffic, a
+ * trace of every packet (its rows are written ahead, with the times then
+ * known), and PFC while a direction is paused or a pause is on its way
+ * (a held packet has no time to move). */
 static bool held_back(const CsNet *net) {
   for (uint32_t i = 0; i < net->n_bg; i++)
     if (!net->bg[i].stopped) return true;
   if (net->counts[PKT_BG].in_flight > 0) return true;
+  if (net->trace_fn) return true; /* packets.csv: every packet, at its time */
   if (!net->pfc) return false;
   for (uint32_t di = 0; di < 2 * net->t->n_links; di++) {
     const LinkDir *d = &net->dirs[di];
     if (d->paused || d->pause_sent || d->held_n > 0) return true;
   }
   return false;
+}
+
+/* Whether the rates a jump would carry fit every link direction they
+ * cross (data one way, ACKs back): a rate measured over a few rounds can
+ * hold a transient (one flow's burst while another recovers) that no
+ * link could carry for long. */
+static bool within_capacity(CsNet *net, CsHybrid *h) {
+  uint32_t nd = 2 * net->t->n_links;
+  if (!h->load) h->load = g_new(double, nd);
+  memset(h->load, 0, nd * sizeof *h->load);
+  for (uint32_t i = 0; i < h->n_w; i++) {
+    const Message *f = &net->msgs[h->w[i].slot];
+    double rate = rate_of(h, &h->w[i]) / f->n_paths; /* packets per ps, on each path */
+    if (rate <= 0) continue;
+    for (int rev = 0; rev < 2; rev++) {
+      uint32_t path = rev ? f->path_rev : f->path_fwd, hops = rev ? f->hops_rev : f->hops_fwd;
+      double bits = rev ? 8.0 * net->ack_bytes / net->delayed_ack : 8.0 * (net->mss + net->header);
+      for (uint32_t p = 0; p < f->n_paths; p++) {
+        const uint32_t *ports = &g_array_index(net->arena, uint32_t, path + p * hops);
+        for (uint32_t x = 0; x < hops; x++) {
+          const CsPort *pt = &net->t->ports[ports[x]];
+          h->load[2 * pt->link + pt->dir] += rate * bits;
+        }
+      }
+    }
+  }
+  for (uint32_t di = 0; di < nd; di++)
+    if (h->load[di] > (double)net->dirs[di].bandwidth * 1e-12 * (1.0 + h->tolerance / 10)) return false;
+  return true;
 }
 
 /* Fast-forward by as much as every message's rate allows; false if that
@@ -230,6 +271,7 @@ static bool jump(CsNet *net, CsHybrid *h, CsTime now, CsTime round, bool *cut_sh
     delta = MIN(delta, unsent > keep ? (unsent - keep) / rate : 0.0);
   }
   if (delta < (double)round) return false; /* not worth it: the messages are near their ends */
+  if (!within_capacity(net, h)) return false;
   *cut_short = limit < delta;
   delta = MIN(delta, limit);
   if (delta < 1.0 || delta >= (double)CS_TIME_MAX / 2) return false;
@@ -244,7 +286,9 @@ static bool jump(CsNet *net, CsHybrid *h, CsTime now, CsTime round, bool *cut_sh
     uint32_t k = (uint32_t)floor(owed);
     w->frac = owed - k;
     if (k == 0) continue;
-    uint32_t acks = (k + net->delayed_ack - 1) / net->delayed_ack;
+    double acks_owed = (double)k / net->delayed_ack + w->ack_frac;
+    uint32_t acks = (uint32_t)floor(acks_owed);
+    w->ack_frac = acks_owed - acks;
     /* what the skipped packets and their ACKs carried, on each path of
      * the message (ecmp-packet spreads them) */
     for (uint32_t p = 0; p < f->n_paths; p++) {
@@ -258,9 +302,12 @@ static bool jump(CsNet *net, CsHybrid *h, CsTime now, CsTime round, bool *cut_sh
     net->counts[PKT_ACK].delivered += acks;
     cs_transport_cut(net, w->slot, k);
   }
-  cs_link_shift(net, d);
+  cs_link_shift(net, d, now);
   cs_transport_shift(net, d);
-  for (uint32_t r = 0; r <= R; r++) h->at[r] += d; /* the history, translated with the rest */
+  for (uint32_t r = 0; r <= R; r++) { /* the history, translated with the rest */
+    h->at[r] += d;
+    for (uint32_t i = 0; i < h->n_w; i++) h->w[i].when[r] += d;
+  }
   h->skipped += d;
   h->jumps++;
   return true;
@@ -276,6 +323,11 @@ static void on_watch(CsEngine *e, void *ctx, uint64_t arg) {
     h->scheduled = false;
     return;
   }
+  CsTime next = cs_engine_next_time_of(e, net);
+  if (next == CS_TIME_MAX) { /* nothing of the network's left to happen: a stuck run ends as one */
+    h->scheduled = false;
+    return;
+  }
   CsTime round = round_of(net);
   bool again = arg == 1;
   bool same = sample(net, h, now, !again), cut_short = false;
@@ -284,5 +336,13 @@ static void on_watch(CsEngine *e, void *ctx, uint64_t arg) {
     cs_engine_schedule(e, 0, on_watch, net, 1);
     return;
   }
-  cs_engine_schedule(e, round, on_watch, net, 0);
+  /* nothing delivered since the last look (a timeout's backoff): sleep
+   * until the network's next event, not a round at a time */
+  if (cs_engine_now(e) != now) { /* it jumped */
+    cs_engine_schedule(e, round, on_watch, net, 0);
+    return;
+  }
+  bool moved = !same || h->filled < 2;
+  for (uint32_t i = 0; !moved && i < h->n_w; i++) moved = h->w[i].una[h->filled - 1] != h->w[i].una[h->filled - 2];
+  cs_engine_schedule_at(e, moved || next - now < round ? now + round : next, on_watch, net, 0);
 }

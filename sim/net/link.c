@@ -859,12 +859,15 @@ void cs_link_settle(CsNet *net, CsTime now) {
   for (uint32_t di = 0; di < 2 * net->t->n_links; di++) catch_up(net, &net->dirs[di], now);
 }
 
-/* Every instant moves, but for two that stay so that the skipped time
- * counts: q_last (the queue's integral covers the jump with what waits,
- * as the state stood) and paused_at (a paused direction stays paused). */
-void cs_link_shift(CsNet *net, CsTime delta) {
+/* Every instant of a busy direction moves (`now`: before the jump), but
+ * for two that stay so that the skipped time counts: q_last (the queue's
+ * integral covers the jump with what waits, as the state stood) and
+ * paused_at (a paused direction stays paused). */
+void cs_link_shift(CsNet *net, CsTime delta, CsTime now) {
   for (uint32_t di = 0; di < 2 * net->t->n_links; di++) {
     LinkDir *d = &net->dirs[di];
+    /* an idle direction sat through the jump: RED's decay sees it idle */
+    if (d->q.len == 0 && d->pipe.len == 0 && d->busy_until <= now) continue;
     d->period_start += delta;
     d->busy_until += delta;
     for (uint32_t i = 0; i < d->q.len; i++) {

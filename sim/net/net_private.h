@@ -376,7 +376,7 @@ void cs_net_trace(CsNet *net, CsPacketEvent ev, uint32_t p, uint32_t link, int d
  * arrived, delivered at the end); cs_transport_cut takes `k` unsent packets
  * off the end of message slot fi, as if sent and delivered in the jump. */
 void cs_link_settle(CsNet *net, CsTime now);
-void cs_link_shift(CsNet *net, CsTime delta);
+void cs_link_shift(CsNet *net, CsTime delta, CsTime now);
 void cs_link_carry(CsNet *net, uint32_t path, uint16_t hops, uint64_t k, uint32_t bytes);
 void cs_transport_shift(CsNet *net, CsTime delta);
 void cs_transport_cut(CsNet *net, uint32_t fi, uint32_t k);

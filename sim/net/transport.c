@@ -1033,6 +1033,7 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
   if ((ack->flags & F_NACK) && !net->gbn) sack_one(f, c, ack->sack);
   uint32_t newly = advance_una(f, c, ack->seq);
   c->delivered += newly;
+  if (newly) c->delivered_time = now; /* as TCP's: hybrid fidelity's rates read it */
   if (!(ack->flags & (F_RETX | F_NACK | F_DSACK))) rtt_sample(net, c, now - ack->stamp);
   if (ack->flags & F_NACK) {
     if (net->gbn) {
@@ -1257,6 +1258,9 @@ static inline void shift_timer(CsTime *t, CsTime delta) { /* 0: disarmed; CS_HEL
 void cs_transport_shift(CsNet *net, CsTime delta) {
   for (uint32_t ci = 0; ci < net->n_conns; ci++) {
     Conn *c = &net->conns[ci];
+    /* an idle connection (nothing to send, no timer, nothing held back)
+     * sat through the jump: its instants stay, its idle time grows */
+    if (c->head == NONE && !c->timer_event && c->tsq.len == 0 && c->ack_msg == NONE) continue;
     shift_timer(&c->t_rto, delta);
     shift_timer(&c->t_tlp, delta);
     shift_timer(&c->t_reo, delta);

@@ -103,8 +103,13 @@ CsTime cs_engine_next_time(CsEngine *engine);
 
 /* Fast-forwarding one owner's events (hybrid fidelity): the earliest
  * pending event whose context is not `ctx`, or the daemon's time or the
- * running cs_engine_run's limit if earlier (CS_TIME_MAX: none). */
+ * horizon if earlier (CS_TIME_MAX: none). */
 CsTime cs_engine_next_time_other(CsEngine *engine, const void *ctx);
+/* The end of simulated time for jumps (a run's duration; CS_TIME_MAX by
+ * default).  cs_engine_run's `until` does not bound them: a run in slices
+ * (a progress display) jumps as one run does, and a jump may take the
+ * clock past a slice's end. */
+void cs_engine_set_horizon(CsEngine *engine, CsTime t);
 /* The earliest pending event whose context is `ctx` (the running
  * handler's own aside), or CS_TIME_MAX when it has none. */
 CsTime cs_engine_next_time_of(CsEngine *engine, const void *ctx);

@@ -128,8 +128,9 @@ void cs_net_free(CsNet *net);
  * `tolerance` (a fraction) between the two halves; docs/network.md.
  * Call before the first send. */
 void cs_net_enable_hybrid(CsNet *net, uint32_t rounds, double tolerance);
-/* Simulated time fast-forwarded so far, and the number of jumps (0 without hybrid). */
-CsTime cs_net_fast_forwarded(const CsNet *net, uint64_t *jumps);
+/* Simulated time fast-forwarded so far, the number of jumps and the
+ * watch's own events (0 without hybrid). */
+CsTime cs_net_fast_forwarded(const CsNet *net, uint64_t *jumps, uint64_t *watches);
 
 /* Start a message of `payload` bytes (>= 1) from host `src` to host `dst`
  * (indices among hosts) now.  Returns its number, 0, 1, 2... in order. */

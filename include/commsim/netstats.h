@@ -55,6 +55,7 @@ typedef struct {
   size_t pool_packets;     /* the packet pool's size: the most in flight at once */
   CsTime fast_forwarded;   /* fidelity hybrid: simulated time jumped over (0 otherwise) */
   uint64_t jumps;          /* ... in so many jumps */
+  uint64_t watch_events;   /* the engine events hybrid's watch took (not counted as the run's) */
 } CsNetTotals;
 
 /* Counters of one link direction (dir 0: link.a -> link.b).  Read through

@@ -55,7 +55,7 @@ struct CsEngine {
    * schedule call of its handler (see file comment). */
   bool top_dead;
   bool stop;
-  CsTime until; /* the running cs_engine_run's limit: no jump passes it */
+  CsTime horizon; /* cs_engine_set_horizon: no jump passes it */
   bool overflow;
   /* cs_engine_set_daemon */
   CsTime daemon_at;
@@ -95,7 +95,7 @@ CsEngine *cs_engine_new(void) {
   e->free_head = SLOT_END;
   e->hook_at = UINT64_MAX;
   e->daemon_at = CS_TIME_MAX;
-  e->until = CS_TIME_MAX;
+  e->horizon = CS_TIME_MAX;
   return e;
 }
 
@@ -249,7 +249,6 @@ bool cs_engine_is_pending(const CsEngine *e, CsEventId id) {
 
 CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
   e->stop = false;
-  e->until = until;
   while (!e->stop) {
     /* an event was dropped at the end of time: with nothing left before
      * it, the run has reached the end of time */
@@ -353,13 +352,15 @@ static void settle_top(CsEngine *e) {
 
 CsTime cs_engine_next_time_other(CsEngine *e, const void *ctx) {
   settle_top(e);
-  CsTime t = e->daemon_at < e->until ? e->daemon_at : e->until;
+  CsTime t = e->daemon_at < e->horizon ? e->daemon_at : e->horizon;
   for (size_t i = 0; i < e->heap_len; i++) {
     const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
     if (sl->fn && sl->ctx != ctx && e->heap[i].time < t) t = e->heap[i].time;
   }
   return t;
 }
+
+void cs_engine_set_horizon(CsEngine *e, CsTime t) { e->horizon = t; }
 
 CsTime cs_engine_next_time_of(CsEngine *e, const void *ctx) {
   settle_top(e);

@@ -40,6 +40,10 @@ typedef struct {
   uint32_t slot, id; /* the message (a reused slot holds another id) */
   double frac;       /* the part of a packet its jumps so far owe it */
   double ack_frac;   /* ... and of an ACK */
+  /* the jump under way: its rate (packets per ps), the packets and ACKs
+   * carried so far, and frac and ack_frac when it began */
+  double rate, frac0, ack0;
+  uint32_t done, acks_done;
   uint32_t una[MAX_ROUNDS + 1];    /* delivered (una + sacked), at each sample */
   uint32_t flight[MAX_ROUNDS + 1]; /* sent and not known delivered, at each sample */
   CsTime when[MAX_ROUNDS + 1];     /* when its connection last learnt of a delivery, at each sample */
@@ -56,6 +60,13 @@ struct CsHybrid {
   CsTime skipped;
   uint64_t jumps;
   double *load; /* per link direction: the bits per ps the jump's rates put on it */
+  /* a jump is planned whole, from `start` to `end`, and carried out in
+   * pieces when other events (the links' sampler, a worker's compute)
+   * lie in between: the same jump, piece by piece or at once, ends in
+   * the same state (a trace changes no result) */
+  bool planned;
+  CsTime start, end;
+  uint64_t watches; /* its events (not counted as the run's, as the sampler's are not) */
 };
 
 #define FALLBACK_ROUND (10 * CS_US) /* before any RTT sample */
@@ -79,8 +90,9 @@ void cs_hybrid_free(CsHybrid *h) {
   g_free(h);
 }
 
-CsTime cs_net_fast_forwarded(const CsNet *net, uint64_t *jumps) {
+CsTime cs_net_fast_forwarded(const CsNet *net, uint64_t *jumps, uint64_t *watches) {
   if (jumps) *jumps = net->hybrid ? net->hybrid->jumps : 0;
+  if (watches) *watches = net->hybrid ? net->hybrid->watches : 0;
   return net->hybrid ? net->hybrid->skipped : 0;
 }
 
@@ -254,41 +266,62 @@ static bool within_capacity(CsNet *net, CsHybrid *h) {
   return true;
 }
 
-/* Fast-forward by as much as every message's rate allows; false if that
- * is less than a round.  *cut_short: another event (the links' sampler, a
- * worker's compute) stopped it before the messages' rates did. */
-static bool jump(CsNet *net, CsHybrid *h, CsTime now, CsTime round, bool *cut_short) {
-  uint32_t R = h->filled - 1;
-  double limit = (double)(cs_engine_next_time_other(net->engine, net) - now);
+/* Plan a jump: to where the first message is down to its last packets,
+ * at each message's second-half rate; false if that is less than a round
+ * or the rates do not fit the links. */
+static bool plan(CsNet *net, CsHybrid *h, CsTime now, CsTime round) {
   double delta = INFINITY;
-  for (uint32_t i = 0; i < h->n_w; i++) {
-    const Watch *w = &h->w[i];
-    const Message *f = &net->msgs[w->slot];
-    double rate = rate_of(h, w); /* packets per ps */
-    if (rate <= 0) continue;
-    double keep = 2.0; /* its last packets, and their end, are simulated */
-    double unsent = (double)(f->n - f->nxt);
-    delta = MIN(delta, unsent > keep ? (unsent - keep) / rate : 0.0);
-  }
-  if (delta < (double)round) return false; /* not worth it: the messages are near their ends */
-  if (!within_capacity(net, h)) return false;
-  *cut_short = limit < delta;
-  delta = MIN(delta, limit);
-  if (delta < 1.0 || delta >= (double)CS_TIME_MAX / 2) return false;
-  CsTime d = (CsTime)delta;
-  cs_link_settle(net, now);
-  if (!cs_engine_jump(net->engine, net, d)) return false;
   for (uint32_t i = 0; i < h->n_w; i++) {
     Watch *w = &h->w[i];
     const Message *f = &net->msgs[w->slot];
-    double rate = rate_of(h, w);
-    double owed = rate * (double)d + w->frac; /* jumps cut short by others add up to whole packets */
-    uint32_t k = (uint32_t)floor(owed);
-    w->frac = owed - k;
-    if (k == 0) continue;
-    double acks_owed = (double)k / net->delayed_ack + w->ack_frac;
-    uint32_t acks = (uint32_t)floor(acks_owed);
-    w->ack_frac = acks_owed - acks;
+    w->rate = rate_of(h, w);
+    w->frac0 = w->frac;
+    w->ack0 = w->ack_frac;
+    w->done = w->acks_done = 0;
+    if (w->rate <= 0) continue;
+    double keep = 2.0; /* its last packets, and their end, are simulated */
+    double unsent = (double)(f->n - f->nxt);
+    delta = MIN(delta, unsent > keep ? (unsent - keep) / w->rate : 0.0);
+  }
+  if (delta < (double)round || delta >= (double)CS_TIME_MAX / 4) return false; /* not worth it */
+  if (!within_capacity(net, h)) return false;
+  h->planned = true;
+  h->start = now;
+  h->end = now + (CsTime)delta;
+  h->jumps++;
+  return true;
+}
+
+/* Carry the planned jump out as far as the next event of another's;
+ * true when that event stops it short of its end (the watch resumes
+ * right after it). */
+static bool advance(CsNet *net, CsHybrid *h, CsTime now) {
+  CsTime to = MIN(h->end, cs_engine_next_time_other(net->engine, net));
+  if (to <= now) return true; /* another's event at this instant first */
+  CsTime d = to - now;
+  uint32_t R = h->filled - 1;
+  cs_link_settle(net, now);
+  if (!cs_engine_jump(net->engine, net, d)) {
+    h->planned = false;
+    return false;
+  }
+  double span = (double)(to - h->start);
+  for (uint32_t i = 0; i < h->n_w; i++) {
+    Watch *w = &h->w[i];
+    const Message *f = &net->msgs[w->slot];
+    if (w->rate <= 0) continue;
+    /* what the jump owes the message from its start: whole packets, the
+     * rest carried to its next jump */
+    double owed = w->rate * span + w->frac0;
+    uint32_t total = (uint32_t)floor(owed);
+    uint32_t k = total - w->done;
+    w->done = total;
+    w->frac = owed - total;
+    double acks_owed = (double)total / net->delayed_ack + w->ack0;
+    uint32_t acks_total = (uint32_t)floor(acks_owed);
+    uint32_t acks = acks_total - w->acks_done;
+    w->acks_done = acks_total;
+    w->ack_frac = acks_owed - acks_total;
     /* what the skipped packets and their ACKs carried, on each path of
      * the message (ecmp-packet spreads them) */
     for (uint32_t p = 0; p < f->n_paths; p++) {
@@ -300,7 +333,7 @@ static bool jump(CsNet *net, CsHybrid *h, CsTime now, CsTime round, bool *cut_sh
     net->counts[PKT_DATA].delivered += k;
     net->counts[PKT_ACK].sent += acks;
     net->counts[PKT_ACK].delivered += acks;
-    cs_transport_cut(net, w->slot, k);
+    if (k) cs_transport_cut(net, w->slot, k);
   }
   cs_link_shift(net, d, now);
   cs_transport_shift(net, d);
@@ -309,32 +342,48 @@ static bool jump(CsNet *net, CsHybrid *h, CsTime now, CsTime round, bool *cut_sh
     for (uint32_t i = 0; i < h->n_w; i++) h->w[i].when[r] += d;
   }
   h->skipped += d;
-  h->jumps++;
-  return true;
+  if (to < h->end) return true;
+  h->planned = false;
+  return false;
 }
 
-/* arg 1: the watch goes on with a jump that another event cut short,
- * right after that event (the history still holds: it was translated). */
+/* arg 1: the watch goes on with a planned jump that another event cut
+ * short, right after that event, unless that event changed what is in
+ * flight. */
 static void on_watch(CsEngine *e, void *ctx, uint64_t arg) {
   CsNet *net = ctx;
   CsHybrid *h = hy(net);
   CsTime now = cs_engine_now(e);
+  h->watches++;
   if (net->active == 0 || net->stuck) {
     h->scheduled = false;
+    h->planned = false;
     return;
   }
   CsTime next = cs_engine_next_time_of(e, net);
   if (next == CS_TIME_MAX) { /* nothing of the network's left to happen: a stuck run ends as one */
     h->scheduled = false;
+    h->planned = false;
     return;
   }
   CsTime round = round_of(net);
   bool again = arg == 1;
-  bool same = sample(net, h, now, !again), cut_short = false;
-  if (same && h->filled > h->rounds && !held_back(net) && (again || steady(net, h)) &&
-      jump(net, h, now, round, &cut_short) && cut_short) {
-    cs_engine_schedule(e, 0, on_watch, net, 1);
+  bool same = sample(net, h, now, !again);
+  if (again) {
+    if (h->planned && same && !held_back(net) && advance(net, h, now)) {
+      cs_engine_schedule(e, 0, on_watch, net, 1);
+      return;
+    }
+    h->planned = false;
+    cs_engine_schedule(e, round, on_watch, net, 0);
     return;
+  }
+  if (same && h->filled > h->rounds && !held_back(net) && steady(net, h) && plan(net, h, now, round)) {
+    if (advance(net, h, now)) {
+      cs_engine_schedule(e, 0, on_watch, net, 1);
+      return;
+    }
+    h->planned = false;
   }
   /* nothing delivered since the last look (a timeout's backoff): sleep
    * until the network's next event, not a round at a time */

@@ -94,6 +94,6 @@ CsNetTotals cs_net_totals(const CsNet *net) {
   tot.nacks = net->nacks;
   tot.bg_delay_sum_s = net->bg_delay_sum_s;
   tot.pool_packets = net->pool_len;
-  tot.fast_forwarded = cs_net_fast_forwarded(net, &tot.jumps);
+  tot.fast_forwarded = cs_net_fast_forwarded(net, &tot.jumps, &tot.watch_events);
   return tot;
 }

@@ -219,6 +219,7 @@ bool cs_sim_run(CsSim *sim, GError **error) {
   sim->running = true;
   arm_watchdog(sim);
   CsTime until = s->duration > 0 ? s->duration : CS_TIME_MAX;
+  cs_engine_set_horizon(sim->e, until);
   CsRunResult r = work_done(sim) && s->background->len == 0 ? CS_RUN_EMPTY
                  : sim->progress                           ? run_with_progress(sim, until)
                                                            : cs_engine_run(sim->e, until);

@@ -88,7 +88,8 @@ void cs_sim_set_interrupt(CsSim *sim, volatile sig_atomic_t *flag);
 
 /* --check: every CS_SIM_CHECK_EVERY events, check between events that time
  * never went back and the network's expensive invariants
- * (cs_net_check_state); once more at the end.  A failure ends the run with
+ * (cs_net_check_state: those at most once per as many events as the
+ * packets the network holds, which they read); once more at the end.  A failure ends the run with
  * CS_SCENARIO_ERROR_INTERNAL.  Results are the same as without it. */
 #define CS_SIM_CHECK_EVERY 1024
 void cs_sim_set_checks(CsSim *sim, bool on);

@@ -291,7 +291,7 @@ int cs_cmd_run(int argc, char **argv) {
       {"seed", 0, 0, G_OPTION_ARG_STRING, &seed, "Override the scenario's seed (as --set seed=N)", "N"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary, only errors", NULL},
       {"check", 0, 0, G_OPTION_ARG_NONE, &check,
-       "Check the expensive invariants (queues recomputed, packets on wires) every 1024 events", NULL},
+       "Check the expensive invariants (queues recomputed, packets on wires) every 1024 events, or every as many as the packets in flight when more", NULL},
       {"reproducible", 0, 0, G_OPTION_ARG_NONE, &reproducible,
        "Write wall_s as 0: runs of one scenario give byte-identical files", NULL},
       {"force", 0, 0, G_OPTION_ARG_NONE, &force,

@@ -65,6 +65,7 @@ struct CsSim {
   bool checks;                      /* --check */
   uint64_t checks_run;
   CsTime last_check;
+  uint64_t last_full_check; /* events executed at the last check of the network's invariants */
   GError *check_error;
   bool reproducible; /* wall_s written as 0 */
   bool interrupted;  /* the hook saw the interrupt flag */

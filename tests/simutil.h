@@ -33,6 +33,21 @@ static inline void sim_go(Run *r) {
   ck_assert_msg(cs_sim_run(r->sim, &e), "%s", e ? e->message : "");
 }
 
+/* Load `yaml` at `fidelity` with the overrides `more` (or NULL), run it to
+ * the end and check that every message finished. */
+static inline Run sim_run_at(const char *yaml, const char *name, const char *fidelity, const char *const *more) {
+  const char *sets[16];
+  int k = 0;
+  g_autofree char *fid = g_strdup_printf("fidelity=%s", fidelity);
+  sets[k++] = fid;
+  for (const char *const *m = more; m && *m && k < 15; m++) sets[k++] = *m;
+  sets[k] = NULL;
+  Run r = sim_load(yaml, name, sets);
+  sim_go(&r);
+  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
+  return r;
+}
+
 /* Worker w's record of iteration i (it must have ended). */
 static inline const CsIterRecord *sim_rec(Run *r, uint32_t w, uint32_t i) {
   const CsIterRecord *x = cs_workload_record(cs_sim_workload(r->sim), w, i);

@@ -16,16 +16,7 @@
 #include "simutil.h"
 
 static Run run(const char *yaml, const char *fidelity, const char *const *more) {
-  const char *sets[16];
-  int k = 0;
-  g_autofree char *fid = g_strdup_printf("fidelity=%s", fidelity);
-  sets[k++] = fid;
-  for (const char *const *m = more; m && *m; m++) sets[k++] = *m;
-  sets[k] = NULL;
-  Run r = sim_load(yaml, "flow.yaml", sets);
-  sim_go(&r);
-  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
-  return r;
+  return sim_run_at(yaml, "flow.yaml", fidelity, more);
 }
 
 static void done(Run *r) { sim_done(r); }

@@ -320,21 +320,6 @@ size_t cs_engine_pending(const CsEngine *e) {
   return e->heap_len - (e->top_dead ? 1 : 0) - e->cancelled_pending;
 }
 
-CsTime cs_engine_next_time(CsEngine *e) {
-  if (e->top_dead) { /* called from a handler: its own entry goes first */
-    e->top_dead = false;
-    heap_pop(e);
-  }
-  /* Drop cancelled entries at the top so the answer is exact. */
-  while (e->heap_len > 0 && e->pool[ENTRY_SLOT(e->heap[0])].fn == NULL) {
-    uint32_t s = ENTRY_SLOT(e->heap[0]);
-    heap_pop(e);
-    slot_release(e, s);
-    e->cancelled_pending--;
-  }
-  return e->heap_len ? e->heap[0].time : CS_TIME_MAX;
-}
-
 /* Drop the executing handler's own entry and cancelled entries at the top,
  * so the heap holds live events only at its root. */
 static void settle_top(CsEngine *e) {
@@ -350,27 +335,30 @@ static void settle_top(CsEngine *e) {
   }
 }
 
-CsTime cs_engine_next_time_other(CsEngine *e, const void *ctx) {
+CsTime cs_engine_next_time(CsEngine *e) {
+  settle_top(e); /* called from a handler: its own entry goes first */
+  return e->heap_len ? e->heap[0].time : CS_TIME_MAX;
+}
+
+
+/* The earliest live event whose context is (mine) or is not (!mine) ctx,
+ * before `t`. */
+static CsTime earliest(CsEngine *e, const void *ctx, bool mine, CsTime t) {
   settle_top(e);
-  CsTime t = e->daemon_at < e->horizon ? e->daemon_at : e->horizon;
   for (size_t i = 0; i < e->heap_len; i++) {
     const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
-    if (sl->fn && sl->ctx != ctx && e->heap[i].time < t) t = e->heap[i].time;
+    if (sl->fn && (sl->ctx == ctx) == mine && e->heap[i].time < t) t = e->heap[i].time;
   }
   return t;
+}
+
+CsTime cs_engine_next_time_other(CsEngine *e, const void *ctx) {
+  return earliest(e, ctx, false, e->daemon_at < e->horizon ? e->daemon_at : e->horizon);
 }
 
 void cs_engine_set_horizon(CsEngine *e, CsTime t) { e->horizon = t; }
 
-CsTime cs_engine_next_time_of(CsEngine *e, const void *ctx) {
-  settle_top(e);
-  CsTime t = CS_TIME_MAX;
-  for (size_t i = 0; i < e->heap_len; i++) {
-    const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
-    if (sl->fn && sl->ctx == ctx && e->heap[i].time < t) t = e->heap[i].time;
-  }
-  return t;
-}
+CsTime cs_engine_next_time_of(CsEngine *e, const void *ctx) { return earliest(e, ctx, true, CS_TIME_MAX); }
 
 bool cs_engine_jump(CsEngine *e, const void *ctx, CsTime delta) {
   g_assert(delta >= 0);

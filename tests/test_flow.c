@@ -227,6 +227,29 @@ START_TEST(test_ring_1024) {
 }
 END_TEST
 
+/* 6b. A refill costs no event of its own: a ring of 8 workers with equal
+ * pieces (8M elements) runs in lockstep, each step's 8 messages ending
+ * their fluid phase at one instant and delivered at another.  The events
+ * are then the workload's two per worker (its compute and its bucket
+ * ready), the refill the first sends ask for (they come from the
+ * workload, outside the fabric's events), and per step of 2 (P-1) = 14
+ * one fluid end and one delivery, whose refills (the new messages', and
+ * the rounds their ACK loads ask for) run inside them: 16 + 1 + 28 = 45.
+ * An event per refill and per round gave 58. */
+START_TEST(test_refill_inside) {
+  const char *yaml = "topology: {type: star, workers: 8}\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                     "transport: {mtu: 1000B, header: 0B, ack: 1B}\n"
+                     "workload: {params: 8M, iterations: 1, compute: 0s, buckets: 0, collective: ring,\n"
+                     "           compression: {method: none, cost: {encode: 0s, decode: 0s, reduce: 0s}}}\n"
+                     "output: {traces: [summary]}\n";
+  Run r = run(yaml, "flow", NULL);
+  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(r.sim)), 8 * 14);
+  ck_assert_uint_eq(cs_sim_events(r.sim), 2 * 8 + 1 + 2 * 14);
+  done(&r);
+}
+END_TEST
+
 /* 7. Forgetting finished messages (no messages.csv) changes no figure:
  * a ring of 64 workers with two iterations (the first a warm-up, so the
  * summary's wire bytes count only the second's messages) gives the same
@@ -266,6 +289,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_mathis_cap);
   tcase_add_test(tc, test_reports);
   tcase_add_test(tc, test_ring_1024);
+  tcase_add_test(tc, test_refill_inside);
   tcase_add_test(tc, test_retire);
   suite_add_tcase(s, tc);
   return s;

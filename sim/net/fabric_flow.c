@@ -170,7 +170,9 @@ typedef struct {
   Fill *heap;
   uint32_t n_heap, cap_heap;
   uint32_t *capped, n_capped, cap_capped;
-  bool refill_pending;
+  bool refill_pending;   /* dirty flows wait for a refill at this instant */
+  bool refill_queued;    /* an engine event for it is pending */
+  uint32_t in_handler;   /* in one of the fabric's own events: its refill waits for the event's end */
   uint32_t rounds; /* refills at this instant */
   CsTime rounds_at;
   uint64_t next_gen; /* the completion event in force */
@@ -373,12 +375,19 @@ static void leave_live(FlowNet *n, uint32_t fi) {
 static void on_refill(CsEngine *e, void *ctx, uint64_t arg);
 static void on_complete(CsEngine *e, void *ctx, uint64_t arg);
 
+static void queue_refill(FlowNet *n) {
+  if (n->refill_queued) return;
+  n->refill_queued = true;
+  cs_engine_schedule_at(n->engine, *n->clock, on_refill, n, 0);
+}
+
 /* After the other events of this instant, so that every start and end at
- * it is refilled once. */
+ * it is refilled once: an event, unless one of the fabric's own events is
+ * running (refill_after, at its end). */
 static void want_refill(FlowNet *n) {
   if (n->refill_pending) return;
   n->refill_pending = true;
-  cs_engine_schedule_at(n->engine, *n->clock, on_refill, n, 0);
+  if (!n->in_handler) queue_refill(n);
 }
 
 static void mark_dirty(FlowNet *n, uint32_t fi) {
@@ -570,7 +579,7 @@ static void fill(FlowNet *n) {
 static void new_rate(FlowNet *n, Flow *f, double rate) {
   CsTime now = *n->clock;
   settle_flow(n, f);
-  set_rate(n, f, rate);
+  if (rate != f->rate) set_rate(n, f, rate); /* half of the refills at scale leave the rate as it was */
   double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil(f->remaining / f->rate * 1e12);
   f->end_at = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
   ends_fix(n, f->hpos);
@@ -585,16 +594,43 @@ static void plan_next(FlowNet *n) {
   if (next != CS_TIME_MAX) cs_engine_schedule_at(n->engine, next, on_complete, n, n->next_gen);
 }
 
-static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
-  (void)e, (void)arg;
-  FlowNet *n = ctx;
-  n->refill_pending = false;
+/* One refill of the dirty flows: their component's rates. */
+static void refill_round(FlowNet *n) {
   CsTime now = *n->clock;
+  n->refill_pending = false;
   n->rounds = now == n->rounds_at ? n->rounds + 1 : 0;
   n->rounds_at = now;
   gather(n);
   fill(n); /* may mark more dirty (ACK loads): they are refilled next, at this instant */
+}
+
+/* The end of one of the fabric's events: the refill it asked for (and the
+ * rounds its ACK loads ask for) at once while no other event is due at this
+ * instant (one could start or end flows, and would have come first); else
+ * an event after them.  An engine event per instant and per round cost as
+ * much as the refill of a flow alone on its links. */
+static void refill_after(FlowNet *n) {
+  g_assert(n->in_handler > 0);
+  n->in_handler--;
+  while (n->refill_pending) {
+    if (n->refill_queued || cs_engine_next_time(n->engine) <= *n->clock) {
+      queue_refill(n);
+      break;
+    }
+    n->in_handler++;
+    refill_round(n);
+    n->in_handler--;
+  }
   plan_next(n);
+}
+
+static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e, (void)arg;
+  FlowNet *n = ctx;
+  n->refill_queued = false;
+  n->in_handler++;
+  if (n->refill_pending) refill_round(n);
+  refill_after(n);
 }
 
 static void flow_release(FlowNet *n, uint32_t fi) {
@@ -654,13 +690,18 @@ static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen) {
   if (gen != n->dlv_gen) return; /* replaced by an earlier delivery */
   n->dlv_at = CS_TIME_MAX;
   CsTime now = cs_engine_now(e);
+  n->in_handler++;
   while (n->n_dlv > 0 && n->dlv[0].at <= now) finish(n, dlv_pop(n).flow, false);
   plan_deliveries(n);
+  refill_after(n);
 }
 
 static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e;
-  finish(ctx, (uint32_t)arg, true);
+  FlowNet *n = ctx;
+  n->in_handler++;
+  finish(n, (uint32_t)arg, true);
+  refill_after(n);
 }
 
 /* The other live flows that share a data direction with flow fi: refilled. */
@@ -680,6 +721,7 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
   if (gen != n->next_gen) return; /* replaced by a later plan */
   n->next_at = CS_TIME_MAX;
   CsTime now = *n->clock;
+  n->in_handler++;
   while (n->n_ends > 0 && n->ends[0].at <= now) {
     uint32_t i = n->ends[0].flow;
     Flow *f = &n->flows[i];
@@ -692,6 +734,7 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
   }
   plan_next(n); /* the others' ends come on, refill or not */
   plan_deliveries(n);
+  refill_after(n);
 }
 
 /* A TCP flow's rate under random loss p on a path of round trip `rtt`

@@ -56,9 +56,14 @@ typedef struct {
   double ack_seen;              /* the ACK load its data flows were last filled with */
   double bits;                  /* carried up to `settled` */
   CsTime settled;
-  uint32_t *uses;               /* live flows whose data cross it */
-  uint32_t n_uses, cap_uses;
+  union {                       /* live flows whose data cross it (USES): */
+    uint32_t in[2];             /* up to two, in the line itself (most directions) */
+    uint32_t *out;              /* more: an array of cap_uses */
+  } uses;
+  uint32_t n_uses, cap_uses;    /* cap_uses 0: in */
 } Dir;
+_Static_assert(sizeof(Dir) == 64, "a direction in one cache line");
+#define USES(d) ((d)->cap_uses ? (d)->uses.out : (d)->uses.in)
 
 /* ... and what only a refill of a shared component or the sampling needs. */
 typedef struct {
@@ -331,8 +336,14 @@ static void go_live(FlowNet *n, uint32_t fi) {
   ends_add(n, fi);
   for (uint32_t k = 0; k < f->route->n_fwd; k++) {
     Dir *d = &n->dirs[f->route->dirs[k]];
-    CS_GROW(d->uses, d->n_uses, d->cap_uses, 4);
-    d->uses[d->n_uses++] = fi;
+    if (d->n_uses == (d->cap_uses ? d->cap_uses : 2)) { /* full: out of line, or a larger array */
+      uint32_t cap = d->cap_uses ? 2 * d->cap_uses : 8, *out = g_new(uint32_t, cap);
+      memcpy(out, USES(d), sizeof(uint32_t) * d->n_uses);
+      if (d->cap_uses) g_free(d->uses.out);
+      d->uses.out = out;
+      d->cap_uses = cap;
+    }
+    USES(d)[d->n_uses++] = fi;
   }
 }
 
@@ -362,9 +373,10 @@ static void leave_live(FlowNet *n, uint32_t fi) {
   ends_remove(n, fi);
   for (uint32_t k = 0; k < f->route->n_fwd; k++) {
     Dir *d = &n->dirs[f->route->dirs[k]];
+    uint32_t *uses = USES(d);
     for (uint32_t u = 0; u < d->n_uses; u++)
-      if (d->uses[u] == fi) {
-        d->uses[u] = d->uses[--d->n_uses];
+      if (uses[u] == fi) {
+        uses[u] = uses[--d->n_uses];
         break;
       }
   }
@@ -409,7 +421,7 @@ static void ack_changed(FlowNet *n, uint32_t di) {
   if (fabs(d->ack_load - d->ack_seen) <= ACK_SLACK * d->capacity) return;
   if (n->rounds >= ACK_ROUNDS) return;
   d->ack_seen = d->ack_load;
-  for (uint32_t u = 0; u < d->n_uses; u++) mark_dirty(n, d->uses[u]);
+  for (uint32_t u = 0; u < d->n_uses; u++) mark_dirty(n, USES(d)[u]);
 }
 
 static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
@@ -462,7 +474,7 @@ static void gather(FlowNet *n) {
   while (top > 0) {
     Dir *d = &n->dirs[n->stack[--top]];
     for (uint32_t u = 0; u < d->n_uses; u++) {
-      uint32_t fi = d->uses[u];
+      uint32_t fi = USES(d)[u];
       Flow *f = &n->flows[fi];
       if (f->mark == n->pass) continue;
       f->mark = n->pass;
@@ -564,9 +576,9 @@ static void fill(FlowNet *n) {
     level = fmax(level, top.level);
     const Dir *d = &n->dirs[top.dir];
     for (uint32_t u = 0; u < d->n_uses; u++) { /* freeze edits other directions' heap entries, not this list */
-      Flow *f = &n->flows[d->uses[u]];
+      Flow *f = &n->flows[USES(d)[u]];
       if (f->mark != n->pass || f->frozen) continue;
-      freeze(n, d->uses[u], level);
+      freeze(n, USES(d)[u], level);
       unfrozen--;
     }
   }
@@ -710,7 +722,7 @@ static void neighbours_dirty(FlowNet *n, uint32_t fi) {
   for (uint32_t k = 0; k < r->n_fwd; k++) {
     const Dir *d = &n->dirs[r->dirs[k]];
     for (uint32_t u = 0; u < d->n_uses; u++)
-      if (d->uses[u] != fi) mark_dirty(n, d->uses[u]);
+      if (USES(d)[u] != fi) mark_dirty(n, USES(d)[u]);
   }
 }
 
@@ -981,7 +993,8 @@ static void flow_free(void *impl) {
   if (!n) return;
   for (uint32_t i = 0; i < n->n_flows; i++)
     if (n->flows[i].route && n->flows[i].next_free == NONE) route_unref(n, n->flows[i].route);
-  for (uint32_t d = 0; d < 2 * n->t->n_links; d++) g_free(n->dirs[d].uses);
+  for (uint32_t d = 0; d < 2 * n->t->n_links; d++)
+    if (n->dirs[d].cap_uses) g_free(n->dirs[d].uses.out);
   g_hash_table_destroy(n->routes);
   g_free(n->last_dst);
   g_free(n->last_route);

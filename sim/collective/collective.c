@@ -137,8 +137,7 @@ struct Msg {
   uint64_t bytes;
   bool wait_delivered; /* the sender's step ends with its delivery */
   struct Pair *pair;
-  Msg *next_in_pair; /* queued behind the pair's message in flight */
-  Msg *prev_live, *next_live; /* the op's messages not yet delivered */
+  Msg *next_in_pair; /* queued behind the pair's message in flight; once delivered, the op's free list */
 };
 
 typedef struct Pair {
@@ -155,8 +154,7 @@ struct CsCollOp {
   Part *parts;
   uint32_t n_parts;
   GHashTable *pairs; /* (src << 32 | dst) -> Pair */
-  Msg *live;         /* messages not yet delivered (freed once delivered; the rest with the op) */
-  Msg *free_msgs;    /* delivered ones, to reuse */
+  Msg *free_msgs;    /* delivered ones, to reuse (the others are freed with the op's slabs) */
   GPtrArray *slabs;  /* where messages live: MSG_SLAB each */
   uint32_t slab_used;
   CsCollDoneFn done;
@@ -270,10 +268,7 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
   advance(op, m->dst);
   if (m->wait_delivered) advance(op, m->src);
   /* delivered: nothing refers to it any more (a ring of P workers sends P x 2(P-1)) */
-  if (m->prev_live) m->prev_live->next_live = m->next_live;
-  else op->live = m->next_live;
-  if (m->next_live) m->next_live->prev_live = m->prev_live;
-  m->next_live = op->free_msgs; /* to the op's free list */
+  m->next_in_pair = op->free_msgs;
   op->free_msgs = m;
 }
 
@@ -283,7 +278,7 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
 static Msg *msg_new(CsCollOp *op) {
   Msg *m = op->free_msgs;
   if (m) {
-    op->free_msgs = m->next_live;
+    op->free_msgs = m->next_in_pair;
     return m;
   }
   if (op->slab_used == MSG_SLAB || op->slabs->len == 0) {
@@ -317,9 +312,7 @@ static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint3
   sp->last_dst = dst;
   pair->scan = cs_coll_plan_next_recv(op->plan, dst, src, pair->scan);
   Msg *m = msg_new(op);
-  *m = (Msg){op, src, dst, pair->scan++, step, bytes, wait_delivered, pair, NULL, NULL, op->live};
-  if (op->live) op->live->prev_live = m;
-  op->live = m;
+  *m = (Msg){op, src, dst, pair->scan++, step, bytes, wait_delivered, pair, NULL};
   Part *d = &op->parts[dst];
   if (d->held && d->cur < m->step && cs_coll_plan_step(op->plan, dst, m->step).rendezvous) {
     pair->busy = true; /* it counts as the pair's message in flight */

@@ -44,6 +44,7 @@ struct CsSim {
   /* messages the fabric has forgotten (no trace lists them): what the
    * summary needs of them */
   GArray *retired_wire; /* double per iteration: wire bytes of workers' messages */
+  uint8_t *worker_host;  /* per host: 1 for a worker (retired messages are counted by their sender) */
   uint32_t retired_failed;
   CsTime end;
   double wall;

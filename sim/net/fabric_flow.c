@@ -466,9 +466,11 @@ static void gather(FlowNet *n) {
   for (uint32_t i = 0; i < n->n_dirty; i++) {
     Flow *f = &n->flows[n->dirty[i]];
     f->dirty = false;
-    if (f->route && f->live && f->mark != n->pass && fill_alone(n, n->dirty[i])) continue;
-    if (f->route)
-      for (uint32_t k = 0; k < f->route->n_fwd; k++) visit_dir(n, f->route->dirs[k], &top);
+    /* a flow that ended since it was marked: the flows left on its
+     * directions were marked with it (neighbours_dirty, ack_changed) */
+    if (!f->route || !f->live) continue;
+    if (f->mark != n->pass && fill_alone(n, n->dirty[i])) continue;
+    for (uint32_t k = 0; k < f->route->n_fwd; k++) visit_dir(n, f->route->dirs[k], &top);
   }
   n->n_dirty = 0;
   while (top > 0) {

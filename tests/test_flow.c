@@ -55,6 +55,30 @@ START_TEST(test_max_min_by_hand) {
 }
 END_TEST
 
+/* 1b. A long route: two hosts through 8 switches in series, 9 hops each
+ * way (18 link directions with the ACKs' reverse route, more than a
+ * route keeps in its first cache line).  Each flow runs at the line rate
+ * (the other's ACKs, 1 B per 1000 B packet, load its directions by 0.1 %
+ * of their capacity, within the slack that triggers a refill); its end
+ * is its bits at 10 Gbps, 9 latencies of 1 us and the store-and-forward
+ * of its last packet at the 8 hops that are not the slowest. */
+START_TEST(test_long_route) {
+  GString *y = g_string_new("nodes: [{name: a, role: host}, {name: b, role: host}");
+  for (int i = 1; i <= 8; i++) g_string_append_printf(y, ", {name: s%d, role: switch}", i);
+  g_string_append(y, "]\ndefaults: {bandwidth: 10Gbps, latency: 1us}\nlinks:\n  - {a: a, b: s1}\n");
+  for (int i = 1; i < 8; i++) g_string_append_printf(y, "  - {a: s%d, b: s%d}\n", i, i + 1);
+  g_string_append(y, "  - {a: s8, b: b}\n"
+                     "transport: {mtu: 1000B, header: 0B, ack: 1B, window: 100000}\n"
+                     "flows:\n  - {src: a, dst: b, size: 10MB}\n  - {src: b, dst: a, size: 5MB}\n");
+  Run r = run(y->str, "flow", NULL);
+  double tail = 9e-6 + 8 * (8 * 1000 / 10e9);
+  ck_assert_double_eq_tol(end_s(&r, 0), 8 * 10e6 / 10e9 + tail, 1e-9);
+  ck_assert_double_eq_tol(end_s(&r, 1), 8 * 5e6 / 10e9 + tail, 1e-9);
+  done(&r);
+  g_string_free(y, TRUE);
+}
+END_TEST
+
 /* 2. Every collective on an idle star: flow equals the closed form (the
  * model replays the same steps with the same message times) and lies
  * within 1 % of the packet fidelity. */
@@ -284,6 +308,7 @@ static Suite *flow_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_max_min_by_hand);
+  tcase_add_test(tc, test_long_route);
   tcase_add_test(tc, test_collectives_match);
   tcase_add_test(tc, test_incast);
   tcase_add_test(tc, test_mathis_cap);

@@ -35,6 +35,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "commsim/fabric.h"
@@ -82,21 +83,27 @@ typedef struct {
   uint32_t packets;
 } Shape;
 
-/* A route, shared by the messages between the same two hosts (shortest
- * routing) or a message's own (ECMP). */
+/* A route, held by the table and shared by the messages between the same
+ * two hosts (shortest routing), or a message's own (ECMP, background).
+ * What every refill reads, its directions, is in its first cache line
+ * when they fit (up to ROUTE_IN: six hops each way). */
+#define ROUTE_IN 12
 typedef struct {
-  uint32_t n_fwd, n_rev;
-  uint32_t refs;
+  _Alignas(64) uint32_t n_fwd;
+  uint32_t n_rev;
+  uint32_t *dirs;   /* forward, then reverse (ACKs): `in`, or `more` */
+  uint32_t in[ROUTE_IN];
   int slow;         /* the slowest forward hop */
   CsTime tail_lat;  /* the forward route's latencies */
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
   Shape shape;      /* of the last size sent on it */
-  uint32_t dirs[];  /* forward, then reverse (ACKs): in the same block */
+  uint32_t more[];  /* the directions when they do not fit `in` */
 } Route;
+_Static_assert(offsetof(Route, slow) == 64, "a route's directions in its first cache line");
 
 typedef struct {
-  Route *route;
+  Route *route;     /* the table's, or its own (own_route) */
   double ack_w;     /* ACK bits per data bit, on the reverse route */
   double remaining; /* bits still to leave the first link */
   double rate, cap; /* bit/s */
@@ -111,6 +118,7 @@ typedef struct {
   uint32_t slot;    /* during a refill: its place in the component */
   uint32_t hpos;    /* in the heap of fluid ends */
   bool live, frozen, dirty;
+  bool own_route;
 } Flow;
 
 /* A direction in the refill's heap: the level at which it fills. */
@@ -234,9 +242,11 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool 
   uint32_t n_fwd = path_dirs(n, a, b, hash);
   uint32_t *fwd = g_memdup2(n->ports, sizeof(uint32_t) * n_fwd);
   uint32_t n_rev = acks ? path_dirs(n, b, a, hash) : 0;
-  Route *r = g_malloc0(sizeof(Route) + sizeof(uint32_t) * (n_fwd + n_rev));
+  bool fits = n_fwd + n_rev <= ROUTE_IN;
+  Route *r = g_aligned_alloc0(1, sizeof(Route) + (fits ? 0 : sizeof(uint32_t) * (n_fwd + n_rev)), _Alignof(Route));
   r->n_fwd = n_fwd;
   r->n_rev = n_rev;
+  r->dirs = fits ? r->in : r->more;
   memcpy(r->dirs, fwd, sizeof(uint32_t) * n_fwd);
   memcpy(r->dirs + n_fwd, n->ports, sizeof(uint32_t) * n_rev);
   g_free(fwd);
@@ -252,25 +262,16 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool 
   r->tail_lat = (CsTime)llround(lat * 1e12);
   r->rtt0 = rtt0;
   r->keep = keep;
-  r->refs = 1;
   return r;
-}
-
-static void route_unref(FlowNet *n, Route *r) {
-  if (!r || --r->refs > 0) return;
-  (void)n;
-  g_free(r);
 }
 
 /* The route of a message from host a to host b. */
 static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
-  if (n->ecmp) return route_new(n, a, b, hash, true); /* its own, as the packet network's ECMP choice */
+  /* ECMP: its own, as the packet network's choice (the caller's, then) */
+  if (n->ecmp) return route_new(n, a, b, hash, true);
   /* a host sends to few others in turn (a collective's neighbours): its
    * last route first, then the table */
-  if (n->last_dst[a] == b) {
-    n->last_route[a]->refs++;
-    return n->last_route[a];
-  }
+  if (n->last_dst[a] == b) return n->last_route[a];
   guint64 key = ((guint64)a << 32) | b;
   Route *r = g_hash_table_lookup(n->routes, &key);
   if (!r) {
@@ -279,11 +280,10 @@ static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
   }
   n->last_dst[a] = b;
   n->last_route[a] = r; /* the table holds it */
-  r->refs++;
   return r;
 }
 
-static void route_free(gpointer p) { g_free(p); }
+static void route_free(gpointer p) { g_aligned_free(p); }
 
 /* ---- the heap of fluid ends ---- */
 
@@ -649,7 +649,7 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
 
 static void flow_release(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
-  route_unref(n, f->route);
+  if (f->own_route) g_aligned_free(f->route);
   f->route = NULL;
   CS_POOL_PUT(n->flows, n->free_flow, next_free, fi);
 }
@@ -846,6 +846,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   f->msg = m;
   /* the packet network's ECMP hash, when a route depends on it */
   f->route = route_of(n, src, dst, n->ecmp ? cs_rng_stream_id("flow", n->cfg->seed, m) : 0);
+  f->own_route = n->ecmp;
   Route *r = f->route;
   if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
   const Shape *sh = &r->shape;
@@ -907,6 +908,7 @@ static void flow_start_bg(void *impl) {
     uint32_t a = (uint32_t)n->t->nodes[cs_topology_find(n->t, b->src)].host;
     uint32_t c = (uint32_t)n->t->nodes[cs_topology_find(n->t, b->dst)].host;
     f->route = route_new(n, a, c, cs_rng_stream_id("background-flow", n->cfg->seed, i), false);
+    f->own_route = true;
     f->cap = (double)b->rate;
     f->updated = *n->clock;
     go_live(n, fi);
@@ -994,7 +996,7 @@ static void flow_free(void *impl) {
   FlowNet *n = impl;
   if (!n) return;
   for (uint32_t i = 0; i < n->n_flows; i++)
-    if (n->flows[i].route && n->flows[i].next_free == NONE) route_unref(n, n->flows[i].route);
+    if (n->flows[i].route && n->flows[i].next_free == NONE && n->flows[i].own_route) g_aligned_free(n->flows[i].route);
   for (uint32_t d = 0; d < 2 * n->t->n_links; d++)
     if (n->dirs[d].cap_uses) g_free(n->dirs[d].uses.out);
   g_hash_table_destroy(n->routes);

@@ -56,8 +56,7 @@ START_TEST(test_max_min_by_hand) {
 END_TEST
 
 /* 1b. A long route: two hosts through 8 switches in series, 9 hops each
- * way (18 link directions with the ACKs' reverse route, more than a
- * route keeps in its first cache line).  Each flow runs at the line rate
+ * way (18 link directions with the ACKs' reverse route).  Each flow runs at the line rate
  * (the other's ACKs, 1 B per 1000 B packet, load its directions by 0.1 %
  * of their capacity, within the slack that triggers a refill); its end
  * is its bits at 10 Gbps, 9 latencies of 1 us and the store-and-forward

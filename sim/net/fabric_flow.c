@@ -84,23 +84,16 @@ typedef struct {
 } Shape;
 
 /* A route, held by the table and shared by the messages between the same
- * two hosts (shortest routing), or a message's own (ECMP, background).
- * What every refill reads, its directions, is in its first cache line
- * when they fit (up to ROUTE_IN: six hops each way). */
-#define ROUTE_IN 12
+ * two hosts (shortest routing), or a message's own (ECMP, background). */
 typedef struct {
-  _Alignas(64) uint32_t n_fwd;
-  uint32_t n_rev;
-  uint32_t *dirs;   /* forward, then reverse (ACKs): `in`, or `more` */
-  uint32_t in[ROUTE_IN];
+  uint32_t n_fwd, n_rev;
   int slow;         /* the slowest forward hop */
   CsTime tail_lat;  /* the forward route's latencies */
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
   Shape shape;      /* of the last size sent on it */
-  uint32_t more[];  /* the directions when they do not fit `in` */
+  uint32_t dirs[];  /* forward, then reverse (ACKs): in the same block */
 } Route;
-_Static_assert(offsetof(Route, slow) == 64, "a route's directions in its first cache line");
 
 typedef struct {
   Route *route;     /* the table's, or its own (own_route) */
@@ -242,11 +235,9 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool 
   uint32_t n_fwd = path_dirs(n, a, b, hash);
   uint32_t *fwd = g_memdup2(n->ports, sizeof(uint32_t) * n_fwd);
   uint32_t n_rev = acks ? path_dirs(n, b, a, hash) : 0;
-  bool fits = n_fwd + n_rev <= ROUTE_IN;
-  Route *r = g_aligned_alloc0(1, sizeof(Route) + (fits ? 0 : sizeof(uint32_t) * (n_fwd + n_rev)), _Alignof(Route));
+  Route *r = g_malloc0(sizeof(Route) + sizeof(uint32_t) * (n_fwd + n_rev));
   r->n_fwd = n_fwd;
   r->n_rev = n_rev;
-  r->dirs = fits ? r->in : r->more;
   memcpy(r->dirs, fwd, sizeof(uint32_t) * n_fwd);
   memcpy(r->dirs + n_fwd, n->ports, sizeof(uint32_t) * n_rev);
   g_free(fwd);
@@ -283,7 +274,7 @@ static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
   return r;
 }
 
-static void route_free(gpointer p) { g_aligned_free(p); }
+static void route_free(gpointer p) { g_free(p); }
 
 /* ---- the heap of fluid ends ---- */
 
@@ -649,7 +640,7 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
 
 static void flow_release(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
-  if (f->own_route) g_aligned_free(f->route);
+  if (f->own_route) g_free(f->route);
   f->route = NULL;
   CS_POOL_PUT(n->flows, n->free_flow, next_free, fi);
 }
@@ -996,7 +987,7 @@ static void flow_free(void *impl) {
   FlowNet *n = impl;
   if (!n) return;
   for (uint32_t i = 0; i < n->n_flows; i++)
-    if (n->flows[i].route && n->flows[i].next_free == NONE && n->flows[i].own_route) g_aligned_free(n->flows[i].route);
+    if (n->flows[i].route && n->flows[i].next_free == NONE && n->flows[i].own_route) g_free(n->flows[i].route);
   for (uint32_t d = 0; d < 2 * n->t->n_links; d++)
     if (n->dirs[d].cap_uses) g_free(n->dirs[d].uses.out);
   g_hash_table_destroy(n->routes);

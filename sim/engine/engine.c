@@ -351,7 +351,6 @@ CsTime cs_engine_next_time(CsEngine *e) {
   return e->heap_len ? e->heap[0].time : CS_TIME_MAX;
 }
 
-
 /* The earliest live event whose context is (mine) or is not (!mine) ctx,
  * before `t`. */
 static CsTime earliest(CsEngine *e, const void *ctx, bool mine, CsTime t) {

@@ -35,7 +35,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
 
 #include "commsim/fabric.h"
@@ -616,16 +615,14 @@ static void refill_round(FlowNet *n) {
  * much as the refill of a flow alone on its links. */
 static void refill_after(FlowNet *n) {
   g_assert(n->in_handler > 0);
-  n->in_handler--;
-  while (n->refill_pending) {
+  while (n->refill_pending) { /* still in the handler: a round's marks queue no event */
     if (n->refill_queued || cs_engine_next_time(n->engine) <= *n->clock) {
       queue_refill(n);
       break;
     }
-    n->in_handler++;
     refill_round(n);
-    n->in_handler--;
   }
+  n->in_handler--;
   plan_next(n);
 }
 

@@ -273,6 +273,56 @@ START_TEST(test_refill_inside) {
 }
 END_TEST
 
+/* 6b. Deliveries out of the order of their fluid ends.  a -> b crosses
+ * four 10 Gbps hops (a, s1, s2, s3, b), c -> d two (c, s3, d); no link
+ * direction carries both.  a's 10 MB leave at 8 ms and arrive after four
+ * latencies of 1 us and three store-and-forwards of a 1000 B packet
+ * (0.8 us each): 8 ms + 6.4 us.  c's 10 MB + 2000 B leave 1.6 us later and
+ * arrive after two latencies and one store-and-forward: 8 ms + 4.4 us,
+ * before a's.  Each arrives at its own time, whatever order they left in. */
+START_TEST(test_delivery_order) {
+  const char *yaml = "nodes: [{name: a, role: host}, {name: b, role: host}, {name: c, role: host}, "
+                     "{name: d, role: host}, {name: s1, role: switch}, {name: s2, role: switch}, "
+                     "{name: s3, role: switch}]\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                     "links: [{a: a, b: s1}, {a: s1, b: s2}, {a: s2, b: s3}, {a: s3, b: b}, "
+                     "{a: c, b: s3}, {a: s3, b: d}]\n"
+                     "transport: {mtu: 1000B, header: 0B, ack: 1B, window: 100000}\n"
+                     "flows:\n  - {src: a, dst: b, size: 10MB}\n  - {src: c, dst: d, size: 10002000B}\n";
+  Run r = run(yaml, "flow", NULL);
+  double sf = 8 * 1000 / 10e9;
+  ck_assert_double_eq_tol(end_s(&r, 0), 8 * 10e6 / 10e9 + 4e-6 + 3 * sf, 1e-9);
+  ck_assert_double_eq_tol(end_s(&r, 1), 8 * 10.002e6 / 10e9 + 2e-6 + sf, 1e-9);
+  ck_assert_double_lt(end_s(&r, 1), end_s(&r, 0));
+  done(&r);
+}
+END_TEST
+
+/* 6c. Flows that end at one instant are delivered in the order their
+ * messages were sent, so what the deliveries send next is numbered in
+ * that order too.  A ring of 8 in lockstep: step 0's messages are 0..7,
+ * w_k -> w_k+1; w_k+1 gets its message k-th and sends its step-1
+ * message then, so message 8 + k comes from w_k+1 (mod 8).  (A heap that
+ * left ties in its own order numbered them otherwise: message 8 came from
+ * w0.) */
+START_TEST(test_tie_order) {
+  const char *yaml = "topology: {type: star, workers: 8}\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                     "transport: {mtu: 1000B, header: 0B, ack: 1B}\n"
+                     "workload: {params: 8M, iterations: 1, compute: 0s, buckets: 0, collective: ring,\n"
+                     "           compression: {method: none, cost: {encode: 0s, decode: 0s, reduce: 0s}}}\n"
+                     "output: {traces: [summary, messages]}\n";
+  Run r = run(yaml, "flow", NULL);
+  const CsFabric *f = cs_sim_fabric(r.sim);
+  for (uint32_t k = 0; k < 8; k++) {
+    ck_assert_uint_eq(cs_fabric_message(f, k)->src, k);
+    ck_assert_double_eq(end_s(&r, k), end_s(&r, 0)); /* one instant */
+    ck_assert_uint_eq(cs_fabric_message(f, 8 + k)->src, (k + 1) % 8);
+  }
+  done(&r);
+}
+END_TEST
+
 /* 7. Forgetting finished messages (no messages.csv) changes no figure:
  * a ring of 64 workers with two iterations (the first a warm-up, so the
  * summary's wire bytes count only the second's messages) gives the same
@@ -315,6 +365,8 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_ring_1024);
   tcase_add_test(tc, test_refill_inside);
   tcase_add_test(tc, test_retire);
+  tcase_add_test(tc, test_delivery_order);
+  tcase_add_test(tc, test_tie_order);
   suite_add_tcase(s, tc);
   return s;
 }

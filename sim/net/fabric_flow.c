@@ -119,9 +119,13 @@ typedef struct {
   uint32_t dir, ver;
 } Fill;
 
-/* A flow in the heap of fluid ends. */
+/* A flow in the heap of fluid ends: by end, then by message (flows that
+ * end at one instant leave in the order their messages were sent, so
+ * that what their deliveries send next is numbered the same way
+ * whatever the heap's shape). */
 typedef struct {
   CsTime at;
+  uint32_t msg; /* NONE: background, which never ends */
   uint32_t flow;
 } EndAt;
 
@@ -153,7 +157,11 @@ typedef struct {
   uint32_t n_flows, cap_flows, free_flow;
   CsStatsRing stats; /* per message */
   uint32_t active, failed;
-  Delivery *dlv;                    /* the flows past their fluid phase, a min-heap by delivery */
+  /* the flows past their fluid phase, by delivery: those that came in
+   * order (a route's tail is the same for every message of one size, so
+   * most do) in a ring, the others in a min-heap */
+  CS_RING(Delivery) dlv_run;
+  Delivery *dlv;
   uint32_t n_dlv, cap_dlv;
   uint64_t dlv_seq, dlv_gen;
   CsTime dlv_at;                    /* of the delivery event in force */
@@ -278,24 +286,31 @@ static void route_free(gpointer p) { g_free(p); }
 /* ---- the heap of fluid ends ---- */
 
 /* A heap entry holds its flow's end, so that sifting reads the heap alone. */
-static inline bool ends_before(const EndAt *a, const EndAt *b) { return a->at < b->at; }
+static inline bool ends_before(const EndAt *a, const EndAt *b) {
+  return ((unsigned __int128)(uint64_t)a->at << 64 | a->msg) < ((unsigned __int128)(uint64_t)b->at << 64 | b->msg);
+}
 
 static inline void ends_place(FlowNet *n, uint32_t i, EndAt x) {
   n->ends[i] = x;
   n->flows[x.flow].hpos = i;
 }
 
-/* Flow at heap place i moved its end (end_at): up or down to where it belongs. */
+/* Flow at heap place i moved its end (end_at): up or down to where it
+ * belongs.  Four children a node: half the levels of a binary heap, and
+ * so half the moves, each of which writes its flow's place. */
+#define ENDS_D 4
 static void ends_fix(FlowNet *n, uint32_t i) {
-  EndAt x = {n->flows[n->ends[i].flow].end_at, n->ends[i].flow};
-  while (i > 0 && ends_before(&x, &n->ends[(i - 1) / 2])) {
-    ends_place(n, i, n->ends[(i - 1) / 2]);
-    i = (i - 1) / 2;
+  EndAt x = {n->flows[n->ends[i].flow].end_at, n->ends[i].msg, n->ends[i].flow};
+  while (i > 0 && ends_before(&x, &n->ends[(i - 1) / ENDS_D])) {
+    ends_place(n, i, n->ends[(i - 1) / ENDS_D]);
+    i = (i - 1) / ENDS_D;
   }
   for (;;) {
-    uint32_t c = 2 * i + 1;
+    uint32_t c = ENDS_D * i + 1;
     if (c >= n->n_ends) break;
-    if (c + 1 < n->n_ends && ends_before(&n->ends[c + 1], &n->ends[c])) c++;
+    uint32_t last = c + ENDS_D < n->n_ends ? c + ENDS_D : n->n_ends;
+    for (uint32_t k = c + 1; k < last; k++)
+      if (ends_before(&n->ends[k], &n->ends[c])) c = k;
     if (!ends_before(&n->ends[c], &x)) break;
     ends_place(n, i, n->ends[c]);
     i = c;
@@ -305,7 +320,7 @@ static void ends_fix(FlowNet *n, uint32_t i) {
 
 static void ends_add(FlowNet *n, uint32_t fi) {
   CS_GROW(n->ends, n->n_ends, n->cap_ends, 64);
-  ends_place(n, n->n_ends++, (EndAt){n->flows[fi].end_at, fi});
+  ends_place(n, n->n_ends++, (EndAt){n->flows[fi].end_at, n->flows[fi].msg, fi});
   ends_fix(n, n->n_ends - 1);
 }
 
@@ -670,11 +685,26 @@ static inline bool dlv_before(const Delivery *a, const Delivery *b) {
   return ((unsigned __int128)(uint64_t)a->at << 64 | a->seq) < ((unsigned __int128)(uint64_t)b->at << 64 | b->seq);
 }
 
-static void dlv_push(FlowNet *n, Delivery x) { CS_HEAP_PUSH(n->dlv, n->n_dlv, n->cap_dlv, 64, x, dlv_before); }
+/* In order after the run's last: on the run (O(1)); else into the heap. */
+static void dlv_push(FlowNet *n, Delivery x) {
+  if (n->dlv_run.len == 0 || !dlv_before(&x, &CS_RING_BACK(n->dlv_run))) CS_RING_PUSH(n->dlv_run, 64, x);
+  else CS_HEAP_PUSH(n->dlv, n->n_dlv, n->cap_dlv, 64, x, dlv_before);
+}
+
+/* The next delivery of the two (one at least), or NULL. */
+static inline const Delivery *dlv_first(const FlowNet *n) {
+  const Delivery *a = n->dlv_run.len ? &CS_RING_FRONT(n->dlv_run) : NULL, *b = n->n_dlv ? &n->dlv[0] : NULL;
+  return !a ? b : !b ? a : dlv_before(b, a) ? b : a;
+}
 
 static Delivery dlv_pop(FlowNet *n) {
   Delivery top;
-  CS_HEAP_POP(n->dlv, n->n_dlv, top, dlv_before);
+  if (n->n_dlv == 0 || (n->dlv_run.len && dlv_before(&CS_RING_FRONT(n->dlv_run), &n->dlv[0]))) {
+    top = CS_RING_FRONT(n->dlv_run);
+    CS_RING_POP(n->dlv_run);
+  } else {
+    CS_HEAP_POP(n->dlv, n->n_dlv, top, dlv_before);
+  }
   return top;
 }
 
@@ -682,7 +712,8 @@ static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen);
 
 /* The one event for the next delivery. */
 static void plan_deliveries(FlowNet *n) {
-  CsTime next = n->n_dlv ? n->dlv[0].at : CS_TIME_MAX;
+  const Delivery *first = dlv_first(n);
+  CsTime next = first ? first->at : CS_TIME_MAX;
   if (next == n->dlv_at) return;
   n->dlv_at = next;
   n->dlv_gen++;
@@ -696,7 +727,7 @@ static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen) {
   n->dlv_at = CS_TIME_MAX;
   CsTime now = cs_engine_now(e);
   n->in_handler++;
-  while (n->n_dlv > 0 && n->dlv[0].at <= now) finish(n, dlv_pop(n).flow, false);
+  for (const Delivery *d; (d = dlv_first(n)) && d->at <= now;) finish(n, dlv_pop(n).flow, false);
   plan_deliveries(n);
   refill_after(n);
 }
@@ -999,6 +1030,7 @@ static void flow_free(void *impl) {
   cs_stats_free(&n->stats);
   g_free(n->ends);
   g_free(n->dlv);
+  CS_RING_FREE(n->dlv_run);
   g_free(n->bg_flow);
   g_free(n->dirty);
   g_free(n->stack);

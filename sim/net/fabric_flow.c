@@ -108,7 +108,6 @@ typedef struct {
   uint32_t next_free;
   uint32_t mark;
   uint32_t slot;    /* during a refill: its place in the component */
-  uint32_t hpos;    /* in the heap of fluid ends */
   bool live, frozen, dirty;
   bool own_route;
 } Flow;
@@ -165,8 +164,14 @@ typedef struct {
   uint32_t n_dlv, cap_dlv;
   uint64_t dlv_seq, dlv_gen;
   CsTime dlv_at;                    /* of the delivery event in force */
-  EndAt *ends;                      /* the flows in their fluid phase, a min-heap by end_at */
+  /* the ends of the flows in their fluid phase: an entry per end set
+   * (new_rate), in order on a ring when it comes after the ring's last
+   * (a message's end is mostly the latest yet), else in a min-heap; an
+   * entry whose flow has ended or moved its end since is skipped */
+  CS_RING(EndAt) ends_run;
+  EndAt *ends;
   uint32_t n_ends, cap_ends;
+  uint32_t n_timed; /* live flows with an end (an entry each) */
   uint32_t *bg_flow;                /* per background source: its flow */
   GHashTable *routes;               /* (src << 32 | dst) -> Route (shortest routing) */
   uint32_t *last_dst;               /* per host: the destination of its last route looked up */
@@ -290,47 +295,64 @@ static inline bool ends_before(const EndAt *a, const EndAt *b) {
   return ((unsigned __int128)(uint64_t)a->at << 64 | a->msg) < ((unsigned __int128)(uint64_t)b->at << 64 | b->msg);
 }
 
-static inline void ends_place(FlowNet *n, uint32_t i, EndAt x) {
-  n->ends[i] = x;
-  n->flows[x.flow].hpos = i;
+static inline bool end_valid(const FlowNet *n, const EndAt *e) {
+  const Flow *f = &n->flows[e->flow];
+  return f->live && f->msg == e->msg && f->end_at == e->at;
 }
 
-/* Flow at heap place i moved its end (end_at): up or down to where it
- * belongs.  Four children a node: half the levels of a binary heap, and
- * so half the moves, each of which writes its flow's place. */
-#define ENDS_D 4
-static void ends_fix(FlowNet *n, uint32_t i) {
-  EndAt x = {n->flows[n->ends[i].flow].end_at, n->ends[i].msg, n->ends[i].flow};
-  while (i > 0 && ends_before(&x, &n->ends[(i - 1) / ENDS_D])) {
-    ends_place(n, i, n->ends[(i - 1) / ENDS_D]);
-    i = (i - 1) / ENDS_D;
+/* The entries of ended flows and moved ends, once they outnumber the
+ * others: dropped (the ring keeps its order, the heap is rebuilt), so
+ * that memory follows the live flows however often their rates change. */
+static void ends_compact(FlowNet *n) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n->ends_run.len; i++)
+    if (end_valid(n, &CS_RING_AT(n->ends_run, i))) CS_RING_AT(n->ends_run, k++) = CS_RING_AT(n->ends_run, i);
+  n->ends_run.len = k;
+  k = 0;
+  for (uint32_t i = 0; i < n->n_ends; i++)
+    if (end_valid(n, &n->ends[i])) n->ends[k++] = n->ends[i];
+  n->n_ends = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    EndAt x = n->ends[i]; /* its place may be taken by the sift */
+    CS_HEAP_PUSH(n->ends, n->n_ends, n->cap_ends, 64, x, ends_before);
   }
+}
+
+/* Flow fi's end is now its end_at (CS_TIME_MAX: none). */
+static void ends_set(FlowNet *n, uint32_t fi) {
+  const Flow *f = &n->flows[fi];
+  if (f->end_at == CS_TIME_MAX) return;
+  EndAt x = {f->end_at, f->msg, fi};
+  if (n->ends_run.len == 0 || !ends_before(&x, &CS_RING_BACK(n->ends_run))) CS_RING_PUSH(n->ends_run, 64, x);
+  else CS_HEAP_PUSH(n->ends, n->n_ends, n->cap_ends, 64, x, ends_before);
+  if (G_UNLIKELY(n->ends_run.len + n->n_ends > 2 * n->n_timed + 1024)) ends_compact(n);
+}
+
+/* The next fluid end (stale entries in front dropped), or NULL. */
+static const EndAt *ends_first(FlowNet *n) {
   for (;;) {
-    uint32_t c = ENDS_D * i + 1;
-    if (c >= n->n_ends) break;
-    uint32_t last = c + ENDS_D < n->n_ends ? c + ENDS_D : n->n_ends;
-    for (uint32_t k = c + 1; k < last; k++)
-      if (ends_before(&n->ends[k], &n->ends[c])) c = k;
-    if (!ends_before(&n->ends[c], &x)) break;
-    ends_place(n, i, n->ends[c]);
-    i = c;
+    const EndAt *a = n->ends_run.len ? &CS_RING_FRONT(n->ends_run) : NULL, *b = n->n_ends ? &n->ends[0] : NULL;
+    bool from_run = a && (!b || ends_before(a, b));
+    const EndAt *e = from_run ? a : b;
+    if (!e || end_valid(n, e)) return e;
+    if (from_run) CS_RING_POP(n->ends_run);
+    else {
+      EndAt top;
+      CS_HEAP_POP(n->ends, n->n_ends, top, ends_before);
+      (void)top;
+    }
   }
-  ends_place(n, i, x);
 }
 
-static void ends_add(FlowNet *n, uint32_t fi) {
-  CS_GROW(n->ends, n->n_ends, n->cap_ends, 64);
-  ends_place(n, n->n_ends++, (EndAt){n->flows[fi].end_at, n->flows[fi].msg, fi});
-  ends_fix(n, n->n_ends - 1);
-}
-
-static void ends_remove(FlowNet *n, uint32_t fi) {
-  uint32_t i = n->flows[fi].hpos;
-  EndAt last = n->ends[--n->n_ends];
-  n->flows[fi].hpos = NONE;
-  if (i == n->n_ends) return;
-  ends_place(n, i, last);
-  ends_fix(n, i);
+/* Take the next fluid end (ends_first gave it). */
+static void ends_pop(FlowNet *n) {
+  const EndAt *a = n->ends_run.len ? &CS_RING_FRONT(n->ends_run) : NULL;
+  if (a && (n->n_ends == 0 || ends_before(a, &n->ends[0]))) CS_RING_POP(n->ends_run);
+  else {
+    EndAt top;
+    CS_HEAP_POP(n->ends, n->n_ends, top, ends_before);
+    (void)top;
+  }
 }
 
 /* ---- live flows ---- */
@@ -338,7 +360,6 @@ static void ends_remove(FlowNet *n, uint32_t fi) {
 static void go_live(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   f->live = true;
-  ends_add(n, fi);
   for (uint32_t k = 0; k < f->route->n_fwd; k++) {
     Dir *d = &n->dirs[f->route->dirs[k]];
     if (d->n_uses == (d->cap_uses ? d->cap_uses : 2)) { /* full: out of line, or a larger array */
@@ -375,7 +396,7 @@ static void leave_live(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   set_rate(n, f, 0);
   f->live = false;
-  ends_remove(n, fi);
+  if (f->end_at != CS_TIME_MAX) n->n_timed--;
   for (uint32_t k = 0; k < f->route->n_fwd; k++) {
     Dir *d = &n->dirs[f->route->dirs[k]];
     uint32_t *uses = USES(d);
@@ -600,13 +621,17 @@ static void new_rate(FlowNet *n, Flow *f, double rate) {
   settle_flow(n, f);
   if (rate != f->rate) set_rate(n, f, rate); /* half of the refills at scale leave the rate as it was */
   double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil(f->remaining / f->rate * 1e12);
-  f->end_at = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
-  ends_fix(n, f->hpos);
+  CsTime end = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
+  if (end == f->end_at) return; /* its entry holds */
+  n->n_timed += (end != CS_TIME_MAX) - (f->end_at != CS_TIME_MAX);
+  f->end_at = end;
+  ends_set(n, (uint32_t)(f - n->flows));
 }
 
 /* The one event for the next fluid end among the live flows. */
 static void plan_next(FlowNet *n) {
-  CsTime next = n->n_ends ? n->ends[0].at : CS_TIME_MAX;
+  const EndAt *first = ends_first(n);
+  CsTime next = first ? first->at : CS_TIME_MAX;
   if (next == n->next_at) return;
   n->next_at = next;
   n->next_gen++;
@@ -758,8 +783,9 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
   n->next_at = CS_TIME_MAX;
   CsTime now = *n->clock;
   n->in_handler++;
-  while (n->n_ends > 0 && n->ends[0].at <= now) {
-    uint32_t i = n->ends[0].flow;
+  for (const EndAt *x; (x = ends_first(n)) && x->at <= now;) {
+    uint32_t i = x->flow;
+    ends_pop(n);
     Flow *f = &n->flows[i];
     settle_flow(n, f);
     f->remaining = 0;
@@ -1029,6 +1055,7 @@ static void flow_free(void *impl) {
   g_free(n->flows);
   cs_stats_free(&n->stats);
   g_free(n->ends);
+  CS_RING_FREE(n->ends_run);
   g_free(n->dlv);
   CS_RING_FREE(n->dlv_run);
   g_free(n->bg_flow);

@@ -323,6 +323,32 @@ START_TEST(test_tie_order) {
 }
 END_TEST
 
+/* 6d. A long flow whose rate changes thousands of times: a -> c (100 MB)
+ * shares c's link with 2,000 flows of 10 KB from b, one every 20 us.  No
+ * ACK crosses a data direction (they go back on c's uplink), so each short
+ * flow and the long one get 5 Gbps for 16 us (80,000 bits at 5 Gbps), and
+ * the long one has 10 Gbps for the 4 us left: 120,000 bits a period.  After
+ * 2,000 periods (40 ms) it has 8e8 - 2.4e8 bits left at 10 Gbps (56 ms),
+ * then two latencies of 1 us and one store-and-forward (0.8 us).  Its ends
+ * superseded at every change (4,000 of them) are dropped as they pile up;
+ * the one in force must survive. */
+START_TEST(test_many_changes) {
+  GString *y = g_string_new("nodes: [{name: a, role: host}, {name: b, role: host}, {name: c, role: host}, "
+                            "{name: sw, role: switch}]\n"
+                            "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                            "links: [{a: a, b: sw}, {a: b, b: sw}, {a: sw, b: c}]\n"
+                            "transport: {mtu: 1000B, header: 0B, ack: 1B, window: 100000}\n"
+                            "flows:\n  - {src: a, dst: c, size: 100MB}\n");
+  for (int k = 0; k < 2000; k++) g_string_append_printf(y, "  - {src: b, dst: c, size: 10KB, start: %dus}\n", 20 * k);
+  Run r = run(y->str, "flow", NULL);
+  ck_assert_double_eq_tol(end_s(&r, 0), 40e-3 + (8e8 - 2000 * 120000.0) / 10e9 + 2e-6 + 8 * 1000 / 10e9, 1e-8);
+  for (uint32_t k = 1; k <= 2000; k++) /* 16 us at 5 Gbps after its start, and its tail */
+    ck_assert_double_eq_tol(end_s(&r, k), 20e-6 * (k - 1) + 16e-6 + 2e-6 + 8 * 1000 / 10e9, 1e-8);
+  done(&r);
+  g_string_free(y, TRUE);
+}
+END_TEST
+
 /* 7. Forgetting finished messages (no messages.csv) changes no figure:
  * a ring of 64 workers with two iterations (the first a warm-up, so the
  * summary's wire bytes count only the second's messages) gives the same
@@ -367,6 +393,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_retire);
   tcase_add_test(tc, test_delivery_order);
   tcase_add_test(tc, test_tie_order);
+  tcase_add_test(tc, test_many_changes);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -103,9 +103,15 @@ static uint64_t conn_una(const CsNet *net, const Conn *c) {
 }
 
 /* roce: the next packet's slot, a packet time at the current rate after
- * the last one's (pacing_bps > 0, pace_bytes > 0). */
-static inline CsTime roce_next_slot(const Conn *c) {
-  return c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
+ * the last one's (pacing_bps > 0, pace_bytes > 0).  Kept until the rate
+ * changes or a packet leaves: a queue pair asks at every ACK, and a
+ * division is most of the cost. */
+static inline CsTime roce_next_slot(Conn *c) {
+  if (c->slot_bps != c->cc.pacing_bps) {
+    c->slot_bps = c->cc.pacing_bps;
+    c->pace_slot = c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
+  }
+  return c->pace_slot;
 }
 
 /* ---- timers: one engine event per connection ---- */
@@ -200,6 +206,7 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
     if (c->cc.pacing_bps > 0 && c->pace_bytes) at = MAX(now, roce_next_slot(c));
     c->pace_last = at;
     c->pace_bytes = bytes;
+    c->slot_bps = 0;
   } else if (c->cc.pacing_bps > 0) {
     CsTime gap = (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
     c->pace_next = MAX(c->pace_next, now) + gap;
@@ -1272,6 +1279,7 @@ void cs_transport_shift(CsNet *net, CsTime delta) {
     c->first_tx += delta;
     c->pace_next += delta;
     c->pace_last += delta;
+    c->pace_slot += delta;
     shift_stamp(&c->last_rcv, delta);
     shift_stamp(&c->last_cnp, delta);
     c->ack_pkt.stamp += delta;

@@ -41,15 +41,26 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
   const CsCodecParams *params = cs_codec_get_params(codecs[0]);
   size_t cap = cs_codec_payload_size(params, n) * 2 + 64;
   Payload *pl = g_new0(Payload, P);
-  bool ok = true;
-  for (uint32_t w = 0; ok && w < P; w++) ok = encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error);
   bool summable = cs_codec_method_summable(params->method);
   const CsCollectiveDef *def = cs_collective_def(kind);
   bool servers = (def->flags & CS_COLLF_SERVERS) != 0;
+  /* a chain, or payloads summed one by one: each worker's payload is
+   * encoded when it is used and let go after (each codec has its own
+   * state, so the order across workers changes nothing), so that memory
+   * and the pages touched are one payload's, not P's */
+  bool reduced = summable && def->chain != CS_CHAIN_GATHER, voting = params->method == CS_CODEC_SIGN && servers;
+  bool one_by_one = reduced ? def->chain == CS_CHAIN_LINE : !voting;
+  bool ok = true;
+  for (uint32_t w = 0; ok && w < (one_by_one ? 1 : P); w++) ok = encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error);
   memset(result, 0, n * sizeof *result);
-  if (ok && summable && def->chain != CS_CHAIN_GATHER) {
+  if (ok && reduced) {
     if (def->chain == CS_CHAIN_LINE) { /* a chain: each hop adds one worker's payload */
-      for (uint32_t w = 1; ok && w < P; w++) ok = reduce_into(codecs[w], round, &pl[0], &pl[w], cap, error);
+      for (uint32_t w = 1; ok && w < P; w++) {
+        ok = encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error) &&
+             reduce_into(codecs[w], round, &pl[0], &pl[w], cap, error);
+        g_free(pl[w].buf);
+        pl[w].buf = NULL;
+      }
     } else if (def->chain == CS_CHAIN_HIER) { /* a chain in each machine, then one over the machines' sums */
       uint32_t G = group > 1 && P % group == 0 ? group : 1;
       for (uint32_t h = 0; ok && h < P; h += G)
@@ -60,7 +71,7 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
         for (uint32_t w = 0; ok && w + step < P; w += 2 * step) ok = reduce_into(codecs[w], round, &pl[w], &pl[w + step], cap, error);
     }
     ok = ok && cs_codec_decode(pl[0].buf, pl[0].len, result, n, error);
-  } else if (ok && params->method == CS_CODEC_SIGN && servers) { /* majority vote, scaled */
+  } else if (ok && voting) { /* majority vote, scaled */
     const void **bufs = g_new(const void *, P);
     size_t *lens = g_new(size_t, P);
     for (uint32_t w = 0; w < P; w++) bufs[w] = pl[w].buf, lens[w] = pl[w].len;
@@ -73,7 +84,12 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
     g_free(bufs);
     g_free(lens);
   } else if (ok) { /* gathered: decode each and add exactly */
-    for (uint32_t w = 0; ok && w < P; w++) ok = cs_codec_decode_add(pl[w].buf, pl[w].len, result, n, error);
+    for (uint32_t w = 0; ok && w < P; w++) {
+      ok = (w == 0 || encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error)) &&
+           cs_codec_decode_add(pl[w].buf, pl[w].len, result, n, error);
+      g_free(pl[w].buf);
+      pl[w].buf = NULL;
+    }
     if (ok && servers && pull) { /* the server encodes the sum once more */
       Payload back;
       ok = encode(server, round + 1, result, n, cap, &back, error) && cs_codec_decode(back.buf, back.len, result, n, error);

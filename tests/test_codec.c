@@ -967,6 +967,42 @@ START_TEST(test_error_feedback) {
 }
 END_TEST
 
+/* A codec that let go of its scratch encodes and reduces as one that
+ * kept it: the same bytes, round after round, its residual (error
+ * feedback) kept across the release. */
+START_TEST(test_release_scratch) {
+  const CsCodecMethod ms[] = {CS_CODEC_TOPK, CS_CODEC_UNIFORM, CS_CODEC_STOCHASTIC, CS_CODEC_FP16};
+  size_t n = 5000;
+  float *x = random_floats(n, 3, -1, 1), *y = random_floats(n, 4, -1, 1);
+  for (size_t i = 0; i < G_N_ELEMENTS(ms); i++) {
+    CsCodecParams p = params(ms[i]);
+    p.ratio = 0.05;
+    p.error_feedback = true;
+    g_autoptr(CsCodec) a = cs_codec_new(&p, 7, NULL);
+    g_autoptr(CsCodec) b = cs_codec_new(&p, 7, NULL);
+    g_autoptr(CsCodec) c = cs_codec_new(&p, 8, NULL); /* another worker's payload */
+    size_t cap = cs_codec_payload_size(&p, n) * 2 + 64;
+    uint8_t *pa = g_malloc(cap), *pb = g_malloc(cap), *py = g_malloc(cap), *ra = g_malloc(cap), *rb = g_malloc(cap);
+    for (uint64_t round = 0; round < 3; round++) {
+      size_t la, lb, ly, lra, lrb;
+      CHECK(cs_codec_encode(a, round, x, n, pa, cap, &la, NULL));
+      cs_codec_release_scratch(a);
+      CHECK(cs_codec_encode(b, round, x, n, pb, cap, &lb, NULL));
+      CHECK(la == lb && memcmp(pa, pb, la) == 0);
+      if (!cs_codec_method_summable(ms[i])) continue;
+      CHECK(cs_codec_encode(c, round, y, n, py, cap, &ly, NULL));
+      CHECK(cs_codec_reduce(a, round, pa, la, py, ly, ra, cap, &lra, NULL));
+      cs_codec_release_scratch(a);
+      CHECK(cs_codec_reduce(b, round, pb, lb, py, ly, rb, cap, &lrb, NULL));
+      CHECK(lra == lrb && memcmp(ra, rb, lra) == 0);
+    }
+    g_free(pa), g_free(pb), g_free(py), g_free(ra), g_free(rb);
+  }
+  g_free(x);
+  g_free(y);
+}
+END_TEST
+
 /* ---- non-finite input ---- */
 
 START_TEST(test_nonfinite) {
@@ -1205,6 +1241,7 @@ static Suite *codec_suite(void) {
   tcase_add_test(tc, test_sparse_merge);
   tcase_add_test(tc, test_sign_vote);
   tcase_add_test(tc, test_error_feedback);
+  tcase_add_test(tc, test_release_scratch);
   tcase_add_test(tc, test_nonfinite);
   tcase_add_test(tc, test_bad_payloads);
   tcase_add_test(tc, test_empty_and_tiny);

@@ -243,6 +243,9 @@ typedef struct CsCodec CsCodec;
  * on it: every worker must pick the same ones). */
 CsCodec *cs_codec_new(const CsCodecParams *params, uint64_t worker, GError **error);
 void cs_codec_free(CsCodec *codec);
+/* Let go of the codec's scratch buffers, keeping its state (error
+ * feedback's residual): for a codec that is done for a while. */
+void cs_codec_release_scratch(CsCodec *codec);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsCodec, cs_codec_free)
 const CsCodecParams *cs_codec_get_params(const CsCodec *codec);
 

@@ -208,9 +208,11 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params, uint3
  * majority vote (P times its scale: a sum), and ps with pull encodes the
  * sum once more with `server` (no error feedback).  `round` names this
  * encoding (a new one each call; round + 1 is used for the pull).
- * `group`: workers per machine, for the hierarchical chain. */
+ * `group`: workers per machine, for the hierarchical chain.  `once`: the
+ * codecs serve this call only, and let go of their scratch as each is
+ * done (a thousand workers' would otherwise all be held at once). */
 bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, uint32_t group,
-                         const float *x, size_t n, uint64_t round, bool pull, float *result, GError **error);
+                         const float *x, size_t n, uint64_t round, bool pull, bool once, float *result, GError **error);
 
 /* Bytes on the wire for n elements under the codec (ceil of the bits). */
 uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n);

@@ -521,6 +521,14 @@ void cs_codec_free(CsCodec *c) {
   g_free(c);
 }
 
+void cs_codec_release_scratch(CsCodec *c) {
+  g_clear_pointer(&c->tmp, g_free);
+  c->tmp_cap = 0;
+  g_clear_pointer(&c->vals, g_free);
+  c->vals_cap = 0;
+  cs_topk_scratch_clear(&c->topk);
+}
+
 const CsCodecParams *cs_codec_get_params(const CsCodec *c) { return &c->p; }
 
 const float *cs_codec_residual(const CsCodec *c, size_t *n) {

@@ -20,24 +20,27 @@ typedef struct {
   size_t len;
 } Payload;
 
+/* Encode into p->buf (cap bytes), allocated if it has none yet. */
 static bool encode(CsCodec *c, uint64_t round, const float *x, size_t n, size_t cap, Payload *p, GError **error) {
-  p->buf = g_malloc(cap);
+  if (!p->buf) p->buf = g_malloc(cap);
   return cs_codec_encode(c, round, x, n, p->buf, cap, &p->len, error);
 }
 
-/* out = encode(decode(a) + decode(b)), replacing a. */
-static bool reduce_into(CsCodec *c, uint64_t round, Payload *a, const Payload *b, size_t cap, GError **error) {
-  void *out = g_malloc(cap);
+/* out = encode(decode(a) + decode(b)), replacing a; out is *spare when it
+ * has one, and a's old buffer becomes the spare (no allocation per hop). */
+static bool reduce_into(CsCodec *c, uint64_t round, Payload *a, const Payload *b, size_t cap, void **spare,
+                        GError **error) {
+  void *out = *spare ? *spare : g_malloc(cap);
   size_t len = 0;
   bool ok = cs_codec_reduce(c, round, a->buf, a->len, b->buf, b->len, out, cap, &len, error);
-  g_free(a->buf);
+  *spare = a->buf;
   a->buf = out;
   a->len = len;
   return ok;
 }
 
 bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, uint32_t group,
-                         const float *x, size_t n, uint64_t round, bool pull, float *result, GError **error) {
+                         const float *x, size_t n, uint64_t round, bool pull, bool once, float *result, GError **error) {
   const CsCodecParams *params = cs_codec_get_params(codecs[0]);
   size_t cap = cs_codec_payload_size(params, n) * 2 + 64;
   Payload *pl = g_new0(Payload, P);
@@ -51,24 +54,27 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
   bool reduced = summable && def->chain != CS_CHAIN_GATHER, voting = params->method == CS_CODEC_SIGN && servers;
   bool one_by_one = reduced ? def->chain == CS_CHAIN_LINE : !voting;
   bool ok = true;
+  void *spare = NULL; /* reduce_into's next output */
   for (uint32_t w = 0; ok && w < (one_by_one ? 1 : P); w++) ok = encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error);
   memset(result, 0, n * sizeof *result);
   if (ok && reduced) {
     if (def->chain == CS_CHAIN_LINE) { /* a chain: each hop adds one worker's payload */
+      Payload mine = {NULL, 0}; /* worker w's, one buffer for all */
       for (uint32_t w = 1; ok && w < P; w++) {
-        ok = encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error) &&
-             reduce_into(codecs[w], round, &pl[0], &pl[w], cap, error);
-        g_free(pl[w].buf);
-        pl[w].buf = NULL;
+        ok = encode(codecs[w], round, x + (size_t)w * n, n, cap, &mine, error) &&
+             reduce_into(codecs[w], round, &pl[0], &mine, cap, &spare, error);
+        if (once) cs_codec_release_scratch(codecs[w]);
       }
+      g_free(mine.buf);
     } else if (def->chain == CS_CHAIN_HIER) { /* a chain in each machine, then one over the machines' sums */
       uint32_t G = group > 1 && P % group == 0 ? group : 1;
       for (uint32_t h = 0; ok && h < P; h += G)
-        for (uint32_t g = 1; ok && g < G; g++) ok = reduce_into(codecs[h + g], round, &pl[h], &pl[h + g], cap, error);
-      for (uint32_t h = G; ok && h < P; h += G) ok = reduce_into(codecs[h], round, &pl[0], &pl[h], cap, error);
+        for (uint32_t g = 1; ok && g < G; g++) ok = reduce_into(codecs[h + g], round, &pl[h], &pl[h + g], cap, &spare, error);
+      for (uint32_t h = G; ok && h < P; h += G) ok = reduce_into(codecs[h], round, &pl[0], &pl[h], cap, &spare, error);
     } else { /* binomial: pairs, then pairs of pairs */
       for (uint32_t step = 1; ok && step < P; step *= 2)
-        for (uint32_t w = 0; ok && w + step < P; w += 2 * step) ok = reduce_into(codecs[w], round, &pl[w], &pl[w + step], cap, error);
+        for (uint32_t w = 0; ok && w + step < P; w += 2 * step)
+          ok = reduce_into(codecs[w], round, &pl[w], &pl[w + step], cap, &spare, error);
     }
     ok = ok && cs_codec_decode(pl[0].buf, pl[0].len, result, n, error);
   } else if (ok && voting) { /* majority vote, scaled */
@@ -84,20 +90,20 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
     g_free(bufs);
     g_free(lens);
   } else if (ok) { /* gathered: decode each and add exactly */
-    for (uint32_t w = 0; ok && w < P; w++) {
-      ok = (w == 0 || encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error)) &&
-           cs_codec_decode_add(pl[w].buf, pl[w].len, result, n, error);
-      g_free(pl[w].buf);
-      pl[w].buf = NULL;
+    for (uint32_t w = 0; ok && w < P; w++) { /* pl[0] holds each in turn */
+      ok = (w == 0 || encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[0], error)) &&
+           cs_codec_decode_add(pl[0].buf, pl[0].len, result, n, error);
+      if (once && w > 0) cs_codec_release_scratch(codecs[w]);
     }
     if (ok && servers && pull) { /* the server encodes the sum once more */
-      Payload back;
+      Payload back = {NULL, 0};
       ok = encode(server, round + 1, result, n, cap, &back, error) && cs_codec_decode(back.buf, back.len, result, n, error);
       g_free(back.buf);
     }
   }
   for (uint32_t w = 0; w < P; w++) g_free(pl[w].buf);
   g_free(pl);
+  g_free(spare);
   return ok;
 }
 
@@ -117,7 +123,7 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
   bool ok = true;
   for (uint32_t w = 0; ok && w < P; w++) ok = (codecs[w] = cs_codec_new(&params, w, error)) != NULL;
   /* no error feedback here: worker 0's codec serves for the server's pull encoding */
-  ok = ok && cs_coll_reduce_real(kind, codecs, codecs[0], P, group, x, n, 1, pull, result, error);
+  ok = ok && cs_coll_reduce_real(kind, codecs, codecs[0], P, group, x, n, 1, pull, true, result, error);
   double num = 0, den = 0;
   for (size_t i = 0; ok && i < n; i++) {
     double d = (double)result[i] - exact[i];

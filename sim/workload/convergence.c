@@ -281,7 +281,7 @@ static bool aggregate(CsTrainer *t, uint32_t first, uint32_t count, double *num,
   t->round++;
   const float *g = t->grads + (size_t)first * t->n;
   if (!cs_coll_reduce_real(t->setup.collective, t->codecs + first, t->server, count, t->setup.group, g, t->n, t->round, t->setup.pull,
-                           t->result, error))
+                           false, t->result, error))
     return false;
   for (uint64_t i = 0; i < t->n; i++) {
     double e = 0;

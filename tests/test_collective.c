@@ -488,6 +488,26 @@ START_TEST(test_registry) {
 }
 END_TEST
 
+/* A collective's recv_from (its step's sender, alone) agrees with its
+ * step() at every step of every participant. */
+START_TEST(test_recv_from) {
+  size_t checked = 0;
+  for (CsCollective c = 0; cs_collectives[c]; c++) {
+    const CsCollectiveDef *d = cs_collective_def(c);
+    if (!d->recv_from) continue;
+    ck_assert_ptr_nonnull(d->step);
+    for (uint32_t P = 2; P <= 17; P += 5) {
+      CsCollSpec spec = {.kind = c, .n_workers = P, .elements = 1000};
+      cs_codec_params_init(&spec.codec);
+      for (uint32_t p = 0; p < P; p++)
+        for (uint32_t k = 0; k < d->n_steps(&spec, p); k++, checked++)
+          ck_assert_int_eq(d->recv_from(&spec, p, k), d->step(&spec, p, k).recv_from);
+    }
+  }
+  ck_assert_uint_gt(checked, 0); /* the ring has one */
+}
+END_TEST
+
 static Suite *coll_suite(void) {
   Suite *s = suite_create("collective");
   TCase *tc = tcase_create("core");
@@ -506,6 +526,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_deterministic_outputs);
   tcase_add_test(tc, test_compounded_error);
   tcase_add_test(tc, test_registry);
+  tcase_add_test(tc, test_recv_from);
   suite_add_tcase(s, tc);
   return s;
 }

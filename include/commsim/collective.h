@@ -155,6 +155,10 @@ struct CsCollectiveDef {
    * workers has P x 2(P-1)): how many participant p has, and the k-th */
   uint32_t (*n_steps)(const CsCollSpec *spec, uint32_t p);
   CsCollStep (*step)(const CsCollSpec *spec, uint32_t p, uint32_t k);
+  /* optional, with step: whom step k waits for, alone (step()'s recv_from,
+   * without its sizes and costs: a message's receiving step is looked up
+   * once per message) */
+  int32_t (*recv_from)(const CsCollSpec *spec, uint32_t p, uint32_t k);
   /* its closed form, in words (commsim model) */
   const char *(*formula)(const CsCollSpec *spec);
   /* the closed form: evaluate the rounds of one operation (closed_form.h) */

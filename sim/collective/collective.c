@@ -221,7 +221,10 @@ CsCollStep cs_coll_plan_step(const CsCollPlan *plan, uint32_t p, uint32_t k) {
 
 uint32_t cs_coll_plan_next_recv(const CsCollPlan *plan, uint32_t dst, uint32_t src, uint32_t from) {
   uint32_t n = cs_coll_plan_len(plan, dst);
-  while (from < n && cs_coll_plan_step(plan, dst, from).recv_from != (int32_t)src) from++;
+  if (!plan->steps && plan->def->recv_from)
+    while (from < n && plan->def->recv_from(&plan->spec, dst, from) != (int32_t)src) from++;
+  else
+    while (from < n && cs_coll_plan_step(plan, dst, from).recv_from != (int32_t)src) from++;
   g_assert(from < n); /* every message has a step waiting for it */
   return from;
 }

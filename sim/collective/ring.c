@@ -26,6 +26,12 @@ static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
   return (CsCollStep){-1, -1, 0, cs_coll_cost(c->decode_ps, s->elements), false, false}; /* decode once */
 }
 
+/* Whom rank r's step k waits for: the previous rank, but at the last step. */
+static int32_t recv_from(const CsCollSpec *s, uint32_t r, uint32_t k) {
+  uint32_t P = s->n_workers;
+  return k + 1 < 2 * P - 1 ? (int32_t)((r + P - 1) % P) : -1;
+}
+
 /* One round: every rank sends its piece to the next at once. */
 static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers;
@@ -49,6 +55,7 @@ const CsCollectiveDef cs_coll_ring = {
     .chain = CS_CHAIN_LINE,
     .n_steps = n_steps,
     .step = step,
+    .recv_from = recv_from,
     .formula = formula,
     .model = model,
 };

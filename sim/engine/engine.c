@@ -77,8 +77,16 @@ static inline bool key_less(const HeapEntry *a, const HeapEntry *b) {
   return x < y;
 }
 
+/* Every place at or past heap_len holds this, later than any event: a
+ * node's four children are always compared, without a branch on how
+ * many it has (the heap of a packet run holds a few dozen events, and
+ * the count of its last node's children is anyone's guess). */
+static const HeapEntry SENTINEL = {CS_TIME_MAX, UINT64_MAX};
+#define HEAP_TAIL 4 /* sentinels past heap_cap: the last node's children */
+
 static void heap_resize(CsEngine *e, size_t cap) {
-  HeapEntry *block = g_aligned_alloc(cap + HEAP_PAD, sizeof(HeapEntry), HEAP_ALIGN);
+  HeapEntry *block = g_aligned_alloc(cap + HEAP_PAD + HEAP_TAIL, sizeof(HeapEntry), HEAP_ALIGN);
+  for (size_t i = HEAP_PAD; i < cap + HEAP_PAD + HEAP_TAIL; i++) block[i] = SENTINEL;
   if (e->heap_block) {
     memcpy(block + HEAP_PAD, e->heap, e->heap_len * sizeof(HeapEntry));
     g_aligned_free(e->heap_block);
@@ -145,20 +153,15 @@ static inline void sift_down_root(CsEngine *e, size_t n, HeapEntry x) {
   for (;;) {
     size_t c = 4 * i + 1;
     if (c >= n) break;
-    size_t best = c;
-    size_t end = c + 4 < n ? c + 4 : n;
     /* The next level is one of four lines: ask for all four now, so the
      * descent does not wait on memory at every level. */
     if (4 * c + 1 < n)
-      for (size_t j = c; j < end; j++) __builtin_prefetch(&h[4 * j + 1]);
-    if (end == c + 4) { /* four children: a tournament, two compares deep */
-      size_t b01 = key_less(&h[c + 1], &h[c]) ? c + 1 : c;
-      size_t b23 = key_less(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
-      best = key_less(&h[b23], &h[b01]) ? b23 : b01;
-    } else {
-      for (size_t j = c + 1; j < end; j++)
-        if (key_less(&h[j], &h[best])) best = j;
-    }
+      for (size_t j = c; j < c + 4; j++) __builtin_prefetch(&h[4 * j + 1]);
+    /* four children (sentinels past the end): a tournament, two
+     * compares deep, indices by arithmetic so that no branch guesses */
+    size_t b01 = c + key_less(&h[c + 1], &h[c]);
+    size_t b23 = c + 2 + key_less(&h[c + 3], &h[c + 2]);
+    size_t best = b01 ^ ((b01 ^ b23) & -(size_t)key_less(&h[b23], &h[b01]));
     if (!key_less(&h[best], &x)) break;
     h[i] = h[best];
     if (i == 0) __builtin_prefetch(&e->pool[ENTRY_SLOT(h[0])]);
@@ -180,7 +183,9 @@ static inline void sift_up(HeapEntry *h, size_t i, HeapEntry x) {
 /* Remove the top entry (the heap is not empty). */
 static inline void heap_pop(CsEngine *e) {
   size_t n = --e->heap_len;
-  if (n > 0) sift_down_root(e, n, e->heap[n]);
+  HeapEntry x = e->heap[n];
+  e->heap[n] = SENTINEL;
+  if (n > 0) sift_down_root(e, n, x);
 }
 
 static int cmp_entries(const void *a, const void *b) {

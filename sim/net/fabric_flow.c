@@ -108,6 +108,7 @@ typedef struct {
   uint32_t next_free;
   uint32_t mark;
   uint32_t slot;    /* during a refill: its place in the component */
+  uint32_t end_ver; /* its entries in the fluid ends: the one of this version is in force */
   bool live, frozen, dirty;
   bool own_route;
 } Flow;
@@ -126,6 +127,7 @@ typedef struct {
   CsTime at;
   uint32_t msg; /* NONE: background, which never ends */
   uint32_t flow;
+  uint32_t ver; /* its flow's end_ver when it was set */
 } EndAt;
 
 /* A flow waiting for its delivery, its last bit gone (one engine event
@@ -295,9 +297,12 @@ static inline bool ends_before(const EndAt *a, const EndAt *b) {
   return ((unsigned __int128)(uint64_t)a->at << 64 | a->msg) < ((unsigned __int128)(uint64_t)b->at << 64 | b->msg);
 }
 
+/* Its flow is live, the same message, and this is the end it set last
+ * (a flow whose end moves back to an earlier value has one entry in
+ * force, not two: compaction can always drop all but one per flow). */
 static inline bool end_valid(const FlowNet *n, const EndAt *e) {
   const Flow *f = &n->flows[e->flow];
-  return f->live && f->msg == e->msg && f->end_at == e->at;
+  return f->live && f->msg == e->msg && f->end_ver == e->ver;
 }
 
 /* The entries of ended flows and moved ends, once they outnumber the
@@ -318,11 +323,12 @@ static void ends_compact(FlowNet *n) {
   }
 }
 
-/* Flow fi's end is now its end_at (CS_TIME_MAX: none). */
+/* Flow fi's end is now its end_at (CS_TIME_MAX: none); the entries it set before are not in force. */
 static void ends_set(FlowNet *n, uint32_t fi) {
-  const Flow *f = &n->flows[fi];
+  Flow *f = &n->flows[fi];
+  f->end_ver++; /* the entries it set before are no longer in force */
   if (f->end_at == CS_TIME_MAX) return;
-  EndAt x = {f->end_at, f->msg, fi};
+  EndAt x = {f->end_at, f->msg, fi, f->end_ver};
   if (n->ends_run.len == 0 || !ends_before(&x, &CS_RING_BACK(n->ends_run))) CS_RING_PUSH(n->ends_run, 64, x);
   else CS_HEAP_PUSH(n->ends, n->n_ends, n->cap_ends, 64, x, ends_before);
   if (G_UNLIKELY(n->ends_run.len + n->n_ends > 2 * n->n_timed + 1024)) ends_compact(n);

@@ -149,6 +149,18 @@ static inline void slot_release(CsEngine *e, uint32_t s) {
  * pending events that miss was a fifth of the run time). */
 static inline void sift_down_root(CsEngine *e, size_t n, HeapEntry x) {
   HeapEntry *h = e->heap;
+  if (n <= 4) { /* the root's children alone (a flow run's heap holds a handful): as many compares as children */
+    size_t best = 1;
+    for (size_t j = 2; j < n; j++)
+      if (key_less(&h[j], &h[best])) best = j;
+    if (n > 1 && key_less(&h[best], &x)) {
+      h[0] = h[best];
+      h[best] = x;
+    } else {
+      h[0] = x;
+    }
+    return;
+  }
   size_t i = 0;
   for (;;) {
     size_t c = 4 * i + 1;

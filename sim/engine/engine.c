@@ -68,13 +68,10 @@ struct CsEngine {
   void *hook_ctx;
 };
 
-/* (time, order) as one unsigned 128-bit number (times are never negative):
- * a compare and a subtract with borrow, no branch to mispredict (sifting
- * compares about 5 times per level, and event times are irregular). */
+/* (time, order) without a branch (sifting compares about 5 times per
+ * level, and event times are irregular). */
 static inline bool key_less(const HeapEntry *a, const HeapEntry *b) {
-  unsigned __int128 x = (unsigned __int128)(uint64_t)a->time << 64 | a->order;
-  unsigned __int128 y = (unsigned __int128)(uint64_t)b->time << 64 | b->order;
-  return x < y;
+  return cs_time_key_less(a->time, a->order, b->time, b->order);
 }
 
 /* Every place at or past heap_len holds this, later than any event: a

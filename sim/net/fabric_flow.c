@@ -173,7 +173,6 @@ typedef struct {
   CS_RING(EndAt) ends_run;
   EndAt *ends;
   uint32_t n_ends, cap_ends;
-  uint32_t n_timed; /* live flows with an end (an entry each) */
   uint32_t *bg_flow;                /* per background source: its flow */
   GHashTable *routes;               /* (src << 32 | dst) -> Route (shortest routing) */
   uint32_t *last_dst;               /* per host: the destination of its last route looked up */
@@ -290,12 +289,10 @@ static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
 
 static void route_free(gpointer p) { g_free(p); }
 
-/* ---- the heap of fluid ends ---- */
+/* ---- the fluid ends: a ring in order, and a heap ---- */
 
-/* A heap entry holds its flow's end, so that sifting reads the heap alone. */
-static inline bool ends_before(const EndAt *a, const EndAt *b) {
-  return ((unsigned __int128)(uint64_t)a->at << 64 | a->msg) < ((unsigned __int128)(uint64_t)b->at << 64 | b->msg);
-}
+/* An entry holds its flow's end, so that sifting reads the heap alone. */
+static inline bool ends_before(const EndAt *a, const EndAt *b) { return cs_time_key_less(a->at, a->msg, b->at, b->msg); }
 
 /* Its flow is live, the same message, and this is the end it set last
  * (a flow whose end moves back to an earlier value has one entry in
@@ -306,8 +303,9 @@ static inline bool end_valid(const FlowNet *n, const EndAt *e) {
 }
 
 /* The entries of ended flows and moved ends, once they outnumber the
- * others: dropped (the ring keeps its order, the heap is rebuilt), so
- * that memory follows the live flows however often their rates change. */
+ * messages in flight: dropped (the ring keeps its order, the heap is
+ * rebuilt), so that memory follows the flows in flight however often
+ * their rates change. */
 static void ends_compact(FlowNet *n) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < n->ends_run.len; i++)
@@ -331,34 +329,34 @@ static void ends_set(FlowNet *n, uint32_t fi) {
   EndAt x = {f->end_at, f->msg, fi, f->end_ver};
   if (n->ends_run.len == 0 || !ends_before(&x, &CS_RING_BACK(n->ends_run))) CS_RING_PUSH(n->ends_run, 64, x);
   else CS_HEAP_PUSH(n->ends, n->n_ends, n->cap_ends, 64, x, ends_before);
-  if (G_UNLIKELY(n->ends_run.len + n->n_ends > 2 * n->n_timed + 1024)) ends_compact(n);
+  /* at most `active` entries are in force (one per message not yet over) */
+  if (G_UNLIKELY(n->ends_run.len + n->n_ends > 2 * n->active + 1024)) ends_compact(n);
 }
 
-/* The next fluid end (stale entries in front dropped), or NULL. */
-static const EndAt *ends_first(FlowNet *n) {
-  for (;;) {
-    const EndAt *a = n->ends_run.len ? &CS_RING_FRONT(n->ends_run) : NULL, *b = n->n_ends ? &n->ends[0] : NULL;
-    bool from_run = a && (!b || ends_before(a, b));
-    const EndAt *e = from_run ? a : b;
-    if (!e || end_valid(n, e)) return e;
-    if (from_run) CS_RING_POP(n->ends_run);
-    else {
-      EndAt top;
-      CS_HEAP_POP(n->ends, n->n_ends, top, ends_before);
-      (void)top;
-    }
-  }
+/* The next entry is the ring's front (else the heap's top; one at least). */
+static inline bool ends_next_on_run(const FlowNet *n) {
+  return n->ends_run.len && (n->n_ends == 0 || ends_before(&CS_RING_FRONT(n->ends_run), &n->ends[0]));
 }
 
-/* Take the next fluid end (ends_first gave it). */
+/* Drop the next entry (there is one). */
 static void ends_pop(FlowNet *n) {
-  const EndAt *a = n->ends_run.len ? &CS_RING_FRONT(n->ends_run) : NULL;
-  if (a && (n->n_ends == 0 || ends_before(a, &n->ends[0]))) CS_RING_POP(n->ends_run);
-  else {
+  if (ends_next_on_run(n)) {
+    CS_RING_POP(n->ends_run);
+  } else {
     EndAt top;
     CS_HEAP_POP(n->ends, n->n_ends, top, ends_before);
     (void)top;
   }
+}
+
+/* The next fluid end (entries no longer in force dropped), or NULL. */
+static const EndAt *ends_first(FlowNet *n) {
+  while (n->ends_run.len + n->n_ends > 0) {
+    const EndAt *e = ends_next_on_run(n) ? &CS_RING_FRONT(n->ends_run) : &n->ends[0];
+    if (end_valid(n, e)) return e;
+    ends_pop(n);
+  }
+  return NULL;
 }
 
 /* ---- live flows ---- */
@@ -402,7 +400,6 @@ static void leave_live(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   set_rate(n, f, 0);
   f->live = false;
-  if (f->end_at != CS_TIME_MAX) n->n_timed--;
   for (uint32_t k = 0; k < f->route->n_fwd; k++) {
     Dir *d = &n->dirs[f->route->dirs[k]];
     uint32_t *uses = USES(d);
@@ -629,7 +626,6 @@ static void new_rate(FlowNet *n, Flow *f, double rate) {
   double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil(f->remaining / f->rate * 1e12);
   CsTime end = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
   if (end == f->end_at) return; /* its entry holds */
-  n->n_timed += (end != CS_TIME_MAX) - (f->end_at != CS_TIME_MAX);
   f->end_at = end;
   ends_set(n, (uint32_t)(f - n->flows));
 }
@@ -709,12 +705,10 @@ static void finish(FlowNet *n, uint32_t fi, bool failed) {
   if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
 }
 
-/* ---- deliveries: a heap by time, then by when each flow's last bit left ---- */
+/* ---- deliveries: a ring in order, and a heap; by time, then by when the last bit left ---- */
 
-/* (at, seq) as one unsigned 128-bit number (times are never negative): no branch to mispredict */
-static inline bool dlv_before(const Delivery *a, const Delivery *b) {
-  return ((unsigned __int128)(uint64_t)a->at << 64 | a->seq) < ((unsigned __int128)(uint64_t)b->at << 64 | b->seq);
-}
+/* (at, seq): by delivery time, then by when the last bit left */
+static inline bool dlv_before(const Delivery *a, const Delivery *b) { return cs_time_key_less(a->at, a->seq, b->at, b->seq); }
 
 /* In order after the run's last: on the run (O(1)); else into the heap. */
 static void dlv_push(FlowNet *n, Delivery x) {
@@ -722,15 +716,19 @@ static void dlv_push(FlowNet *n, Delivery x) {
   else CS_HEAP_PUSH(n->dlv, n->n_dlv, n->cap_dlv, 64, x, dlv_before);
 }
 
-/* The next delivery of the two (one at least), or NULL. */
+/* The next delivery is the ring's front (else the heap's top; one at least). */
+static inline bool dlv_next_on_run(const FlowNet *n) {
+  return n->dlv_run.len && (n->n_dlv == 0 || dlv_before(&CS_RING_FRONT(n->dlv_run), &n->dlv[0]));
+}
+
+/* The next delivery, or NULL. */
 static inline const Delivery *dlv_first(const FlowNet *n) {
-  const Delivery *a = n->dlv_run.len ? &CS_RING_FRONT(n->dlv_run) : NULL, *b = n->n_dlv ? &n->dlv[0] : NULL;
-  return !a ? b : !b ? a : dlv_before(b, a) ? b : a;
+  return n->dlv_run.len + n->n_dlv == 0 ? NULL : dlv_next_on_run(n) ? &CS_RING_FRONT(n->dlv_run) : &n->dlv[0];
 }
 
 static Delivery dlv_pop(FlowNet *n) {
   Delivery top;
-  if (n->n_dlv == 0 || (n->dlv_run.len && dlv_before(&CS_RING_FRONT(n->dlv_run), &n->dlv[0]))) {
+  if (dlv_next_on_run(n)) {
     top = CS_RING_FRONT(n->dlv_run);
     CS_RING_POP(n->dlv_run);
   } else {

@@ -1,8 +1,10 @@
 /* routes.c - time to build a fat-tree and its routing tables.
  *
  * Usage: bench/routes [K...]   (default: 8 16 26; k = 26 gives 4,394 hosts)
- * Reports the topology build, the BFS route build (best of 3), the table
- * size, and the time to look up every path from one host (ECMP).
+ * Reports the topology build, the route build (best of 3: one BFS, the
+ * rows of the other destinations come when first asked for), the table
+ * size once every row is filled, and the time to look up every path from
+ * one host (ECMP), which fills every edge switch's row.
  */
 #include "config.h"
 

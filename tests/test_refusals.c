@@ -176,7 +176,7 @@ START_TEST(bad_corpus) {
 }
 END_TEST
 
-/* tests/scenarios/hardening holds refusals (hosts-100k) and files that
+/* tests/scenarios/hardening holds refusals (torus-90k) and files that
  * are valid but fail or stop at run time (exit 1: time-overflow,
  * loss-one) or run (exit 0).  What validate refuses, run refuses alike;
  * what validate accepts, run does not refuse (its own outcome is
@@ -215,7 +215,7 @@ START_TEST(hardening_corpus) {
     }
     outcome_clear(&v);
   }
-  ck_assert_int_ge(refusals, 1); /* hosts-100k */
+  ck_assert_int_ge(refusals, 1); /* torus-90k */
   ck_assert_msg(bad->len == 0, "validate and run disagree:\n%s", bad->str);
 }
 END_TEST
@@ -278,10 +278,10 @@ static const Case cases[] = {
     {"flow-2^30-packets", "topology: {type: star, workers: 2}\nflows:\n  - {src: w0, dst: w1, size: 2000GB}\n", {NULL},
      ":3:5: error: flows[0].size: more than 2^30 packets of 1442 B in one message\n"},
     /* the memory estimate of tests/test_hardening.c */
-    {"routing-tables-100k-hosts",
-     "topology: {type: star, workers: 100000}\nworkload: {params: 1M, collective: ring, iterations: 1}\n", {NULL},
-     ": error: the routing tables of 100000 hosts x 100001 nodes would take 18.6 GiB (2 bytes each); commsim refuses "
-     "more than 8 GiB\n"},
+    {"routing-tables-90k-rows",
+     "topology: {type: torus2d, x: 300, y: 300}\nworkload: {params: 1M, collective: ring, iterations: 1}\n", {NULL},
+     ": error: the routing tables of 90000 destinations x 90000 nodes would take 15.1 GiB (2 bytes each); commsim "
+     "refuses more than 8 GiB\n"},
     {"records-beyond-8GiB",
      "topology: {type: star, workers: 200}\nworkload: {params: 1M, collective: ring, iterations: 1000000}\n",
      {NULL},

@@ -272,18 +272,81 @@ START_TEST(test_ecmp_spread) {
 }
 END_TEST
 
-/* Routing tables beyond CS_ROUTES_MAX_BYTES are refused with an estimate. */
+/* Routing tables beyond CS_ROUTES_MAX_BYTES are refused with an estimate:
+ * a torus's hosts are their own routers, one row each. */
 START_TEST(test_routes_too_large) {
   GError *e = NULL;
-  g_autoptr(CsScenario) s =
-      cs_scenario_load_string("topology: {type: star, workers: 70000}\nworkload: {params: 1M}\n", "big.yaml", NULL, &e);
+  g_autoptr(CsScenario) s = cs_scenario_load_string("topology: {type: torus2d, x: 260, y: 260}\nworkload: {params: 1M}\n",
+                                                    "big.yaml", NULL, &e);
   ck_assert_ptr_nonnull(s);
   g_autoptr(CsTopology) t = cs_topology_build(s, &e);
   ck_assert_ptr_nonnull(t);
-  /* 70000 hosts x 70001 nodes x 2 B = 9.8 GB > 8 GiB */
+  /* 67600 rows x 67600 nodes x 2 B = 9,139,520,000 B = 8.5 GiB > 8 GiB */
   ck_assert_ptr_null(cs_routes_build(t, CS_ROUTING_SHORTEST, &e));
-  ck_assert_str_eq(e->message, "error: the routing tables of 70000 hosts x 70001 nodes would take 9.1 GiB (2 bytes each); commsim refuses more than 8 GiB");
+  ck_assert_str_eq(e->message, "error: the routing tables of 67600 destinations x 67600 nodes would take 8.5 GiB (2 "
+                               "bytes each); commsim refuses more than 8 GiB");
   g_clear_error(&e);
+}
+END_TEST
+
+/* Hops from every node to host h by a plain search from h itself. */
+static void naive_hops(const CsTopology *t, uint32_t h, int *d) {
+  uint32_t *q = g_new(uint32_t, t->n_nodes);
+  for (uint32_t n = 0; n < t->n_nodes; n++) d[n] = -1;
+  uint32_t head = 0, tail = 0;
+  d[t->hosts[h]] = 0;
+  q[tail++] = t->hosts[h];
+  while (head < tail) {
+    uint32_t n = q[head++];
+    for (uint32_t p = t->nodes[n].first_port; p < t->nodes[n].first_port + t->nodes[n].n_ports; p++)
+      if (d[t->ports[p].peer] < 0) {
+        d[t->ports[p].peer] = d[n] + 1;
+        q[tail++] = t->ports[p].peer;
+      }
+  }
+  g_free(q);
+}
+
+/* The rows are shared by the hosts on one switch (a star: one row; a
+ * fat-tree: one per edge switch; a machine of GPUs: one per internal
+ * switch) or are a host's own (a torus, a host on two switches), and the
+ * distances from every node to every host are those of a search from the
+ * host itself. */
+START_TEST(test_route_rows) {
+  static const struct {
+    const char *yaml;
+    uint32_t rows;
+  } cases[] = {
+      {"topology: {type: star, workers: 300}", 1},
+      {"topology: {type: fat-tree, k: 4}", 8},
+      {"topology: {type: torus2d, x: 4, y: 3}", 12},
+      {"topology: {type: ring, workers: 5}", 5},
+      {"topology: {type: dumbbell, workers: 5}", 2},
+      {"topology: {type: tree, leaves: 3, hosts_per_leaf: 4}", 3},
+      {"topology: {type: fat-tree, k: 4, gpus_per_host: 4, intra: {bandwidth: 100Gbps, latency: 1us}}", 16},
+      /* h0 on s0 and s1 (its own row), h1 on s1, h2 on s0 */
+      {"nodes: [{name: h0, role: worker}, {name: h1, role: worker}, {name: h2, role: worker}, {name: s0, role: switch},"
+       " {name: s1, role: switch}]\nlinks: [{a: h0, b: s0}, {a: h0, b: s1}, {a: h1, b: s1}, {a: h2, b: s0},"
+       " {a: s0, b: s1}]",
+       3},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    for (CsRouting mode = CS_ROUTING_SHORTEST; mode <= CS_ROUTING_ECMP; mode++) {
+      World w = build(cases[i].yaml, mode);
+      int *d = g_new(int, w.t->n_nodes);
+      for (uint32_t h = 0; h < w.t->n_hosts; h++) {
+        naive_hops(w.t, h, d);
+        for (uint32_t n = 0; n < w.t->n_nodes; n++)
+          ck_assert_msg(cs_routes_distance(w.r, n, h) == d[n], "%s: node %u to host %u: %d, not %d", cases[i].yaml, n,
+                        h, cs_routes_distance(w.r, n, h), d[n]);
+      }
+      g_free(d);
+      ck_assert_msg(cs_routes_stats(w.r).table_bytes == (size_t)cases[i].rows * w.t->n_nodes * 2, "%s: %zu bytes",
+                    cases[i].yaml, cs_routes_stats(w.r).table_bytes);
+      check_all_paths(&w);
+      destroy(&w);
+    }
+  }
 }
 END_TEST
 
@@ -360,6 +423,7 @@ static Suite *topology_suite(void) {
   tcase_add_test(tc, test_shortest_tie_break);
   tcase_add_test(tc, test_ecmp_spread);
   tcase_add_test(tc, test_routes_too_large);
+  tcase_add_test(tc, test_route_rows);
   tcase_add_test(tc, test_links_override);
   suite_add_tcase(s, tc);
   return s;

@@ -1,11 +1,18 @@
 /* routing.h - static shortest paths by hop count.
  *
- * One breadth-first search per host fills a table of hop distances sized
- * hosts x nodes (16 bits each).  A next hop toward a host is a port whose
- * far end is one hop closer: with `shortest` the first such port (node
- * order breaks ties), with `ecmp` one chosen by a hash of the flow among
- * all of them (`ecmp-packet`: by a hash per packet).  A flow looks its path up once, when it starts; packets
- * then follow the path with no lookup at all.
+ * Hop distances toward each destination, 16 bits per node, one row per
+ * anchor: a host whose links all lead to one node (a worker on its
+ * switch) shares that node's row with the other hosts there, since every
+ * path to it passes that node; a host with several neighbours has its
+ * own.  A row is filled by one breadth-first search when first asked
+ * for, so a star of 16,384 workers holds one row of 16,385 entries, not
+ * 16,384 of them.  A next hop toward a host is a port whose far end is
+ * one hop closer: with `shortest` the first such port (node order breaks
+ * ties), with `ecmp` one chosen by a hash of the flow among all of them
+ * (`ecmp-packet`: by a hash per packet).  A flow looks its path up once,
+ * when it starts; packets then follow the path with no lookup at all.
+ * The lazy rows make a CsRoutes one simulation's own: lookups from two
+ * threads at once are not safe.
  *
  * Layer 1 (models; docs/design.md). Owns routing tables and paths; does not
  * touch the network's state, scenarios.
@@ -28,7 +35,8 @@ typedef struct CsRoutes CsRoutes;
 
 #define CS_ROUTES_MAX_BYTES (8ULL << 30) /* refuse tables larger than 8 GiB */
 
-/* Fails, naming both hosts, when some pair of hosts has no path. */
+/* Fails, naming both hosts, when some pair of hosts has no path, and with
+ * an estimate when every row together would pass CS_ROUTES_MAX_BYTES. */
 CsRoutes *cs_routes_build(const CsTopology *t, CsRouting mode, GError **error);
 CsRouting cs_routes_mode(const CsRoutes *r);
 const char *const *cs_routing_names(void); /* in CsRouting order, NULL-terminated */
@@ -48,7 +56,7 @@ int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flo
 typedef struct {
   int diameter;        /* longest host-to-host path, hops */
   double mean_hops;    /* over ordered pairs of distinct hosts */
-  size_t table_bytes;
+  size_t table_bytes;  /* every row filled (the statistics need them all) */
 } CsRouteStats;
 CsRouteStats cs_routes_stats(const CsRoutes *r);
 

@@ -1,4 +1,5 @@
-/* routing.c - hop distances by BFS from every host; next hops from them. */
+/* routing.c - hop distances by BFS, one row per destination anchor, filled
+ * when first asked for; next hops from them. */
 #include "config.h"
 
 #include <string.h>
@@ -6,74 +7,156 @@
 #include "commsim/routing.h"
 
 #define UNREACHED UINT16_MAX
+#define NO_PORT UINT32_MAX
 
 struct CsRoutes {
   const CsTopology *t;
   CsRouting mode;
-  uint16_t *dist; /* dist[host * n_nodes + node] */
+  uint32_t n_rows;
+  uint32_t *row_of;    /* per host: the row of its anchor */
+  uint8_t *via;        /* per host: 1 when its anchor is its one neighbour, 0 when it is itself */
+  uint32_t *last_port; /* per host with via: the anchor's first port to it, NO_PORT if it has several */
+  uint32_t *anchor;    /* per row: the node the row's BFS starts from */
+  uint16_t **rows;     /* per row: hops from every node to the anchor; NULL until first needed */
+  uint32_t *queue;     /* the BFS's, n_nodes + 1 */
+  size_t filled_bytes;
 };
 
+/* Hops from every node to r->anchor[row]; false when some path is longer
+ * than the table holds (then the row stays unfilled). */
+static bool fill_row(CsRoutes *r, uint32_t row) {
+  const CsTopology *t = r->t;
+  uint16_t *d = g_new(uint16_t, t->n_nodes + 1);
+  memset(d, 0xff, t->n_nodes * sizeof *d);
+  uint32_t head = 0, tail = 0, *queue = r->queue;
+  d[r->anchor[row]] = 0;
+  queue[tail++] = r->anchor[row];
+  while (head < tail) {
+    uint32_t n = queue[head++];
+    uint16_t dn = d[n];
+    if (dn + 2 >= UNREACHED) { /* + 1 for the next hop, + 1 for a host past its anchor */
+      g_free(d);
+      return false;
+    }
+    const CsNode *node = &t->nodes[n];
+    for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++) {
+      uint32_t m = t->ports[p].peer;
+      if (d[m] == UNREACHED) {
+        d[m] = (uint16_t)(dn + 1);
+        queue[tail++] = m;
+      }
+    }
+  }
+  r->rows[row] = d;
+  r->filled_bytes += (size_t)t->n_nodes * sizeof *d;
+  return true;
+}
+
+/* The hops from `node` to host `host`: a host anchored on its one
+ * neighbour is one hop past it from anywhere else. */
 static inline uint16_t dist_of(const CsRoutes *r, uint32_t node, uint32_t host) {
-  return r->dist[(size_t)host * r->t->n_nodes + node];
+  if (node == r->t->hosts[host]) return 0;
+  uint32_t row = r->row_of[host];
+  if (G_UNLIKELY(!r->rows[row]) && !fill_row((CsRoutes *)r, row)) g_assert_not_reached(); /* checked at build */
+  return (uint16_t)(r->rows[row][node] + r->via[host]);
+}
+
+static void set_long_error(GError **error, const CsTopology *t, uint32_t node) {
+  g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+              "error: a path longer than %d hops (from %s): commsim's routing tables hold at most that",
+              UNREACHED - 2, t->nodes[node].name);
 }
 
 CsRoutes *cs_routes_build(const CsTopology *t, CsRouting mode, GError **error) {
-  size_t bytes = (size_t)t->n_hosts * t->n_nodes * sizeof(uint16_t);
-  if (bytes > CS_ROUTES_MAX_BYTES) {
-    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
-                "error: the routing tables of %u hosts x %u nodes would take %.1f GiB (2 bytes each); "
-                "commsim refuses more than %llu GiB",
-                t->n_hosts, t->n_nodes, (double)bytes / (1 << 30), CS_ROUTES_MAX_BYTES >> 30);
-    return NULL;
-  }
   CsRoutes *r = g_new0(CsRoutes, 1);
   r->t = t;
   r->mode = mode;
-  r->dist = g_new(uint16_t, (size_t)t->n_hosts * t->n_nodes + 1);
-  uint32_t *queue = g_new(uint32_t, t->n_nodes + 1);
+  r->row_of = g_new(uint32_t, t->n_hosts + 1);
+  r->via = g_new0(uint8_t, t->n_hosts + 1);
+  r->last_port = g_new(uint32_t, t->n_hosts + 1);
+  r->anchor = g_new(uint32_t, t->n_hosts + 1);
+  /* A host whose ports all lead to one node (a worker on its switch)
+   * shares that node's row with the other hosts on it: every path to the
+   * host passes there.  A host with several neighbours has its own. */
+  uint32_t *row_at = g_new(uint32_t, t->n_nodes + 1); /* node -> its row + 1, 0 if none */
+  memset(row_at, 0, (t->n_nodes + 1) * sizeof *row_at);
   for (uint32_t h = 0; h < t->n_hosts; h++) {
-    uint16_t *d = r->dist + (size_t)h * t->n_nodes;
-    memset(d, 0xff, t->n_nodes * sizeof *d);
-    uint32_t head = 0, tail = 0;
-    d[t->hosts[h]] = 0;
-    queue[tail++] = t->hosts[h];
-    while (head < tail) {
-      uint32_t n = queue[head++];
-      uint16_t dn = d[n];
-      if (dn + 1 >= UNREACHED) {
-        g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
-                    "error: a path longer than %d hops (from %s): commsim's routing tables hold at most that",
-                    UNREACHED - 1, t->nodes[t->hosts[h]].name);
-        g_free(queue);
-        cs_routes_free(r);
-        return NULL;
-      }
-      const CsNode *node = &t->nodes[n];
-      for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++) {
-        uint32_t m = t->ports[p].peer;
-        if (d[m] == UNREACHED) {
-          d[m] = (uint16_t)(dn + 1);
-          queue[tail++] = m;
-        }
+    const CsNode *node = &t->nodes[t->hosts[h]];
+    uint32_t a = t->hosts[h];
+    if (node->n_ports > 0) {
+      uint32_t nb = t->ports[node->first_port].peer;
+      bool one = nb != a;
+      for (uint32_t p = node->first_port; one && p < node->first_port + node->n_ports; p++) one = t->ports[p].peer == nb;
+      if (one) {
+        a = nb;
+        r->via[h] = 1;
+        /* the anchor's ports to this host: the first, when it is the only one */
+        const CsNode *an = &t->nodes[nb];
+        uint32_t found = NO_PORT, count = 0;
+        for (uint32_t p = an->first_port; p < an->first_port + an->n_ports; p++)
+          if (t->ports[p].peer == t->hosts[h] && count++ == 0) found = p;
+        r->last_port[h] = count == 1 ? found : NO_PORT;
       }
     }
-    for (uint32_t g = 0; g < t->n_hosts; g++)
-      if (d[t->hosts[g]] == UNREACHED) {
-        g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
-                    "error: no path between %s and %s: the network is in pieces",
-                    t->nodes[t->hosts[h]].name, t->nodes[t->hosts[g]].name);
-        g_free(queue);
+    if (!row_at[a]) {
+      r->anchor[r->n_rows] = a;
+      row_at[a] = ++r->n_rows;
+    }
+    r->row_of[h] = row_at[a] - 1;
+  }
+  g_free(row_at);
+  size_t bytes = (size_t)r->n_rows * t->n_nodes * sizeof(uint16_t);
+  if (bytes > CS_ROUTES_MAX_BYTES) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                "error: the routing tables of %u destinations x %u nodes would take %.1f GiB (2 bytes each); "
+                "commsim refuses more than %llu GiB",
+                r->n_rows, t->n_nodes, (double)bytes / (1 << 30), CS_ROUTES_MAX_BYTES >> 30);
+    cs_routes_free(r);
+    return NULL;
+  }
+  r->rows = g_new0(uint16_t *, r->n_rows + 1);
+  r->queue = g_new(uint32_t, t->n_nodes + 1);
+  if (t->n_hosts == 0) return r;
+  /* One search from the first host's row: every host must be in its
+   * piece of the network, and when it is at most half the table's reach
+   * from everything, no path is too long for the table (a path's hops are
+   * at most its ends' hops to that anchor); otherwise every row now. */
+  if (!fill_row(r, r->row_of[0])) {
+    set_long_error(error, t, r->anchor[r->row_of[0]]);
+    cs_routes_free(r);
+    return NULL;
+  }
+  const uint16_t *d0 = r->rows[r->row_of[0]];
+  uint16_t far = 0;
+  for (uint32_t n = 0; n < t->n_nodes; n++)
+    if (d0[n] != UNREACHED && d0[n] > far) far = d0[n];
+  for (uint32_t g = 0; g < t->n_hosts; g++)
+    if (d0[t->hosts[g]] == UNREACHED) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
+                  "error: no path between %s and %s: the network is in pieces", t->nodes[t->hosts[0]].name,
+                  t->nodes[t->hosts[g]].name);
+      cs_routes_free(r);
+      return NULL;
+    }
+  if (2 * (uint32_t)far + 2 >= UNREACHED - 1)
+    for (uint32_t row = 0; row < r->n_rows; row++)
+      if (!r->rows[row] && !fill_row(r, row)) {
+        set_long_error(error, t, r->anchor[row]);
         cs_routes_free(r);
         return NULL;
       }
-  }
-  g_free(queue);
   return r;
 }
 
 void cs_routes_free(CsRoutes *r) {
   if (!r) return;
-  g_free(r->dist);
+  for (uint32_t i = 0; r->rows && i < r->n_rows; i++) g_free(r->rows[i]);
+  g_free(r->rows);
+  g_free(r->queue);
+  g_free(r->row_of);
+  g_free(r->via);
+  g_free(r->last_port);
+  g_free(r->anchor);
   g_free(r);
 }
 
@@ -90,6 +173,9 @@ static inline uint64_t mix(uint64_t z) {
 
 uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow) {
   const CsTopology *t = r->t;
+  /* the last hop, from a host's anchor over its only link: no search
+   * among the anchor's ports (a star's switch has thousands) */
+  if (r->via[host] && r->last_port[host] != NO_PORT && node == r->anchor[r->row_of[host]]) return r->last_port[host];
   const CsNode *n = &t->nodes[node];
   uint16_t want = (uint16_t)(dist_of(r, node, host) - 1);
   uint32_t first = n->first_port, end = first + n->n_ports;
@@ -108,7 +194,6 @@ uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, ui
   g_assert_not_reached();
   return 0;
 }
-
 int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports,
                    int max) {
   uint32_t target = r->t->hosts[host];
@@ -124,7 +209,7 @@ int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flo
 
 CsRouteStats cs_routes_stats(const CsRoutes *r) {
   const CsTopology *t = r->t;
-  CsRouteStats st = {0, 0.0, (size_t)t->n_hosts * t->n_nodes * sizeof(uint16_t)};
+  CsRouteStats st = {0, 0.0, 0};
   double sum = 0;
   for (uint32_t h = 0; h < t->n_hosts; h++)
     for (uint32_t g = 0; g < t->n_hosts; g++) {
@@ -132,6 +217,7 @@ CsRouteStats cs_routes_stats(const CsRoutes *r) {
       if (d > st.diameter) st.diameter = d;
       sum += d;
     }
+  st.table_bytes = r->filled_bytes; /* every row, now */
   if (t->n_hosts > 1) st.mean_hops = sum / ((double)t->n_hosts * (t->n_hosts - 1));
   return st;
 }

@@ -55,6 +55,33 @@ START_TEST(test_max_min_by_hand) {
 }
 END_TEST
 
+/* 1a. ACKs' load couples two flows: w0 and w1 send to each other, 10 MB
+ * and 5 MB, with 100 B of ACK per 1000 B packet, so each direction carries
+ * one flow's data and a tenth of the other's rate in ACKs.  Both run at
+ * r = C - r / 10, r = C / 1.1 (the refills stop once an ACK load moves by
+ * less than 0.1 % of C, so within 0.1 % of it) until the 5 MB flow ends at
+ * 8 x 5 MB x 1.1 / C = 4.4 ms; its ACKs gone, the other takes the whole
+ * link for its last 5 MB, 4.0 ms more.  Each delivery adds 2 us of latency
+ * and a packet's store-and-forward (0.8 us). */
+static const char *acks = "topology: {type: star, workers: 2}\n"
+                          "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                          "transport: {mtu: 1000B, header: 0B, ack: 100B}\n"
+                          "flows:\n"
+                          "  - {src: w0, dst: w1, size: 10MB}\n"
+                          "  - {src: w1, dst: w0, size: 5MB}\n";
+
+START_TEST(test_ack_coupling) {
+  Run r = run(acks, "flow", NULL);
+  double C = 10e9, tail = 2e-6 + 8 * 1000 / C;
+  double short_end = 8 * 5e6 * 1.1 / C, long_end = short_end + 8 * 5e6 / C;
+  ck_assert_msg(fabs(end_s(&r, 1) - tail - short_end) < 1.5e-3 * short_end, "5 MB: %.9f, not %.9f", end_s(&r, 1),
+                short_end + tail);
+  ck_assert_msg(fabs(end_s(&r, 0) - tail - long_end) < 1.5e-3 * long_end, "10 MB: %.9f, not %.9f", end_s(&r, 0),
+                long_end + tail);
+  done(&r);
+}
+END_TEST
+
 /* 1b. A long route: two hosts through 8 switches in series, 9 hops each
  * way (18 link directions with the ACKs' reverse route).  Each flow runs at the line rate
  * (the other's ACKs, 1 B per 1000 B packet, load its directions by 0.1 %
@@ -383,6 +410,7 @@ static Suite *flow_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_max_min_by_hand);
+  tcase_add_test(tc, test_ack_coupling);
   tcase_add_test(tc, test_long_route);
   tcase_add_test(tc, test_collectives_match);
   tcase_add_test(tc, test_incast);

@@ -193,6 +193,8 @@ typedef struct {
   bool refill_queued;    /* an engine event for it is pending */
   uint32_t in_handler;   /* in one of the fabric's own events: its refill waits for the event's end */
   uint32_t rounds; /* refills at this instant */
+  uint32_t ack_depth; /* direct updates of flows alone, one within another (ack_changed) */
+  bool filling;       /* fill() gives the gathered flows their rates: those yet to get one wait */
   CsTime rounds_at;
   uint64_t next_gen; /* the completion event in force */
   CsTime next_at;
@@ -440,16 +442,37 @@ static void mark_dirty(FlowNet *n, uint32_t fi) {
   want_refill(n);
 }
 
+static double alone_rate(FlowNet *n, const Flow *f);
+static void new_rate(FlowNet *n, Flow *f, double rate);
+
 /* A direction's ACK load moved: past the slack, its data flows are refilled
  * (ACKs of at most a tenth of the data, as the reader requires, make each
  * round's change a tenth of the last; a bound on the rounds of one
- * instant keeps any case from spinning). */
+ * instant keeps any case from spinning).  A flow alone on its directions
+ * (a ring's neighbour, whose ACKs share its first link) takes its new
+ * rate at once, within one of the fabric's events (whose end plans the
+ * next fluid end), unless the refill under way has yet to give it one:
+ * the rate a round of its own would give it, without the round. */
 #define ACK_ROUNDS 64
+#define ACK_DEPTH 8 /* direct updates nested in one another before they wait for a round */
 static void ack_changed(FlowNet *n, uint32_t di) {
   Dir *d = &n->dirs[di];
   if (fabs(d->ack_load - d->ack_seen) <= ACK_SLACK * d->capacity) return;
   if (n->rounds >= ACK_ROUNDS) return;
   d->ack_seen = d->ack_load;
+  if (d->n_uses == 1 && n->in_handler && n->ack_depth < ACK_DEPTH) {
+    Flow *f = &n->flows[USES(d)[0]];
+    /* not one whose end is now: its end takes it off the directions first */
+    if (!f->dirty && f->end_at > *n->clock && (!n->filling || f->mark != n->pass)) {
+      double rate = alone_rate(n, f);
+      if (rate >= 0) {
+        n->ack_depth++;
+        new_rate(n, f, rate);
+        n->ack_depth--;
+        return;
+      }
+    }
+  }
   for (uint32_t u = 0; u < d->n_uses; u++) mark_dirty(n, USES(d)[u]);
 }
 
@@ -463,22 +486,28 @@ static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
   n->stack[(*top)++] = di;
 }
 
-static void new_rate(FlowNet *n, Flow *f, double rate);
-
 /* A flow alone on every direction it crosses is a component of its own:
  * its max-min share is the least that its directions leave after their
- * ACK loads, or its own cap (what fill() would find, without the heap).
- * It takes its rate with the component's flows, after the fill. */
-static bool fill_alone(FlowNet *n, uint32_t fi) {
-  Flow *f = &n->flows[fi];
+ * ACK loads, or its own cap (what fill() would find, without the heap);
+ * -1 when it shares a direction.  Its directions' ACK loads are then
+ * those its rate was filled with. */
+static double alone_rate(FlowNet *n, const Flow *f) {
   const Route *r = f->route;
   double rate = f->cap > 0 ? f->cap : 0;
   for (uint32_t k = 0; k < r->n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
-    if (d->n_uses != 1) return false;
+    if (d->n_uses != 1) return -1;
     rate = min2(rate, pos(d->capacity - d->ack_load));
   }
   for (uint32_t k = 0; k < r->n_fwd; k++) n->dirs[r->dirs[k]].ack_seen = n->dirs[r->dirs[k]].ack_load;
+  return rate;
+}
+
+/* A flow alone takes its rate with the component's flows, after the fill. */
+static bool fill_alone(FlowNet *n, uint32_t fi) {
+  Flow *f = &n->flows[fi];
+  double rate = alone_rate(n, f);
+  if (rate < 0) return false;
   f->mark = n->pass;
   CS_GROW(n->alone, n->n_alone, n->cap_alone, 64);
   n->alone[n->n_alone++] = (Alone){rate, fi};
@@ -614,15 +643,20 @@ static void fill(FlowNet *n) {
     }
   }
   /* the new rates, and when each flow's last bit leaves at its rate */
+  n->filling = true;
   for (uint32_t i = 0; i < n->n_comp; i++) new_rate(n, &n->flows[n->comp[i]], n->comp_rates[i]);
   for (uint32_t i = 0; i < n->n_alone; i++) new_rate(n, &n->flows[n->alone[i].flow], n->alone[i].rate);
+  n->filling = false;
 }
 
 /* Flow f runs at `rate` from now: its directions follow, and its end. */
 static void new_rate(FlowNet *n, Flow *f, double rate) {
+  /* half of the refills at scale leave the rate as it was: then its end
+   * holds (set when the rate was, and `remaining` drains at that rate) */
+  if (rate == f->rate) return;
   CsTime now = *n->clock;
   settle_flow(n, f);
-  if (rate != f->rate) set_rate(n, f, rate); /* half of the refills at scale leave the rate as it was */
+  set_rate(n, f, rate);
   double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil(f->remaining / f->rate * 1e12);
   CsTime end = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
   if (end == f->end_at) return; /* its entry holds */

@@ -384,18 +384,21 @@ static void ack_changed(FlowNet *n, uint32_t di);
 /* Flow fi's rate becomes `rate`: its directions' data rates and its ACK load follow. */
 static void set_rate(FlowNet *n, Flow *f, double rate) {
   const Route *r = f->route;
+  double old = f->rate;
+  /* the loads and the flow's rate agree before what the ACK loads set off,
+   * which may come back to this flow (two hosts that send to each other) */
+  f->rate = rate;
   for (uint32_t k = 0; k < r->n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     settle_dir(n, d);
-    d->data_rate = pos(d->data_rate + rate - f->rate);
+    d->data_rate = pos(d->data_rate + rate - old);
   }
   for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     settle_dir(n, d);
-    d->ack_load = pos(d->ack_load + (rate - f->rate) * f->ack_w);
-    ack_changed(n, r->dirs[k]);
+    d->ack_load = pos(d->ack_load + (rate - old) * f->ack_w);
   }
-  f->rate = rate;
+  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) ack_changed(n, r->dirs[k]);
 }
 
 static void leave_live(FlowNet *n, uint32_t fi) {

@@ -58,41 +58,49 @@ typedef struct {
  * event, for the pipe's head: the event queue stays as small as the
  * number of links, however many packets are in flight. */
 typedef struct {
+  /* what every hop reads and writes first, in the first lines (a network
+   * of a thousand hosts has more directions than the second-level cache
+   * holds, and a hop that touched nine lines of its direction waited on
+   * most of them) */
   _Alignas(64) int64_t bandwidth; /* a cache-line multiple: dirs[] is indexed on every hop */
   CsTime latency;
-  uint32_t to_node;
-  bool bounded;
-  bool cap_pkt;
-  int64_t cap;
-  CsQueueKind queue;
-  CsRedSpec red;
-  int64_t ecn_k;
-  bool ecn_k_pkt;
-  int64_t ecn_kmin, ecn_kmax; /* ecn {kmin, kmax, pmax}; kmax 0: none */
-  double ecn_pmax;
   /* serialization: ends are computed from the bits sent since the busy
    * period began, so rounding never accumulates */
   CsTime period_start, busy_until;
   uint64_t period_bits;
-  /* waiting packets */
-  CS_RING(Waiting) q;
   uint64_t q_bytes;
   CsTime q_last; /* the time up to which queue_integral is summed */
-  /* RED */
-  double red_avg;
-  uint32_t red_count;
-  CsRng red_rng;
-  CsLossState loss;
+  uint32_t to_node;
+  uint32_t from_node;
+  /* waiting packets */
+  CS_RING(Waiting) q;
   CS_RING(InPipe) pipe; /* packets on the wire, in arrival order */
   uint32_t gen;         /* the pipe's event is valid while it holds this (a pause invalidates it) */
-  uint32_t from_node;
-  CsTime iv_paused;     /* links.csv: paused_total at the start of the interval */
+  CsQueueKind queue;
+  bool bounded;
+  bool cap_pkt;
   /* PFC: the far node counts the bytes that came by this direction and
    * wait in its egress queues (ing_bytes); at xoff it pauses this
    * direction (pause_sent; `paused` once the frame has arrived), at xon
    * resumes it.  While paused, what this direction would send is held:
    * in q and the pipe with CS_HELD times, its loss decided on arrival. */
   bool pfc, paused, pause_sent;
+  CsLinkStats st;
+  /* byte conservation: st.bytes = loss_bytes + out_bytes + bytes in the pipe */
+  uint64_t drop_bytes, loss_bytes, out_bytes;
+  int64_t cap;      /* a queue's bound, when `bounded` */
+  uint64_t iv_qmax; /* links.csv: the most bytes waiting in the sampling interval */
+  CsLossState loss;
+  CsRedSpec red;
+  int64_t ecn_k;
+  bool ecn_k_pkt;
+  int64_t ecn_kmin, ecn_kmax; /* ecn {kmin, kmax, pmax}; kmax 0: none */
+  double ecn_pmax;
+  /* RED */
+  double red_avg;
+  uint32_t red_count;
+  CsRng red_rng;
+  CsTime iv_paused;     /* links.csv: paused_total at the start of the interval */
   int64_t xoff, xon, ing_cap;
   uint64_t ing_bytes;
   uint32_t held_n;
@@ -100,11 +108,8 @@ typedef struct {
   CsTime resume_base;   /* while paused: when the packet that was on the wire ends */
   CsTime paused_at, paused_total;
   uint64_t pause_frames; /* XOFF frames that reached this direction's sender */
-  CsLinkStats st;
-  /* byte conservation: st.bytes = loss_bytes + out_bytes + bytes in the pipe */
-  uint64_t drop_bytes, loss_bytes, out_bytes;
   /* links.csv: the counters at the start of the sampling interval */
-  uint64_t iv_started, iv_drops, iv_losses, iv_marks, iv_qmax;
+  uint64_t iv_started, iv_drops, iv_losses, iv_marks;
   double iv_integral;
 } LinkDir;
 

@@ -371,6 +371,41 @@ START_TEST(test_deterministic) {
 }
 END_TEST
 
+/* cs_engine_peek_arg: the argument of the event that comes next if its
+ * function is the one asked about.  While an event runs, its own place
+ * does not count: the next is the least of the others. */
+typedef struct {
+  CsEngine *e;
+  uint64_t seen[8]; /* what peek gave for `record`, by the running event's arg */
+} Peek;
+
+static void peeking(CsEngine *e, void *ctx, uint64_t arg) {
+  Peek *pk = ctx;
+  pk->seen[arg] = cs_engine_peek_arg(e, peeking);
+}
+
+START_TEST(test_peek_arg) {
+  CsEngine *e = cs_engine_new();
+  Peek pk = {.e = e};
+  ck_assert_uint_eq(cs_engine_peek_arg(e, peeking), UINT64_MAX); /* nothing pending */
+  /* times 40, 10, 30, 20 for args 0..3; and at 25 an event of another function */
+  CsTime at[] = {40, 10, 30, 20};
+  for (uint64_t i = 0; i < 4; i++) cs_engine_schedule_at(e, at[i], peeking, &pk, i);
+  Log log = {.n = 0};
+  cs_engine_schedule_at(e, 25, record, &log, 7);
+  ck_assert_uint_eq(cs_engine_peek_arg(e, peeking), 1); /* 10 comes first */
+  ck_assert_uint_eq(cs_engine_peek_arg(e, record), UINT64_MAX);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  /* at 10 the next is 20 (arg 3); at 20 it is `record` at 25; at 30, 40 (arg 0); at 40 none */
+  ck_assert_uint_eq(pk.seen[1], 3);
+  ck_assert_uint_eq(pk.seen[3], UINT64_MAX);
+  ck_assert_uint_eq(pk.seen[2], 0);
+  ck_assert_uint_eq(pk.seen[0], UINT64_MAX);
+  ck_assert_int_eq(log.n, 1);
+  cs_engine_free(e);
+}
+END_TEST
+
 static Suite *engine_suite(void) {
   Suite *s = suite_create("engine");
   TCase *tc = tcase_create("core");
@@ -386,6 +421,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, test_daemon);
   tcase_add_test(tc, test_daemon_lets_hook_run);
   tcase_add_test(tc, test_deterministic);
+  tcase_add_test(tc, test_peek_arg);
   suite_add_tcase(s, tc);
   return s;
 }

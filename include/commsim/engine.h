@@ -88,6 +88,10 @@ typedef bool (*CsEngineHook)(CsEngine *engine, void *ctx);
 void cs_engine_set_hook(CsEngine *engine, uint64_t every, CsEngineHook fn, void *ctx);
 
 CsTime cs_engine_now(const CsEngine *engine);
+/* The argument of the event likely to run next (the least pending one
+ * once the running event's place is given up), if its function is `fn`;
+ * UINT64_MAX otherwise.  For prefetching what it will touch. */
+uint64_t cs_engine_peek_arg(const CsEngine *engine, CsEventFn fn);
 /* Where the engine keeps the current time, for a hot path that reads it
  * often (*clock == cs_engine_now, for the engine's lifetime). */
 const CsTime *cs_engine_clock(const CsEngine *engine);

@@ -322,6 +322,18 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
   return CS_RUN_STOPPED;
 }
 
+uint64_t cs_engine_peek_arg(const CsEngine *e, CsEventFn fn) {
+  const HeapEntry *h = e->heap, *best = h;
+  if (e->top_dead) { /* the running event's place: the least of its children comes next, unless it schedules earlier */
+    best = &h[1];
+    for (int j = 2; j <= 4; j++)
+      if (key_less(&h[j], best)) best = &h[j];
+  }
+  if (best->time == CS_TIME_MAX || e->heap_len == 0) return UINT64_MAX;
+  const Slot *sl = &e->pool[ENTRY_SLOT(*best)];
+  return sl->fn == fn ? sl->arg : UINT64_MAX;
+}
+
 void cs_engine_stop(CsEngine *e) { e->stop = true; }
 
 void cs_engine_set_daemon(CsEngine *e, CsTime when, CsEventFn fn, void *ctx) {

@@ -290,6 +290,10 @@ struct CsNet {
   GArray *arena; /* uint32_t ports of every path */
   Packet *pool;
   uint32_t pool_len, pool_cap, free_head;
+  /* the pool's capacity from which an arrival prefetches the next one's
+   * packet and direction: where packets and directions together pass the
+   * second-level cache (cs_link_init) */
+  uint32_t prefetch_pool;
   Message *msgs;
   uint32_t n_msgs, cap_msgs, active, failed; /* n_msgs: slots */
   uint32_t free_msg;                          /* free slots, through next_free */

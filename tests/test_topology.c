@@ -324,9 +324,9 @@ START_TEST(test_route_rows) {
       {"topology: {type: dumbbell, workers: 5}", 2},
       {"topology: {type: tree, leaves: 3, hosts_per_leaf: 4}", 3},
       {"topology: {type: fat-tree, k: 4, gpus_per_host: 4, intra: {bandwidth: 100Gbps, latency: 1us}}", 16},
-      /* h0 on s0 and s1 (its own row), h1 on s1, h2 on s0 */
+      /* h0 on s0 and s1 (its own row), h1 on s1, h2 on s0; s2 on no link, unreached from any host */
       {"nodes: [{name: h0, role: worker}, {name: h1, role: worker}, {name: h2, role: worker}, {name: s0, role: switch},"
-       " {name: s1, role: switch}]\nlinks: [{a: h0, b: s0}, {a: h0, b: s1}, {a: h1, b: s1}, {a: h2, b: s0},"
+       " {name: s1, role: switch}, {name: s2, role: switch}]\nlinks: [{a: h0, b: s0}, {a: h0, b: s1}, {a: h1, b: s1}, {a: h2, b: s0},"
        " {a: s0, b: s1}]",
        3},
   };

@@ -58,7 +58,8 @@ static inline uint16_t dist_of(const CsRoutes *r, uint32_t node, uint32_t host) 
   if (node == r->t->hosts[host]) return 0;
   uint32_t row = r->row_of[host];
   if (G_UNLIKELY(!r->rows[row]) && !fill_row((CsRoutes *)r, row)) g_assert_not_reached(); /* checked at build */
-  return (uint16_t)(r->rows[row][node] + r->via[host]);
+  uint16_t d = r->rows[row][node];
+  return d == UNREACHED ? UNREACHED : (uint16_t)(d + r->via[host]); /* a node in no host's piece: unreached */
 }
 
 static void set_long_error(GError **error, const CsTopology *t, uint32_t node) {

@@ -329,7 +329,7 @@ uint64_t cs_engine_peek_arg(const CsEngine *e, CsEventFn fn) {
     for (int j = 2; j <= 4; j++)
       if (key_less(&h[j], best)) best = &h[j];
   }
-  if (best->time == CS_TIME_MAX || e->heap_len == 0) return UINT64_MAX;
+  if (best->time == CS_TIME_MAX) return UINT64_MAX; /* a sentinel: nothing pending there */
   const Slot *sl = &e->pool[ENTRY_SLOT(*best)];
   return sl->fn == fn ? sl->arg : UINT64_MAX;
 }

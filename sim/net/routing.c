@@ -15,7 +15,7 @@ struct CsRoutes {
   uint32_t n_rows;
   uint32_t *row_of;    /* per host: the row of its anchor */
   uint8_t *via;        /* per host: 1 when its anchor is its one neighbour, 0 when it is itself */
-  uint32_t *last_port; /* per host with via: the anchor's first port to it, NO_PORT if it has several */
+  uint32_t *last_port; /* per host with via: the anchor's port to it; NO_PORT if it has several, or no via */
   uint32_t *anchor;    /* per row: the node the row's BFS starts from */
   uint16_t **rows;     /* per row: hops from every node to the anchor; NULL until first needed */
   uint32_t *queue;     /* the BFS's, n_nodes + 1 */
@@ -75,6 +75,7 @@ CsRoutes *cs_routes_build(const CsTopology *t, CsRouting mode, GError **error) {
   r->row_of = g_new(uint32_t, t->n_hosts + 1);
   r->via = g_new0(uint8_t, t->n_hosts + 1);
   r->last_port = g_new(uint32_t, t->n_hosts + 1);
+  memset(r->last_port, 0xff, (t->n_hosts + 1) * sizeof *r->last_port); /* NO_PORT */
   r->anchor = g_new(uint32_t, t->n_hosts + 1);
   /* A host whose ports all lead to one node (a worker on its switch)
    * shares that node's row with the other hosts on it: every path to the
@@ -176,7 +177,7 @@ uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, ui
   const CsTopology *t = r->t;
   /* the last hop, from a host's anchor over its only link: no search
    * among the anchor's ports (a star's switch has thousands) */
-  if (r->via[host] && r->last_port[host] != NO_PORT && node == r->anchor[r->row_of[host]]) return r->last_port[host];
+  if (r->last_port[host] != NO_PORT && node == r->anchor[r->row_of[host]]) return r->last_port[host];
   const CsNode *n = &t->nodes[node];
   uint16_t want = (uint16_t)(dist_of(r, node, host) - 1);
   uint32_t first = n->first_port, end = first + n->n_ports;
@@ -195,6 +196,7 @@ uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, ui
   g_assert_not_reached();
   return 0;
 }
+
 int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports,
                    int max) {
   uint32_t target = r->t->hosts[host];

@@ -125,6 +125,42 @@ static double jain(const double *x, int n) {
   return s * s / (n * s2);
 }
 
+/* alpha's decay from the prepared table (cs_cc_config_prepare) is the
+ * decay pow gives, bit for bit: the same CNPs at gaps inside the table and
+ * past it leave the same state; a configuration left unprepared (as the
+ * ones above) computes it, and so does one whose g changed since. */
+START_TEST(test_dcqcn_decay_table) {
+  CsCcConfig plain = dcqcn_cfg(), table = dcqcn_cfg();
+  cs_cc_config_prepare(&table);
+  ck_assert_double_eq(table.decay[0], 1.0);
+  ck_assert_double_eq(table.decay[57], pow(1 - 1.0 / 256, 57));
+  CsCc a = {.cfg = &plain, .line_bps = 40000000000ULL, .max_cwnd = 4096};
+  CsCc b = {.cfg = &table, .line_bps = 40000000000ULL, .max_cwnd = 4096};
+  cs_cc_dcqcn.init(&a);
+  cs_cc_dcqcn.init(&b);
+  const CsTime gaps[] = {0, 1, 2, 57, 127, 128, 500, 3, 60};
+  CsTime t = 1000 * US;
+  for (size_t i = 0; i < G_N_ELEMENTS(gaps); i++) {
+    t += gaps[i] * US + 300000; /* not on a period's edge */
+    cnp(&a, t);
+    cnp(&b, t);
+    CsDcqcnState x = cs_dcqcn_state(&a), y = cs_dcqcn_state(&b);
+    ck_assert_double_eq(x.alpha, y.alpha);
+    ck_assert_double_eq(x.rc, y.rc);
+    ck_assert_double_eq(x.rt, y.rt);
+  }
+  /* 60 periods later, by hand from the last alpha */
+  double before = cs_dcqcn_state(&b).alpha;
+  cnp(&b, t + 60 * US);
+  ck_assert_double_eq_tol(cs_dcqcn_state(&b).alpha, (1 - 1.0 / 256) * before * pow(1 - 1.0 / 256, 60) + 1.0 / 256, 1e-15);
+  /* g changed after the table was made: the table is not used */
+  table.dcqcn.g = 1.0 / 16;
+  before = cs_dcqcn_state(&b).alpha;
+  cnp(&b, t + 70 * US);
+  ck_assert_double_eq_tol(cs_dcqcn_state(&b).alpha, (1 - 1.0 / 16) * before * pow(1 - 1.0 / 16, 10) + 1.0 / 16, 1e-15);
+}
+END_TEST
+
 /* N flows into one 40 Gbps port, with the DCQCN paper's settings (Zhu et
  * al. 2015: Kmin 5 KB, Kmax 200 KB, Pmax 1 %, g 1/256, alpha and
  * increase timers 55 us, byte counter 10 MB, F 5, R_AI 40 Mbps), on a
@@ -419,6 +455,7 @@ static Suite *roce_suite(void) {
   TCase *tc = tcase_create("roce");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_dcqcn_trace);
+  tcase_add_test(tc, test_dcqcn_decay_table);
   tcase_add_test(tc, test_dcqcn_fair);
   tcase_add_test(tc, test_incast);
   tcase_add_test(tc, test_go_back_n);

@@ -56,6 +56,8 @@ typedef struct {
   CsTime cnp_interval;      /* the receiver sends at most one CNP per queue pair per interval (min_time_between_cnps) */
 } CsDcqcnSpec;
 
+#define CS_DCQCN_DECAY_N 128
+
 /* What every algorithm may read of its configuration (transport.*). */
 typedef struct {
   double init_cwnd;       /* packets */
@@ -71,7 +73,15 @@ typedef struct {
   CsTime bbr_probe_rtt_interval; /* transport.bbr.probe_rtt_interval (10 s) */
   CsTime bbr_probe_rtt_time;     /* 200 ms */
   CsDcqcnSpec dcqcn;
+  /* pow(1 - dcqcn.g, k) for k < CS_DCQCN_DECAY_N, valid when decay_g ==
+   * dcqcn.g (cs_cc_config_prepare): alpha's decay at each CNP without a
+   * call to pow (a CNP comes some 50 periods after the last) */
+  double decay_g;
+  double decay[CS_DCQCN_DECAY_N];
 } CsCcConfig;
+
+/* Fill what the configuration derives from its keys (the decay table). */
+void cs_cc_config_prepare(CsCcConfig *cfg);
 
 typedef struct {
   double cwnd;         /* packets the connection may have in flight */

@@ -54,6 +54,7 @@ CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *cfg, const CsTopology *t,
                              .bbr_probe_rtt_interval = tr->bbr_probe_rtt_interval,
                              .bbr_probe_rtt_time = tr->bbr_probe_rtt_time,
                              .dcqcn = tr->dcqcn};
+  cs_cc_config_prepare(&net->cc_cfg);
   net->deliver[PKT_DATA] = cs_transport_receive;
   net->deliver[PKT_ACK] = cs_transport_receive;
   net->deliver[PKT_BG] = cs_background_receive;

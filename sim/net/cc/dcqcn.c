@@ -121,10 +121,11 @@ static void run_timer(Dcqcn *d, const CsDcqcnSpec *p, CsTime now) {
 
 /* alpha's decay over the periods without a CNP since the last one (only
  * a cut reads alpha, so only a CNP brings it up to date). */
-static void decay_alpha(Dcqcn *d, const CsDcqcnSpec *p, CsTime now) {
+static void decay_alpha(Dcqcn *d, const CsCcConfig *cfg, CsTime now) {
+  const CsDcqcnSpec *p = &cfg->dcqcn;
   if (d->last_cut >= 0 && now - d->alpha_t >= p->alpha_period) { /* initial_alpha holds until the first CNP */
     CsTime k = (now - d->alpha_t) / p->alpha_period;
-    d->alpha *= pow(1.0 - p->g, (double)k);
+    d->alpha *= k < CS_DCQCN_DECAY_N && cfg->decay_g == p->g ? cfg->decay[k] : pow(1.0 - p->g, (double)k);
     d->alpha_t += k * p->alpha_period;
   }
 }
@@ -134,7 +135,7 @@ static void dcqcn_on_ack(CsCc *cc, const CsAck *ack) {
   Dcqcn *d = (Dcqcn *)cc->priv;
   const CsDcqcnSpec *p = &cc->cfg->dcqcn;
   CsTime now = ack->now;
-  decay_alpha(d, p, now);
+  decay_alpha(d, cc->cfg, now);
   run_timer(d, p, now);
   if (d->last_cut < 0 || now - d->last_cut >= p->decrease_period) {
     d->rt = d->rc;
@@ -183,6 +184,11 @@ static void dcqcn_shift(CsCc *cc, CsTime delta) {
   d->alpha_t += delta;
   if (d->last_cut >= 0) d->last_cut += delta; /* -1: never */
   d->next_timer += delta;
+}
+
+void cs_cc_config_prepare(CsCcConfig *cfg) {
+  cfg->decay_g = cfg->dcqcn.g;
+  for (int k = 0; k < CS_DCQCN_DECAY_N; k++) cfg->decay[k] = pow(1.0 - cfg->dcqcn.g, (double)k);
 }
 
 const CsCcOps cs_cc_dcqcn = {

@@ -87,7 +87,10 @@ void cs_engine_stop(CsEngine *engine);
 typedef bool (*CsEngineHook)(CsEngine *engine, void *ctx);
 void cs_engine_set_hook(CsEngine *engine, uint64_t every, CsEngineHook fn, void *ctx);
 
-CsTime cs_engine_now(const CsEngine *engine);
+/* The current time.  Inline, read through the engine's first member (the
+ * rest stays private): every hop reads it, and a call cost 1-2 % of a
+ * packet run. */
+static inline CsTime cs_engine_now(const CsEngine *engine) { return *(const CsTime *)(const void *)engine; }
 /* The argument of the event likely to run next (the least pending one
  * once the running event's place is given up), if its function is `fn`;
  * UINT64_MAX otherwise.  For prefetching what it will touch. */

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <glib.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ typedef struct {
 #define SLOT_END (UINT32_MAX - 1)
 
 struct CsEngine {
+  CsTime now; /* first: cs_engine_now reads it inline */
   HeapEntry *heap; /* = heap_block + HEAP_PAD */
   HeapEntry *heap_block;
   size_t heap_len, heap_cap;
@@ -48,7 +50,6 @@ struct CsEngine {
   uint32_t pool_len, pool_cap;
   uint32_t free_head;
   uint64_t next_seq;
-  CsTime now;
   uint64_t executed;
   size_t cancelled_pending; /* cancelled but still in the heap */
   /* The top entry is executing and may be overwritten by the first
@@ -349,7 +350,7 @@ void cs_engine_set_hook(CsEngine *e, uint64_t every, CsEngineHook fn, void *ctx)
   e->hook_every = every;
   e->hook_at = every && fn ? e->executed + every : UINT64_MAX;
 }
-CsTime cs_engine_now(const CsEngine *e) { return e->now; }
+_Static_assert(offsetof(struct CsEngine, now) == 0, "cs_engine_now reads the first member");
 const CsTime *cs_engine_clock(const CsEngine *e) { return &e->now; }
 bool cs_engine_overflowed(const CsEngine *e) { return e->overflow; }
 uint64_t cs_engine_events_executed(const CsEngine *e) { return e->executed; }

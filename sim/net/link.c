@@ -16,6 +16,8 @@
 
 #include "net_private.h"
 
+#define NO_DIR UINT32_MAX /* a packet that no link brought: its host sends it */
+
 /* ---- packet pool ---- */
 
 uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind) {
@@ -97,17 +99,32 @@ static inline __attribute__((always_inline)) void queue_push(LinkDir *d, CsTime 
   if (d->q_bytes > d->iv_qmax) d->iv_qmax = d->q_bytes;
 }
 
-/* Serialization end of `bytes` starting at `start` on direction d. */
+/* Serialization end of `bytes` starting at `start` on direction d:
+ * ceil(bits of the busy period x 1e12 / bandwidth) picoseconds after the
+ * period began, kept as quotient and remainder so that each packet adds
+ * its own share with one 64-bit division (a 128-bit one per hop was a
+ * call, 1-2 % of a packet run). */
+#define SER_FAST_BYTES 2000000u /* x 8e12 < 2^64 */
 static inline CsTime transmit_end(LinkDir *d, CsTime start, uint32_t bytes) {
   if (start > d->busy_until) { /* idle before it: a new busy period */
     d->period_start = start;
-    d->period_bits = 0;
+    d->period_ps = d->period_rem = 0;
   }
-  d->period_bits += (uint64_t)bytes * 8u;
-  /* ceil(bits * 1e12 / bandwidth) picoseconds since the period began */
-  unsigned __int128 num = (unsigned __int128)d->period_bits * 1000000000000ULL;
-  unsigned __int128 t = (num + (unsigned __int128)d->bandwidth - 1) / (unsigned __int128)d->bandwidth;
-  if (G_UNLIKELY(t > (unsigned __int128)(CS_TIME_MAX - d->period_start))) return CS_TIME_MAX;
+  uint64_t bw = (uint64_t)d->bandwidth, q, r;
+  if (G_LIKELY(bytes <= SER_FAST_BYTES)) {
+    uint64_t num = (uint64_t)bytes * 8000000000000ULL;
+    q = num / bw;
+    r = num % bw;
+  } else {
+    unsigned __int128 num = (unsigned __int128)bytes * 8000000000000ULL, q128 = num / bw;
+    q = q128 > (unsigned __int128)CS_TIME_MAX ? (uint64_t)CS_TIME_MAX : (uint64_t)q128;
+    r = (uint64_t)(num % bw);
+  }
+  d->period_rem += r; /* < 2 x bandwidth, which is below 2^63 */
+  if (d->period_rem >= bw) d->period_rem -= bw, q++;
+  d->period_ps = d->period_ps > (uint64_t)CS_TIME_MAX - q ? (uint64_t)CS_TIME_MAX : d->period_ps + q;
+  uint64_t t = d->period_ps + (d->period_rem > 0);
+  if (G_UNLIKELY(t > (uint64_t)(CS_TIME_MAX - d->period_start))) return CS_TIME_MAX;
   return d->period_start + (CsTime)t;
 }
 
@@ -333,7 +350,7 @@ static void resume_dir(CsNet *net, uint32_t di, CsTime tr) {
   d->paused_total += tr - d->paused_at;
   CsTime t = tr > d->resume_base ? tr : d->resume_base;
   d->period_start = t; /* a new busy period */
-  d->period_bits = 0;
+  d->period_ps = d->period_rem = 0;
   d->busy_until = t;
   uint32_t k = d->held_n, base = d->pipe.len - k;
   CsTsqCursor cur = {UINT32_MAX, 0};
@@ -373,13 +390,12 @@ static void on_pfc_frame(CsEngine *e, void *ctx, uint64_t arg) {
   }
 }
 
-/* The direction a packet came in by, + 1, when it has PFC (the packet is
- * forwarded: by a switch, or by a host of a ring); 0 otherwise. */
-static inline uint32_t pfc_ingress(CsNet *net, const Packet *pk) {
-  if (pk->hop == 0) return 0;
-  const CsPort *pin = &net->t->ports[g_array_index(net->arena, uint32_t, pk->path + pk->hop - 1)];
-  uint32_t di = 2 * pin->link + pin->dir;
-  return net->dirs[di].pfc ? di + 1 : 0;
+/* The direction `in` a packet came in by (NO_DIR: sent by its host), + 1,
+ * when it has PFC (the packet is forwarded: by a switch, or by a host of
+ * a ring); 0 otherwise.  The arrival names it: the packet's path and the
+ * topology's ports are not read again. */
+static inline uint32_t pfc_ingress(const CsNet *net, uint32_t in) {
+  return in != NO_DIR && net->dirs[in].pfc ? in + 1 : 0;
 }
 
 /* ecn {kmin, kmax, pmax}: mark with RED's probability on the bytes the
@@ -392,8 +408,9 @@ static __attribute__((noinline)) bool ecn_curve_mark(LinkDir *d) {
   return cs_rng_uniform(&d->red_rng) < p;
 }
 
-/* Packet p is at a node and leaves by port `port`. */
-static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint32_t p, uint32_t port, const bool pfc) {
+/* Packet p is at a node, in by direction `in` (NO_DIR: from its host), and leaves by port `port`. */
+static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint32_t p, uint32_t port, uint32_t in_dir,
+                                                               const bool pfc) {
   CsTime now = cs_engine_now(net->engine);
   const CsPort *pt = &net->t->ports[port];
   LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
@@ -402,7 +419,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
   CsTime start = now > d->busy_until ? now : d->busy_until;
   if (start > now) { /* it would wait: does it fit, and what do RED and ECN say? */
     bool drop = false;
-    uint32_t ing = pfc ? pfc_ingress(net, pk) : 0;
+    uint32_t ing = pfc ? pfc_ingress(net, in_dir) : 0;
     LinkDir *in = ing ? &net->dirs[ing - 1] : NULL;
     if (in) { /* lossless: the ingress port's buffer, which PFC keeps from filling */
       if (in->ing_bytes + pk->bytes > (uint64_t)in->ing_cap) drop = true, net->pfc_overflows += pk->bytes;
@@ -471,12 +488,12 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
   return start;
 }
 
-static CsTime forward(CsNet *net, uint32_t p, uint32_t port) {
-  return net->pfc ? forward_as(net, p, port, true) : forward_as(net, p, port, false);
+static CsTime forward(CsNet *net, uint32_t p, uint32_t port, uint32_t in_dir) {
+  return net->pfc ? forward_as(net, p, port, in_dir, true) : forward_as(net, p, port, in_dir, false);
 }
 
-/* Packet p has arrived at node `node`, the far end of its last link. */
-static inline __attribute__((always_inline)) void arrive(CsNet *net, uint32_t p, uint32_t node) {
+/* Packet p has arrived at node `node` by direction `in`, the far end of its last link. */
+static inline __attribute__((always_inline)) void arrive(CsNet *net, uint32_t p, uint32_t node, uint32_t in) {
   Packet *pk = &net->pool[p];
   if (pk->hop == pk->hops) {
     net->counts[pk->kind].delivered++;
@@ -486,7 +503,7 @@ static inline __attribute__((always_inline)) void arrive(CsNet *net, uint32_t p,
     net->deliver[pk->kind](net, p);
     return;
   }
-  forward(net, p, g_array_index(net->arena, uint32_t, pk->path + pk->hop));
+  forward(net, p, g_array_index(net->arena, uint32_t, pk->path + pk->hop), in);
 }
 
 
@@ -503,7 +520,7 @@ static G_GNUC_NO_INLINE bool pfc_lost(CsNet *net, uint32_t di, uint32_t p) {
   return true;
 }
 
-static inline void arrive(CsNet *net, uint32_t p, uint32_t node);
+static inline void arrive(CsNet *net, uint32_t p, uint32_t node, uint32_t in);
 
 /* A pipe in a network with PFC: its event may be stale (a pause held the
  * packet it was for), the next packet may be held, a node with an XOFF out
@@ -519,7 +536,7 @@ static G_GNUC_NO_INLINE void on_pipe_pfc(CsNet *net, uint32_t di, uint32_t gen) 
   if (net->node_pausing[d->from_node]) catch_up_as(net, d, cs_engine_now(net->engine), true);
   if (d->pfc && d->loss.model != CS_LOSS_NONE && pfc_lost(net, di, p)) return;
   d->out_bytes += net->pool[p].bytes;
-  arrive(net, p, d->to_node);
+  arrive(net, p, d->to_node, di);
 }
 
 static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
@@ -545,7 +562,7 @@ static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   if (d->pipe.len > 0)
     cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di | (uint64_t)CS_RING_FRONT(d->pipe).packet << 32);
   d->out_bytes += net->pool[p].bytes;
-  arrive(net, p, d->to_node);
+  arrive(net, p, d->to_node, di);
 }
 
 CsTime cs_net_inject(CsNet *net, uint32_t p) {
@@ -554,7 +571,7 @@ CsTime cs_net_inject(CsNet *net, uint32_t p) {
   const CsPort *pt = &net->t->ports[port];
   const CsLink *l = &net->t->links[pt->link];
   net->node_injected[pt->dir ? l->b : l->a] += pk->bytes;
-  return forward(net, p, port);
+  return forward(net, p, port, NO_DIR);
 }
 
 

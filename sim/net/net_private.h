@@ -65,9 +65,10 @@ typedef struct {
   _Alignas(64) int64_t bandwidth; /* a cache-line multiple: dirs[] is indexed on every hop */
   CsTime latency;
   /* serialization: ends are computed from the bits sent since the busy
-   * period began, so rounding never accumulates */
+   * period began, so rounding never accumulates: those bits x 1e12 =
+   * period_ps x bandwidth + period_rem (period_rem < bandwidth) */
   CsTime period_start, busy_until;
-  uint64_t period_bits;
+  uint64_t period_ps, period_rem;
   uint64_t q_bytes;
   CsTime q_last; /* the time up to which queue_integral is summed */
   uint32_t to_node;

@@ -190,6 +190,56 @@ START_TEST(test_overflow) {
 }
 END_TEST
 
+/* A timer moved earlier again and again (cancel, schedule sooner) beside
+ * a few live events: the cancelled entries do not pile up in the queue
+ * (at most a quarter of it, once past 8), and the events still run in
+ * their order, the moved timer at its last time. */
+typedef struct {
+  CsEngine *e;
+  CsEventId timer;
+  CsTime timer_at;
+  int ticks, timer_runs;
+  size_t most_queued;
+  CsTime last;
+} Rearm;
+
+static void rearm_timer(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  Rearm *r = ctx;
+  ck_assert_int_eq(cs_engine_now(e), r->timer_at);
+  r->timer_runs++;
+}
+
+static void rearm_tick(CsEngine *e, void *ctx, uint64_t arg) {
+  Rearm *r = ctx;
+  ck_assert_int_ge(cs_engine_now(e), r->last);
+  r->last = cs_engine_now(e);
+  r->ticks++;
+  /* the timer comes 1 ps sooner each tick, far after every tick */
+  ck_assert(cs_engine_cancel(e, r->timer));
+  r->timer_at--;
+  r->timer = cs_engine_schedule_at(e, r->timer_at, rearm_timer, r, 0);
+  size_t q = cs_engine_queued(e);
+  if (q > r->most_queued) r->most_queued = q;
+  ck_assert_uint_le(cs_engine_pending(e), 4 + 1); /* the other chains' ticks and the timer */
+  if (arg + 5 < 1000) cs_engine_schedule(e, 5, rearm_tick, r, arg + 5);
+}
+
+START_TEST(test_cancelled_entries_dropped) {
+  Rearm r = {.e = cs_engine_new(), .timer_at = 1000000};
+  r.timer = cs_engine_schedule_at(r.e, r.timer_at, rearm_timer, &r, 0);
+  for (uint64_t k = 0; k < 5; k++) cs_engine_schedule_at(r.e, (CsTime)k, rearm_tick, &r, k);
+  ck_assert_int_eq(cs_engine_run(r.e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(r.timer_runs, 1);
+  ck_assert_int_eq(r.ticks, 1000); /* five chains of 200 */
+  ck_assert_int_eq(r.timer_at, 1000000 - 1000);
+  /* 6 live entries: without dropping, the ~1000 cancelled timers stayed queued */
+  ck_assert_uint_le(r.most_queued, 6 + 8);
+  ck_assert_uint_eq(cs_engine_queued(r.e), 0);
+  cs_engine_free(r.e);
+}
+END_TEST
+
 /* Randomized: a mix of schedule (from inside handlers, at random delays
  * including ties), cancel and limits; the execution order must equal the
  * reference: all surviving events sorted by (time, scheduling order). */
@@ -413,6 +463,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, test_zero_delay_fifo);
   tcase_add_test(tc, test_cancel);
   tcase_add_test(tc, test_cancel_from_handler);
+  tcase_add_test(tc, test_cancelled_entries_dropped);
   tcase_add_test(tc, test_time_limit);
   tcase_add_test(tc, test_stop);
   tcase_add_test(tc, test_overflow);

@@ -67,7 +67,9 @@ CsEventId cs_engine_schedule(CsEngine *engine, CsTime delay, CsEventFn fn,
  * (or a NULL fn) clears it. */
 void cs_engine_set_daemon(CsEngine *engine, CsTime when, CsEventFn fn, void *ctx);
 
-/* Cancel a pending event.  Returns true if it was pending. */
+/* Cancel a pending event.  Returns true if it was pending.  A cancelled
+ * event's entry stays queued until its time or until cancelled entries
+ * make a quarter of the queue (then they are all dropped at once). */
 bool cs_engine_cancel(CsEngine *engine, CsEventId id);
 /* Whether `id` is scheduled and neither executed nor cancelled. */
 bool cs_engine_is_pending(const CsEngine *engine, CsEventId id);
@@ -105,6 +107,8 @@ bool cs_engine_overflowed(const CsEngine *engine);
 uint64_t cs_engine_events_executed(const CsEngine *engine);
 /* Events scheduled and neither executed nor cancelled. */
 size_t cs_engine_pending(const CsEngine *engine);
+/* Entries in the queue: the pending events and the cancelled ones not yet dropped. */
+size_t cs_engine_queued(const CsEngine *engine);
 /* Time of the earliest pending event, or CS_TIME_MAX when none. */
 CsTime cs_engine_next_time(CsEngine *engine);
 

@@ -376,6 +376,30 @@ START_TEST(test_many_changes) {
 }
 END_TEST
 
+/* 6e. Ends set out of their order: 40 flows start at once, each alone
+ * on its links (w_k -> w_40+k; the ACKs go back on directions no data
+ * crosses), with sizes 1,000 KB + 25 KB x (17 k mod 40), so the refill
+ * sets their ends in an order that is not theirs: some go in front of
+ * the ends already set, some between them, some further back than the
+ * ring of ends takes (the heap).  Each is delivered at its own end,
+ * bits / 10 Gbps + two latencies + a packet's store-and-forward. */
+START_TEST(test_ends_out_of_order) {
+  GString *y = g_string_new("topology: {type: star, workers: 80}\n"
+                            "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                            "transport: {mtu: 1000B, header: 0B, ack: 1B, window: 100000}\n"
+                            "flows:\n");
+  for (int k = 0; k < 40; k++)
+    g_string_append_printf(y, "  - {src: w%d, dst: w%d, size: %dKB}\n", k, 40 + k, 1000 + 25 * ((17 * k) % 40));
+  Run r = run(y->str, "flow", NULL);
+  for (uint32_t k = 0; k < 40; k++) {
+    double bits = 8e3 * (1000 + 25 * ((17 * k) % 40));
+    ck_assert_double_eq_tol(end_s(&r, k), bits / 10e9 + 2e-6 + 8 * 1000 / 10e9, 2e-12);
+  }
+  done(&r);
+  g_string_free(y, TRUE);
+}
+END_TEST
+
 /* 7. Forgetting finished messages (no messages.csv) changes no figure:
  * a ring of 64 workers with two iterations (the first a warm-up, so the
  * summary's wire bytes count only the second's messages) gives the same
@@ -422,6 +446,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_delivery_order);
   tcase_add_test(tc, test_tie_order);
   tcase_add_test(tc, test_many_changes);
+  tcase_add_test(tc, test_ends_out_of_order);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -173,6 +173,8 @@ typedef struct {
   CS_RING(EndAt) ends_run;
   EndAt *ends;
   uint32_t n_ends, cap_ends;
+  const EndAt *ends_front; /* ends_first's answer, while ends_known (no entry set or dropped since) */
+  bool ends_known;
   uint32_t *bg_flow;                /* per background source: its flow */
   GHashTable *routes;               /* (src << 32 | dst) -> Route (shortest routing) */
   uint32_t *last_dst;               /* per host: the destination of its last route looked up */
@@ -309,6 +311,7 @@ static inline bool end_valid(const FlowNet *n, const EndAt *e) {
  * rebuilt), so that memory follows the flows in flight however often
  * their rates change. */
 static void ends_compact(FlowNet *n) {
+  n->ends_known = false;
   uint32_t k = 0;
   for (uint32_t i = 0; i < n->ends_run.len; i++)
     if (end_valid(n, &CS_RING_AT(n->ends_run, i))) CS_RING_AT(n->ends_run, k++) = CS_RING_AT(n->ends_run, i);
@@ -335,6 +338,7 @@ static inline void ends_check(FlowNet *n) {
 /* Flow fi's end is now its end_at (CS_TIME_MAX: none); the entries it set before are not in force. */
 static void ends_set(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
+  n->ends_known = false;
   f->end_ver++; /* the entries it set before are no longer in force */
   if (f->end_at == CS_TIME_MAX) return;
   EndAt x = {f->end_at, f->msg, fi, f->end_ver};
@@ -368,6 +372,7 @@ static inline bool ends_next_on_run(const FlowNet *n) {
 
 /* Drop the next entry (there is one). */
 static void ends_pop(FlowNet *n) {
+  n->ends_known = false;
   if (ends_next_on_run(n)) {
     CS_RING_POP(n->ends_run);
   } else {
@@ -379,12 +384,17 @@ static void ends_pop(FlowNet *n) {
 
 /* The next fluid end (entries no longer in force dropped), or NULL. */
 static const EndAt *ends_first(FlowNet *n) {
+  if (n->ends_known) return n->ends_front; /* an entry is valid until its flow sets another or it is dropped */
+  const EndAt *e = NULL;
   while (n->ends_run.len + n->n_ends > 0) {
-    const EndAt *e = ends_next_on_run(n) ? &CS_RING_FRONT(n->ends_run) : &n->ends[0];
-    if (end_valid(n, e)) return e;
+    e = ends_next_on_run(n) ? &CS_RING_FRONT(n->ends_run) : &n->ends[0];
+    if (end_valid(n, e)) break;
     ends_pop(n);
+    e = NULL;
   }
-  return NULL;
+  n->ends_front = e;
+  n->ends_known = true;
+  return e;
 }
 
 /* ---- live flows ---- */

@@ -401,8 +401,9 @@ static const EndAt *ends_first(FlowNet *n) {
 static void go_live(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   f->live = true;
-  for (uint32_t k = 0; k < f->route->n_fwd; k++) {
-    Dir *d = &n->dirs[f->route->dirs[k]];
+  const Route *r = f->route;
+  for (uint32_t k = 0, nf = r->n_fwd; k < nf; k++) {
+    Dir *d = &n->dirs[r->dirs[k]];
     if (d->n_uses == (d->cap_uses ? d->cap_uses : 2)) { /* full: out of line, or a larger array */
       uint32_t cap = d->cap_uses ? 2 * d->cap_uses : 8, *out = g_new(uint32_t, cap);
       memcpy(out, USES(d), sizeof(uint32_t) * d->n_uses);
@@ -416,35 +417,49 @@ static void go_live(FlowNet *n, uint32_t fi) {
 
 static void ack_changed(FlowNet *n, uint32_t di);
 
-/* Flow fi's rate becomes `rate`: its directions' data rates and its ACK load follow. */
-static void set_rate(FlowNet *n, Flow *f, double rate) {
+/* Flow fi's rate becomes `rate`: its directions' data rates and its ACK
+ * load follow (n_fwd and n_rev: the route's, constants where inlined). */
+static inline __attribute__((always_inline)) void set_rate_as(FlowNet *n, Flow *f, double rate, uint32_t n_fwd,
+                                                              uint32_t n_rev) {
   const Route *r = f->route;
   double old = f->rate;
   /* the loads and the flow's rate agree before what the ACK loads set off,
    * which may come back to this flow (two hosts that send to each other) */
   f->rate = rate;
   double t = (double)*n->clock * 1e-12;
-  for (uint32_t k = 0; k < r->n_fwd; k++) {
+  for (uint32_t k = 0; k < n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     double x = pos(d->data_rate + rate - old);
     d->bits_off += (x - d->data_rate) * t;
     d->data_rate = x;
   }
-  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
+  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     double x = pos(d->ack_load + (rate - old) * f->ack_w);
     d->bits_off += (x - d->ack_load) * t;
     d->ack_load = x;
   }
-  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) ack_changed(n, r->dirs[k]);
+  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) ack_changed(n, r->dirs[k]);
+}
+
+/* A host to a host through one switch (a star's every route) unrolled. */
+static void set_rate(FlowNet *n, Flow *f, double rate) {
+  const Route *r = f->route;
+  if (r->n_fwd == 2 && r->n_rev == 2) set_rate_as(n, f, rate, 2, 2);
+  else set_rate_as(n, f, rate, r->n_fwd, r->n_rev);
 }
 
 static void leave_live(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   set_rate(n, f, 0);
   f->live = false;
-  for (uint32_t k = 0; k < f->route->n_fwd; k++) {
-    Dir *d = &n->dirs[f->route->dirs[k]];
+  const Route *r = f->route;
+  for (uint32_t k = 0, nf = r->n_fwd; k < nf; k++) {
+    Dir *d = &n->dirs[r->dirs[k]];
+    if (d->n_uses == 1) { /* its own (most directions) */
+      d->n_uses = 0;
+      continue;
+    }
     uint32_t *uses = USES(d);
     for (uint32_t u = 0; u < d->n_uses; u++)
       if (uses[u] == fi) {
@@ -532,16 +547,20 @@ static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
  * ACK loads, or its own cap (what fill() would find, without the heap);
  * -1 when it shares a direction.  Its directions' ACK loads are then
  * those its rate was filled with. */
-static double alone_rate(FlowNet *n, const Flow *f) {
+static inline __attribute__((always_inline)) double alone_rate_as(FlowNet *n, const Flow *f, uint32_t n_fwd) {
   const Route *r = f->route;
   double rate = f->cap > 0 ? f->cap : 0;
-  for (uint32_t k = 0; k < r->n_fwd; k++) {
+  for (uint32_t k = 0; k < n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     if (d->n_uses != 1) return -1;
     rate = min2(rate, pos(d->capacity - d->ack_load));
   }
-  for (uint32_t k = 0; k < r->n_fwd; k++) n->dirs[r->dirs[k]].ack_seen = n->dirs[r->dirs[k]].ack_load;
+  for (uint32_t k = 0; k < n_fwd; k++) n->dirs[r->dirs[k]].ack_seen = n->dirs[r->dirs[k]].ack_load;
   return rate;
+}
+
+static double alone_rate(FlowNet *n, const Flow *f) {
+  return f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate_as(n, f, f->route->n_fwd);
 }
 
 /* A flow alone takes its rate with the component's flows, after the fill. */
@@ -847,8 +866,9 @@ static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
 /* The other live flows that share a data direction with flow fi: refilled. */
 static void neighbours_dirty(FlowNet *n, uint32_t fi) {
   const Route *r = n->flows[fi].route;
-  for (uint32_t k = 0; k < r->n_fwd; k++) {
+  for (uint32_t k = 0, nf = r->n_fwd; k < nf; k++) {
     const Dir *d = &n->dirs[r->dirs[k]];
+    if (d->n_uses == 1) continue; /* its own alone (fi is live on each of its directions) */
     for (uint32_t u = 0; u < d->n_uses; u++)
       if (USES(d)[u] != fi) mark_dirty(n, USES(d)[u]);
   }

@@ -257,6 +257,23 @@ START_TEST(time_overflow_ends_cleanly) {
 }
 END_TEST
 
+/* A packet whose serialization passes the end of simulated time (1 bit/s,
+ * 1,500 KB background packets): its end saturates at the end of time and
+ * the link's times never run backwards, so --check holds all along; the
+ * flow that waits behind it is abandoned after its timeouts, as any
+ * message that cannot get through (exit 1, not an internal error). */
+START_TEST(serialization_past_end_of_time) {
+  g_autofree char *f = scenario("serialization-overflow.yaml");
+  g_autofree char *out = tmpdir();
+  const char *args[] = {"run", "-q", "--check", f, "-o", out, NULL};
+  g_autofree char *o = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim(args, &o, &err), 1);
+  ck_assert_msg(strstr(err, "internal error") == NULL, "%s", err);
+  ck_assert_msg(strstr(err, "1 message was undeliverable") != NULL, "%s", err);
+  rm_rf(out);
+}
+END_TEST
+
 START_TEST(loss_of_one_gives_up_and_reports) {
   g_autofree char *f = scenario("loss-one.yaml");
   g_autofree char *out = tmpdir();
@@ -580,6 +597,7 @@ int main(void) {
   TCase *lim = tcase_create("limits");
   tcase_add_test(lim, routing_tables_refused_with_estimate);
   tcase_add_test(lim, time_overflow_ends_cleanly);
+  tcase_add_test(lim, serialization_past_end_of_time);
   tcase_add_test(lim, loss_of_one_gives_up_and_reports);
   tcase_add_test(lim, unwritable_output_folder);
   tcase_add_test(lim, sample_interval_bounded);

@@ -122,7 +122,9 @@ static inline CsTime transmit_end(LinkDir *d, CsTime start, uint32_t bytes) {
   }
   d->period_rem += r; /* < 2 x bandwidth, which is below 2^63 */
   if (d->period_rem >= bw) d->period_rem -= bw, q++;
-  d->period_ps = d->period_ps > (uint64_t)CS_TIME_MAX - q ? (uint64_t)CS_TIME_MAX : d->period_ps + q;
+  /* saturates at the end of time (period_ps never passes CS_TIME_MAX, so
+   * the difference does not wrap; q alone may pass it on a slow link) */
+  d->period_ps = q > (uint64_t)CS_TIME_MAX - d->period_ps ? (uint64_t)CS_TIME_MAX : d->period_ps + q;
   uint64_t t = d->period_ps + (d->period_rem > 0);
   if (G_UNLIKELY(t > (uint64_t)(CS_TIME_MAX - d->period_start))) return CS_TIME_MAX;
   return d->period_start + (CsTime)t;

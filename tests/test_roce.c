@@ -153,6 +153,14 @@ START_TEST(test_dcqcn_decay_table) {
   double before = cs_dcqcn_state(&b).alpha;
   cnp(&b, t + 60 * US);
   ck_assert_double_eq_tol(cs_dcqcn_state(&b).alpha, (1 - 1.0 / 256) * before * pow(1 - 1.0 / 256, 60) + 1.0 / 256, 1e-15);
+  /* an unprepared configuration with g = 0 (decay_g is 0 too): no decay, not a table of zeros */
+  CsCcConfig zero = dcqcn_cfg();
+  zero.dcqcn.g = 0;
+  CsCc z = {.cfg = &zero, .line_bps = 40000000000ULL, .max_cwnd = 4096};
+  cs_cc_dcqcn.init(&z);
+  cnp(&z, 1000 * US);
+  cnp(&z, 1057 * US);
+  ck_assert_double_eq(cs_dcqcn_state(&z).alpha, 1.0);
   /* g changed after the table was made: the table is not used */
   table.dcqcn.g = 1.0 / 16;
   before = cs_dcqcn_state(&b).alpha;

@@ -73,9 +73,10 @@ typedef struct {
   CsTime bbr_probe_rtt_interval; /* transport.bbr.probe_rtt_interval (10 s) */
   CsTime bbr_probe_rtt_time;     /* 200 ms */
   CsDcqcnSpec dcqcn;
-  /* pow(1 - dcqcn.g, k) for k < CS_DCQCN_DECAY_N, valid when decay_g ==
-   * dcqcn.g (cs_cc_config_prepare): alpha's decay at each CNP without a
-   * call to pow (a CNP comes some 50 periods after the last) */
+  /* pow(1 - dcqcn.g, k) for k < CS_DCQCN_DECAY_N, valid when decay_ready
+   * and decay_g == dcqcn.g (cs_cc_config_prepare): alpha's decay at each
+   * CNP without a call to pow (a CNP comes some 50 periods after the last) */
+  bool decay_ready;
   double decay_g;
   double decay[CS_DCQCN_DECAY_N];
 } CsCcConfig;

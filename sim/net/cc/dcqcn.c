@@ -125,7 +125,7 @@ static void decay_alpha(Dcqcn *d, const CsCcConfig *cfg, CsTime now) {
   const CsDcqcnSpec *p = &cfg->dcqcn;
   if (d->last_cut >= 0 && now - d->alpha_t >= p->alpha_period) { /* initial_alpha holds until the first CNP */
     CsTime k = (now - d->alpha_t) / p->alpha_period;
-    d->alpha *= k < CS_DCQCN_DECAY_N && cfg->decay_g == p->g ? cfg->decay[k] : pow(1.0 - p->g, (double)k);
+    d->alpha *= k < CS_DCQCN_DECAY_N && cfg->decay_ready && cfg->decay_g == p->g ? cfg->decay[k] : pow(1.0 - p->g, (double)k);
     d->alpha_t += k * p->alpha_period;
   }
 }
@@ -187,6 +187,7 @@ static void dcqcn_shift(CsCc *cc, CsTime delta) {
 }
 
 void cs_cc_config_prepare(CsCcConfig *cfg) {
+  cfg->decay_ready = true;
   cfg->decay_g = cfg->dcqcn.g;
   for (int k = 0; k < CS_DCQCN_DECAY_N; k++) cfg->decay[k] = pow(1.0 - cfg->dcqcn.g, (double)k);
 }

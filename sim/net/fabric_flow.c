@@ -54,9 +54,8 @@ typedef struct {
   double data_rate;             /* bit/s of its data flows now */
   double ack_load;              /* bit/s of ACKs now */
   double ack_seen;              /* the ACK load its data flows were last filled with */
-  /* bits carried by now = (data_rate + ack_load) x now - bits_off: a
-   * change of rate moves the offset, and no settling at each change */
-  double bits_off;
+  double bits;                  /* carried up to `settled` */
+  CsTime settled;
   union {                       /* live flows whose data cross it (USES): */
     uint32_t in[2];             /* up to two, in the line itself (most directions) */
     uint32_t *out;              /* more: an array of cap_uses */
@@ -213,8 +212,10 @@ static inline double min2(double a, double b) { return b < a ? b : a; }
 
 /* ---- bits carried ---- */
 
-static inline double dir_bits(const FlowNet *n, const Dir *d) {
-  return (d->data_rate + d->ack_load) * ((double)*n->clock * 1e-12) - d->bits_off;
+static void settle_dir(FlowNet *n, Dir *d) {
+  CsTime now = *n->clock;
+  if (now > d->settled) d->bits += (d->data_rate + d->ack_load) * (double)(now - d->settled) * 1e-12;
+  d->settled = now;
 }
 
 static void settle_flow(FlowNet *n, Flow *f) {
@@ -426,18 +427,15 @@ static inline __attribute__((always_inline)) void set_rate_as(FlowNet *n, Flow *
   /* the loads and the flow's rate agree before what the ACK loads set off,
    * which may come back to this flow (two hosts that send to each other) */
   f->rate = rate;
-  double t = (double)*n->clock * 1e-12;
   for (uint32_t k = 0; k < n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
-    double x = pos(d->data_rate + rate - old);
-    d->bits_off += (x - d->data_rate) * t;
-    d->data_rate = x;
+    settle_dir(n, d);
+    d->data_rate = pos(d->data_rate + rate - old);
   }
   for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
-    double x = pos(d->ack_load + (rate - old) * f->ack_w);
-    d->bits_off += (x - d->ack_load) * t;
-    d->ack_load = x;
+    settle_dir(n, d);
+    d->ack_load = pos(d->ack_load + (rate - old) * f->ack_w);
   }
   for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) ack_changed(n, r->dirs[k]);
 }
@@ -1079,7 +1077,8 @@ static void flow_stop_bg(void *impl) {
 static CsLinkStats flow_link_stats(void *impl, uint32_t link, int dir) {
   FlowNet *n = impl;
   Dir *d = &n->dirs[2 * link + (uint32_t)dir];
-  double bits = dir_bits(n, d);
+  settle_dir(n, d);
+  double bits = d->bits;
   CsLinkStats st = {0};
   st.bytes = (uint64_t)llround(bits / 8);
   st.busy = (CsTime)llround(bits / d->capacity * 1e12);
@@ -1093,7 +1092,8 @@ static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
     for (int dir = 0; dir < 2; dir++) {
       Dir *d = &n->dirs[2 * l + (uint32_t)dir];
       DirFill *x = &n->fills[2 * l + (uint32_t)dir];
-      double total = dir_bits(n, d), bits = total - x->sample_bits;
+      settle_dir(n, d);
+      double total = d->bits, bits = total - x->sample_bits;
       x->sample_bits = total;
       if (bits <= 0) continue;
       CsLinkSample s = {0};

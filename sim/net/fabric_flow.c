@@ -345,7 +345,8 @@ static void ends_set(FlowNet *n, uint32_t fi) {
   uint32_t len = n->ends_run.len;
   if (len == 0 || !ends_before(&x, &CS_RING_BACK(n->ends_run))) {
     CS_RING_PUSH(n->ends_run, 64, x);
-    return ends_check(n);
+    ends_check(n);
+    return;
   }
   /* A little before the ring's last: into its place on the ring.  Flows
    * that start within a few nanoseconds of each other at rates a

@@ -162,6 +162,7 @@ static bool red_drop(LinkDir *d, CsTime now, uint32_t bytes) {
 }
 
 static void on_pipe(CsEngine *e, void *ctx, uint64_t arg);
+static void on_pipe_pfc(CsEngine *e, void *ctx, uint64_t arg);
 
 /* Append to the pipe of direction `di`; the first in an empty pipe gets
  * the direction's event (a held packet gets it when its direction resumes). */
@@ -169,8 +170,10 @@ static inline __attribute__((always_inline)) void pipe_push(CsNet *net, uint32_t
   LinkDir *d = &net->dirs[di];
   CS_RING_PUSH(d->pipe, 64, (InPipe){arrive, p});
   /* without PFC the event names its packet (prefetched when it comes next); with it, the pipe's generation */
-  if (d->pipe.len == 1)
-    cs_engine_schedule_at(net->engine, arrive, on_pipe, net, di | (uint64_t)(net->pfc ? d->gen : p) << 32);
+  if (d->pipe.len == 1) {
+    if (net->pfc) cs_engine_schedule_at(net->engine, arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
+    else cs_engine_schedule_at(net->engine, arrive, on_pipe, net, di | (uint64_t)p << 32);
+  }
 }
 
 /* A packet held at a paused direction: it gets its event on resume. */
@@ -374,7 +377,8 @@ static void resume_dir(CsNet *net, uint32_t di, CsTime tr) {
   d->busy_until = t;
   d->held_n = 0;
   d->held_bytes = 0;
-  if (k > 0 && base == 0) cs_engine_schedule_at(net->engine, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di | (uint64_t)d->gen << 32);
+  if (k > 0 && base == 0)
+    cs_engine_schedule_at(net->engine, CS_RING_FRONT(d->pipe).arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
   cs_transport_wake(net);
 }
 
@@ -494,8 +498,10 @@ static CsTime forward(CsNet *net, uint32_t p, uint32_t port, uint32_t in_dir) {
   return net->pfc ? forward_as(net, p, port, in_dir, true) : forward_as(net, p, port, in_dir, false);
 }
 
-/* Packet p has arrived at node `node` by direction `in`, the far end of its last link. */
-static inline __attribute__((always_inline)) void arrive(CsNet *net, uint32_t p, uint32_t node, uint32_t in) {
+/* Packet p has arrived at node `node` by direction `in`, the far end of
+ * its last link (`pfc`: the network's, a constant where inlined). */
+static inline __attribute__((always_inline)) void arrive_as(CsNet *net, uint32_t p, uint32_t node, uint32_t in,
+                                                            const bool pfc) {
   Packet *pk = &net->pool[p];
   if (pk->hop == pk->hops) {
     net->counts[pk->kind].delivered++;
@@ -505,7 +511,7 @@ static inline __attribute__((always_inline)) void arrive(CsNet *net, uint32_t p,
     net->deliver[pk->kind](net, p);
     return;
   }
-  forward(net, p, g_array_index(net->arena, uint32_t, pk->path + pk->hop), in);
+  forward_as(net, p, g_array_index(net->arena, uint32_t, pk->path + pk->hop), in, pfc);
 }
 
 
@@ -522,33 +528,32 @@ static G_GNUC_NO_INLINE bool pfc_lost(CsNet *net, uint32_t di, uint32_t p) {
   return true;
 }
 
-static inline void arrive(CsNet *net, uint32_t p, uint32_t node, uint32_t in);
-
-/* A pipe in a network with PFC: its event may be stale (a pause held the
- * packet it was for), the next packet may be held, a node with an XOFF out
- * retires what has left its queue (its counts fall), and loss on a PFC
- * link is drawn on arrival. */
-static G_GNUC_NO_INLINE void on_pipe_pfc(CsNet *net, uint32_t di, uint32_t gen) {
+/* A pipe in a network with PFC (its own event function, the arrival and
+ * the next hop inlined for PFC: the generic one's call and frame were a
+ * tenth of a roce run's hop): its event may be stale (a pause held the
+ * packet it was for; the argument is the pipe's generation), the next
+ * packet may be held, a node with an XOFF out retires what has left its
+ * queue (its counts fall), and loss on a PFC link is drawn on arrival. */
+static void on_pipe_pfc(CsEngine *e, void *ctx, uint64_t arg) {
+  CsNet *net = ctx;
+  uint32_t di = (uint32_t)arg;
   LinkDir *d = &net->dirs[di];
-  if (gen != d->gen) return;
+  if ((uint32_t)(arg >> 32) != d->gen) return;
   uint32_t p = CS_RING_FRONT(d->pipe).packet;
   CS_RING_POP(d->pipe);
   if (d->pipe.len > 0 && CS_RING_FRONT(d->pipe).arrive != CS_HELD)
-    cs_engine_schedule_at(net->engine, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di | (uint64_t)d->gen << 32);
-  if (net->node_pausing[d->from_node]) catch_up_as(net, d, cs_engine_now(net->engine), true);
+    cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
+  if (net->node_pausing[d->from_node]) catch_up_as(net, d, cs_engine_now(e), true);
   if (d->pfc && d->loss.model != CS_LOSS_NONE && pfc_lost(net, di, p)) return;
   d->out_bytes += net->pool[p].bytes;
-  arrive(net, p, d->to_node, di);
+  arrive_as(net, p, d->to_node, di, true);
 }
 
+/* A pipe in a network without PFC: the argument names its packet. */
 static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   CsNet *net = ctx;
   uint32_t di = (uint32_t)arg;
   LinkDir *d = &net->dirs[di];
-  if (G_UNLIKELY(net->pfc)) {
-    on_pipe_pfc(net, di, (uint32_t)(arg >> 32));
-    return;
-  }
   /* a network larger than the cache: what the next event is likely to
    * read, asked for while this one runs (at 1,024 hosts a hop waited on
    * its packet's line for most of its time) */
@@ -564,7 +569,7 @@ static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   if (d->pipe.len > 0)
     cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di | (uint64_t)CS_RING_FRONT(d->pipe).packet << 32);
   d->out_bytes += net->pool[p].bytes;
-  arrive(net, p, d->to_node, di);
+  arrive_as(net, p, d->to_node, di, false);
 }
 
 CsTime cs_net_inject(CsNet *net, uint32_t p) {

@@ -221,6 +221,26 @@ START_TEST(test_set_overrides) {
   ck_assert_ptr_null(cs_scenario_load_string(minimal, "m.yaml", sets4, &e));
   ck_assert_str_eq(e->message, "--set topology.type.x=1: error: cannot set 'topology.type.x': the part before 'x' is a value, not a map");
   g_clear_error(&e);
+  /* a map written {...}: a new key, and one that replaces what the file had */
+  const char *sets5[] = {"defaults.buffer=512KB", "defaults.pfc={xoff: 200KB, xon: 160KB}", NULL};
+  g_autoptr(CsScenario) s5 = cs_scenario_load_string(minimal, "m.yaml", sets5, &e);
+  ck_assert_msg(s5 != NULL, "%s", e ? e->message : "");
+  ck_assert_int_eq(s5->defaults.pfc_xoff, 200000);
+  ck_assert_int_eq(s5->defaults.pfc_xon, 160000);
+  const char *sets6[] = {"topology={type: star, workers: 5}", NULL};
+  g_autoptr(CsScenario) s6 = cs_scenario_load_string(minimal, "m.yaml", sets6, &e);
+  ck_assert_msg(s6 != NULL, "%s", e ? e->message : "");
+  ck_assert_int_eq(s6->topology.workers, 5);
+  /* its keys meet the file's checks; what YAML refuses names the character */
+  const char *sets7[] = {"defaults.pfc={xoff: 200KB, xonn: 160KB}", NULL};
+  ck_assert_ptr_null(cs_scenario_load_string(minimal, "m.yaml", sets7, &e));
+  ck_assert_str_eq(e->message, "--set defaults.pfc={xoff: 200KB, xonn: 160KB}: error: unknown key 'xonn' in 'defaults.pfc' (did you mean 'xon'?)");
+  g_clear_error(&e);
+  const char *sets8[] = {"defaults.pfc={xoff: 1, xoff: 2}", NULL};
+  ck_assert_ptr_null(cs_scenario_load_string(minimal, "m.yaml", sets8, &e));
+  ck_assert_str_eq(e->message, "--set defaults.pfc={xoff: 1, xoff: 2}: error: a value written {...} is a YAML map: "
+                               "duplicate key 'xoff' (first given at line 1) (at character 11 of the value)");
+  g_clear_error(&e);
 }
 END_TEST
 

@@ -492,9 +492,43 @@ static bool parse_index(const char *s, guint *out) {
   return true;
 }
 
-/* A --set value: a scalar, or "[a, b, c]" for a list of scalars. */
-static CsYamlNode *value_node(const char *value, const char *origin) {
+/* Where a --set value's nodes are: the --set itself (no line of a file). */
+static void at_origin(CsYamlNode *n, const char *origin) {
+  n->origin = origin;
+  n->line = n->col = n->anchor_line = n->anchor_col = 0;
+  if (n->keys)
+    for (guint i = 0; i < n->keys->len; i++) at_origin(n->keys->pdata[i], origin);
+  if (n->items)
+    for (guint i = 0; i < n->items->len; i++) at_origin(n->items->pdata[i], origin);
+}
+
+/* A --set value: a scalar, "[a, b, c]" for a list of scalars, or
+ * "{k: v, ...}" for a map (read as YAML: nested maps and lists too).
+ * NULL with *error set when a map does not read. */
+static CsYamlNode *value_node(const char *value, const char *origin, GError **error) {
   size_t len = strlen(value);
+  if (len >= 2 && value[0] == '{' && value[len - 1] == '}') {
+    GError *e = NULL;
+    CsYamlDoc *v = cs_yaml_load_string(value, len, origin, &e);
+    if (!v || !v->root || v->root->kind != CS_YAML_MAP) {
+      /* the reader's message is "ORIGIN:1:COLUMN: error: WHAT": the --set is one line */
+      const char *what = e ? e->message : "it is not a map";
+      int line = 0, col = 0;
+      if (e && g_str_has_prefix(what, origin) && sscanf(what + strlen(origin), ":%d:%d:", &line, &col) == 2 &&
+          strstr(what, "error: "))
+        what = strstr(what, "error: ") + strlen("error: ");
+      g_autofree char *at = col > 0 ? g_strdup_printf(" (at character %d of the value)", col) : g_strdup("");
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "%s: error: a value written {...} is a YAML map: %s%s",
+                  origin, what, at);
+      g_clear_error(&e);
+      cs_yaml_doc_free(v);
+      return NULL;
+    }
+    CsYamlNode *map = node_copy(v->root, NULL);
+    at_origin(map, origin); /* the copy's origins were the value's document's */
+    cs_yaml_doc_free(v);
+    return map;
+  }
   if (len >= 2 && value[0] == '[' && value[len - 1] == ']') {
     CsYamlNode *seq = node_new(CS_YAML_SEQ, origin, 0, 0);
     g_autofree char *inner = g_strndup(value + 1, len - 2);
@@ -541,8 +575,10 @@ bool cs_yaml_set_path(CsYamlDoc *doc, const char *path, const char *value, const
         return false;
       }
       if (last) {
+        CsYamlNode *v = value_node(value, origin, error);
+        if (!v) return false;
         node_free(cur->items->pdata[idx]);
-        cur->items->pdata[idx] = value_node(value, origin);
+        cur->items->pdata[idx] = v;
         return true;
       }
       cur = cur->items->pdata[idx];
@@ -556,20 +592,24 @@ bool cs_yaml_set_path(CsYamlDoc *doc, const char *path, const char *value, const
     for (guint j = 0; j < cur->keys->len; j++)
       if (strcmp(((CsYamlNode *)cur->keys->pdata[j])->text, part) == 0) {
         if (last) {
+          CsYamlNode *v = value_node(value, origin, error);
+          if (!v) return false;
           node_free(cur->items->pdata[j]);
-          cur->items->pdata[j] = value_node(value, origin);
+          cur->items->pdata[j] = v;
           return true;
         }
         next = cur->items->pdata[j];
         break;
       }
     if (!next) {
+      if (last) {
+        next = value_node(value, origin, error);
+        if (!next) return false;
+      }
       CsYamlNode *k = node_new(CS_YAML_SCALAR, origin, 0, 0);
       k->text = g_strdup(part);
       k->plain = true;
-      if (last) {
-        next = value_node(value, origin);
-      } else {
+      if (!last) {
         next = node_new(CS_YAML_MAP, origin, 0, 0);
       }
       g_ptr_array_add(cur->keys, k);

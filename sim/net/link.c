@@ -22,7 +22,18 @@
 
 uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind) {
   uint32_t p;
-  CS_POOL_TAKE(net->pool, net->pool_len, net->pool_cap, net->free_head, next_free, 1024, p);
+  if (G_LIKELY(net->n_free > 0)) {
+    p = net->free_slots[--net->n_free];
+    /* the slot the next packet takes, asked for now: its line is written then */
+    if (net->n_free > 0) __builtin_prefetch(&net->pool[net->free_slots[net->n_free - 1]], 1);
+  } else {
+    if (net->pool_len == net->pool_cap) {
+      net->pool_cap = net->pool_cap ? 2 * net->pool_cap : 1024;
+      net->pool = g_renew(Packet, net->pool, net->pool_cap);
+      net->free_slots = g_renew(uint32_t, net->free_slots, net->pool_cap); /* room for every slot */
+    }
+    p = net->pool_len++;
+  }
   net->counts[kind].sent++;
   net->counts[kind].in_flight++;
   Packet *pk = &net->pool[p];
@@ -39,7 +50,7 @@ void cs_net_packet_free(CsNet *net, uint32_t p) {
     Message *f = &net->msgs[pk->owner];
     if (--f->refs == 0 && G_UNLIKELY(f->done)) cs_transport_zombie_check(net, pk->owner);
   }
-  CS_POOL_PUT(net->pool, net->free_head, next_free, p);
+  net->free_slots[net->n_free++] = p;
 }
 
 /* ---- paths ---- */
@@ -726,8 +737,7 @@ static bool check_packets(const CsNet *net, GError **error) {
                             names[k], c->sent, c->delivered, c->dropped, c->lost, c->in_flight);
   }
   /* the pool: every slot is alive or on the free list */
-  uint64_t free_slots = 0;
-  for (uint32_t p = net->free_head; p != NO_PACKET; p = net->pool[p].next_free) free_slots++;
+  uint64_t free_slots = net->n_free;
   uint64_t drops = 0, losses = 0, packets = 0;
   for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
     drops += net->dirs[i].st.drops;
@@ -750,7 +760,7 @@ static bool check_packets(const CsNet *net, GError **error) {
  * reused when they reach 0). */
 static bool check_owners(const CsNet *net, GError **error) {
   uint8_t *is_free = g_new0(uint8_t, net->pool_len + 1);
-  for (uint32_t p = net->free_head; p != NO_PACKET; p = net->pool[p].next_free) is_free[p] = 1;
+  for (uint32_t i = 0; i < net->n_free; i++) is_free[net->free_slots[i]] = 1;
   uint32_t *named = g_new0(uint32_t, net->n_msgs + 1);
   bool ok = true;
   for (uint32_t p = 0; ok && p < net->pool_len; p++) {

@@ -16,7 +16,6 @@ CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *cfg, const CsTopology *t,
   net->seed = cfg->seed;
   net->t = t;
   net->routes = r;
-  net->free_head = NO_PACKET;
   net->free_msg = UINT32_MAX; /* no free message slot */
   net->arena = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   net->node_injected = g_new0(uint64_t, t->n_nodes + 1);
@@ -76,6 +75,7 @@ void cs_net_free(CsNet *net) {
   g_free(net->node_delivered);
   g_array_free(net->arena, TRUE);
   g_free(net->pool);
+  g_free(net->free_slots);
   cs_transport_free(net);
   cs_hybrid_free(net->hybrid);
   g_free(net->bg);

@@ -12,7 +12,6 @@
 
 enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
 typedef struct CsHybrid CsHybrid; /* hybrid.c */
-#define NO_PACKET CS_POOL_NONE /* the pool of packets: ring.h's macros */
 enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8, F_DSACK = 16,
        F_NACK = 32, /* roce: the receiver saw a gap (seq: what it expects; sack: what it got) */
        F_CNP = 64 }; /* roce: a congestion notification, not an acknowledgement */
@@ -29,7 +28,6 @@ typedef struct {
   uint16_t hop, hops;
   uint8_t kind, flags;
   uint32_t xmit;      /* data: the sender's transmission number; ack: echoed */
-  uint32_t next_free;
 } Packet;
 
 /* A packet waiting in an egress queue: when it will start transmitting
@@ -290,7 +288,11 @@ struct CsNet {
   LinkDir *dirs; /* 2 per link */
   GArray *arena; /* uint32_t ports of every path */
   Packet *pool;
-  uint32_t pool_len, pool_cap, free_head;
+  uint32_t pool_len, pool_cap;
+  /* the free slots, a stack beside the pool (the last freed is taken
+   * first): taking one reads none of the pool, whose slots freed long ago
+   * a run of thousands of hosts finds out of the cache */
+  uint32_t *free_slots, n_free;
   /* the pool's capacity from which an arrival prefetches the next one's
    * packet and direction: where packets and directions together pass the
    * second-level cache (cs_link_init) */

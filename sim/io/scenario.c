@@ -1170,6 +1170,9 @@ static bool read_sweep(const CsYamlNode *v, CsScenario *s, GError **error) {
       char **vals = g_new0(char *, nk + 1);
       g_ptr_array_add(ax.values, vals);
       if (nk == 1) {
+        if (item->kind != CS_YAML_SCALAR)
+          FAIL_AT(item, "%s must be a value, not %s: a value in quotes, written [a, b] or {k: v}, sets a list or a map "
+                  "(as with --set), such as \"{xoff: 200KB, xon: 160KB}\"", kp, cs_yaml_kind_name(item->kind));
         const char *t = scalar_text(item, kp, error);
         if (!t) return false;
         vals[0] = g_strdup(t);

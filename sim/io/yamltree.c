@@ -514,9 +514,9 @@ static CsYamlNode *value_node(const char *value, const char *origin, GError **er
       /* the reader's message is "ORIGIN:1:COLUMN: error: WHAT": the --set is one line */
       const char *what = e ? e->message : "it is not a map";
       int line = 0, col = 0;
-      if (e && g_str_has_prefix(what, origin) && sscanf(what + strlen(origin), ":%d:%d:", &line, &col) == 2 &&
-          strstr(what, "error: "))
-        what = strstr(what, "error: ") + strlen("error: ");
+      const char *tail = e && g_str_has_prefix(what, origin) ? what + strlen(origin) : NULL; /* past the value */
+      if (tail && sscanf(tail, ":%d:%d:", &line, &col) == 2 && strstr(tail, "error: "))
+        what = strstr(tail, "error: ") + strlen("error: ");
       g_autofree char *at = col > 0 ? g_strdup_printf(" (at character %d of the value)", col) : g_strdup("");
       g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "%s: error: a value written {...} is a YAML map: %s%s",
                   origin, what, at);
@@ -558,27 +558,31 @@ bool cs_yaml_set_path(CsYamlDoc *doc, const char *path, const char *value, const
     return false;
   }
   g_auto(GStrv) parts = g_strsplit(path, ".", -1);
+  for (guint i = 0; parts[i]; i++)
+    if (!*parts[i]) {
+      cs_yaml_error(error, &where, "'%s' has an empty part", path);
+      return false;
+    }
+  /* the value first: what is refused leaves the document as it was (the
+   * walk below fails only on a part that exists, before it adds one) */
+  CsYamlNode *val = value_node(value, origin, error);
+  if (!val) return false;
   CsYamlNode *cur = doc->root;
   for (guint i = 0; parts[i]; i++) {
     const char *part = parts[i];
     bool last = parts[i + 1] == NULL;
-    if (!*part) {
-      cs_yaml_error(error, &where, "'%s' has an empty part", path);
-      return false;
-    }
     CsYamlNode *next = NULL;
     if (cur->kind == CS_YAML_SEQ) {
       guint idx;
       if (!parse_index(part, &idx) || idx >= cur->items->len) {
         cs_yaml_error(error, &where, "'%s' is a list of %u items: '%s' is not an index from 0 to %u",
                       path, cur->items->len, part, cur->items->len ? cur->items->len - 1 : 0);
+        node_free(val);
         return false;
       }
       if (last) {
-        CsYamlNode *v = value_node(value, origin, error);
-        if (!v) return false;
         node_free(cur->items->pdata[idx]);
-        cur->items->pdata[idx] = v;
+        cur->items->pdata[idx] = val;
         return true;
       }
       cur = cur->items->pdata[idx];
@@ -587,38 +591,31 @@ bool cs_yaml_set_path(CsYamlDoc *doc, const char *path, const char *value, const
     if (cur->kind != CS_YAML_MAP) {
       cs_yaml_error(error, &where, "cannot set '%s': the part before '%s' is %s, not a map", path,
                     part, cs_yaml_kind_name(cur->kind));
+      node_free(val);
       return false;
     }
     for (guint j = 0; j < cur->keys->len; j++)
       if (strcmp(((CsYamlNode *)cur->keys->pdata[j])->text, part) == 0) {
         if (last) {
-          CsYamlNode *v = value_node(value, origin, error);
-          if (!v) return false;
           node_free(cur->items->pdata[j]);
-          cur->items->pdata[j] = v;
+          cur->items->pdata[j] = val;
           return true;
         }
         next = cur->items->pdata[j];
         break;
       }
     if (!next) {
-      if (last) {
-        next = value_node(value, origin, error);
-        if (!next) return false;
-      }
       CsYamlNode *k = node_new(CS_YAML_SCALAR, origin, 0, 0);
       k->text = g_strdup(part);
       k->plain = true;
-      if (!last) {
-        next = node_new(CS_YAML_MAP, origin, 0, 0);
-      }
+      next = last ? val : node_new(CS_YAML_MAP, origin, 0, 0);
       g_ptr_array_add(cur->keys, k);
       g_ptr_array_add(cur->items, next);
       if (last) return true;
     }
     cur = next;
   }
-  return true;
+  return true; /* not reached: the last part returns */
 }
 
 bool cs_yaml_set(CsYamlDoc *doc, const char *assignment, GError **error) {

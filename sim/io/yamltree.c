@@ -524,8 +524,9 @@ static CsYamlNode *value_node(const char *value, const char *origin, GError **er
       cs_yaml_doc_free(v);
       return NULL;
     }
-    CsYamlNode *map = node_copy(v->root, NULL);
-    at_origin(map, origin); /* the copy's origins were the value's document's */
+    CsYamlNode *map = v->root; /* taken from the value's document, its origins made the --set's */
+    v->root = NULL;
+    at_origin(map, origin);
     cs_yaml_doc_free(v);
     return map;
   }

@@ -1079,10 +1079,9 @@ static CsLinkStats flow_link_stats(void *impl, uint32_t link, int dir) {
   FlowNet *n = impl;
   Dir *d = &n->dirs[2 * link + (uint32_t)dir];
   settle_dir(n, d);
-  double bits = d->bits;
   CsLinkStats st = {0};
-  st.bytes = (uint64_t)llround(bits / 8);
-  st.busy = (CsTime)llround(bits / d->capacity * 1e12);
+  st.bytes = (uint64_t)llround(d->bits / 8);
+  st.busy = (CsTime)llround(d->bits / d->capacity * 1e12);
   return st;
 }
 
@@ -1092,10 +1091,10 @@ static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
   for (uint32_t l = 0; l < n->t->n_links; l++)
     for (int dir = 0; dir < 2; dir++) {
       Dir *d = &n->dirs[2 * l + (uint32_t)dir];
-      DirFill *x = &n->fills[2 * l + (uint32_t)dir];
       settle_dir(n, d);
-      double total = d->bits, bits = total - x->sample_bits;
-      x->sample_bits = total;
+      DirFill *x = &n->fills[2 * l + (uint32_t)dir];
+      double bits = d->bits - x->sample_bits;
+      x->sample_bits = d->bits;
       if (bits <= 0) continue;
       CsLinkSample s = {0};
       s.bytes = (uint64_t)llround(bits / 8);

@@ -508,6 +508,50 @@ START_TEST(test_recv_from) {
 }
 END_TEST
 
+/* The ring's steps as its plan computes them (prepared pieces, indices
+ * by subtraction) against the textbook's (Patarasuk and Yuan): at step
+ * k < P-1 rank r sends piece (r - k) mod P and reduces piece
+ * (r - k - 1) mod P; at step P-1+j it forwards piece (r + 1 - j) mod P;
+ * piece i has n/P + 1 elements when i < n mod P.  Uneven pieces (n mod P
+ * of 0, 1 and P-1), fp16 halving the payload, and costs per element. */
+START_TEST(test_ring_steps_textbook) {
+  const uint64_t ns[] = {1000, 1001, 1006, 7};
+  for (uint32_t P = 1; P <= 8; P++)
+    for (size_t t = 0; t < G_N_ELEMENTS(ns); t++) {
+      CsCollSpec spec = {.kind = CS_COLL_RING, .n_workers = P, .elements = ns[t]};
+      cs_codec_params_init(&spec.codec);
+      spec.codec.method = CS_CODEC_FP16;
+      spec.cost = (CsCodecCost){.encode_ps = 1000, .decode_ps = 3000, .reduce_ps = 2000};
+      CsCollPlan *plan = cs_coll_plan_new(&spec);
+      ck_assert(plan->spec.pieces.known);
+      uint64_t n = ns[t];
+      for (uint32_t r = 0; r < P; r++) {
+        ck_assert_uint_eq(cs_coll_plan_len(plan, r), 2 * (P - 1) + 1);
+        for (uint32_t k = 0; k < 2 * (P - 1) + 1; k++) {
+          CsCollStep st = cs_coll_plan_step(plan, r, k);
+          uint64_t out = 0, in = 0;
+          CsTime cost = 0;
+          if (k + 1 < P) {
+            out = n / P + ((r + P - k) % P < n % P);
+            in = n / P + ((r + 2 * P - k - 1) % P < n % P);
+            cost = (CsTime)llround(6000.0 * (double)in);
+          } else if (k + 1 < 2 * P - 1) {
+            out = n / P + ((r + 1 + P - (k - (P - 1))) % P < n % P);
+          } else {
+            cost = (CsTime)llround(3000.0 * (double)n);
+          }
+          bool last = k + 1 == 2 * P - 1;
+          ck_assert_int_eq(st.send_to, last ? -1 : (int32_t)((r + 1) % P));
+          ck_assert_int_eq(st.recv_from, last ? -1 : (int32_t)((r + P - 1) % P));
+          ck_assert_uint_eq(st.send_bytes, last ? 0 : out ? 2 * out : 1); /* 16 bits an element; an empty piece sends 1 byte */
+          ck_assert_int_eq(st.compute, cost);
+        }
+      }
+      cs_coll_plan_free(plan);
+    }
+}
+END_TEST
+
 static Suite *coll_suite(void) {
   Suite *s = suite_create("collective");
   TCase *tc = tcase_create("core");
@@ -527,6 +571,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_compounded_error);
   tcase_add_test(tc, test_registry);
   tcase_add_test(tc, test_recv_from);
+  tcase_add_test(tc, test_ring_steps_textbook);
   suite_add_tcase(s, tc);
   return s;
 }

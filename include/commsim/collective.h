@@ -82,6 +82,16 @@ typedef struct {
   uint32_t chunks; /* tree: pieces pipelined */
   bool pull;       /* ps: send the sum back */
   uint32_t group;  /* workers per machine (topology.gpus_per_host); 0 or 1: one each */
+  /* Filled by the collective's prepare() in its plan's copy (zero
+   * elsewhere): what its step() would otherwise work out for every
+   * message.  The ring's pieces of n over P workers have two sizes,
+   * n / P + 1 (the first n % P) and n / P: their payloads and codec costs. */
+  struct {
+    bool known;
+    uint32_t rem;         /* n % P */
+    uint64_t bytes[2];    /* payload of a piece of n / P, n / P + 1 elements */
+    CsTime cost[2];       /* decode + reduce + encode of such a piece */
+  } pieces;
 } CsCollSpec;
 
 /* What an operation does, without running it: each participant's steps
@@ -159,6 +169,8 @@ struct CsCollectiveDef {
    * without its sizes and costs: a message's receiving step is looked up
    * once per message) */
   int32_t (*recv_from)(const CsCollSpec *spec, uint32_t p, uint32_t k);
+  /* optional, with step: fill spec->pieces once, in the plan's copy */
+  void (*prepare)(CsCollSpec *spec);
   /* its closed form, in words (commsim model) */
   const char *(*formula)(const CsCollSpec *spec);
   /* the closed form: evaluate the rounds of one operation (closed_form.h) */

@@ -196,7 +196,11 @@ CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec) {
   plan->n_parts = cs_coll_participants(spec);
   plan->def = cs_collective_def(spec->kind);
   plan->spec = *spec;
-  if (plan->def->step) return plan; /* computed when asked */
+  memset(&plan->spec.pieces, 0, sizeof plan->spec.pieces); /* this plan's own, if its collective fills them */
+  if (plan->def->step) { /* computed when asked */
+    if (plan->def->prepare) plan->def->prepare(&plan->spec);
+    return plan;
+  }
   plan->steps = g_new(GArray *, plan->n_parts);
   for (uint32_t p = 0; p < plan->n_parts; p++) plan->steps[p] = g_array_new(FALSE, FALSE, sizeof(Step));
   plan->def->build(plan, spec);

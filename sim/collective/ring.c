@@ -9,19 +9,45 @@ static uint32_t n_steps(const CsCollSpec *s, uint32_t p) {
   return 2 * (s->n_workers - 1) + 1;
 }
 
-/* Rank r's step k, computed when asked: P x 2(P-1) steps are not kept. */
-static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
-  uint32_t P = s->n_workers, next = (r + 1) % P, prev = (r + P - 1) % P;
+/* The pieces' payloads and costs, once per plan (a ring of P workers asks
+ * for P x 2(P-1) steps, and each asked the codec again). */
+static void prepare(CsCollSpec *s) {
+  uint32_t P = s->n_workers;
+  if (P == 0) return;
   const CsCodecCost *c = &s->cost;
-  if (k + 1 < P) { /* reduce-scatter */
-    uint64_t out = cs_coll_piece(s->elements, P, (r + P - k) % P), in = cs_coll_piece(s->elements, P, (r + 2 * P - k - 1) % P);
-    return (CsCollStep){(int32_t)next, (int32_t)prev, cs_coll_payload_bytes(&s->codec, out),
-                        cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, in), false, false};
+  uint64_t q = s->elements / P;
+  s->pieces.rem = (uint32_t)(s->elements % P);
+  for (int i = 0; i < 2; i++) {
+    s->pieces.bytes[i] = cs_coll_payload_bytes(&s->codec, q + (uint64_t)i);
+    s->pieces.cost[i] = cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, q + (uint64_t)i);
   }
-  if (k + 1 < 2 * P - 1) { /* all-gather: forward as received */
-    uint32_t j = k - (P - 1);
-    uint64_t out = cs_coll_piece(s->elements, P, (r + 1 + P - j) % P);
-    return (CsCollStep){(int32_t)next, (int32_t)prev, cs_coll_payload_bytes(&s->codec, out), 0, false, false};
+  s->pieces.known = true;
+}
+
+/* Rank r's step k, computed when asked: P x 2(P-1) steps are not kept.
+ * Indices modulo P by a subtraction, not a division (k < 2P - 2 here):
+ * piece i has n / P + 1 elements when i < n % P (cs_coll_piece). */
+static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
+  uint32_t P = s->n_workers, next = r + 1 == P ? 0 : r + 1, prev = r == 0 ? P - 1 : r - 1;
+  const CsCodecCost *c = &s->cost;
+  if (k + 1 < P) { /* reduce-scatter: send piece r - k, receive piece r - k - 1 (mod P) */
+    uint32_t out = r + P - k; /* in [r + 2, r + P] */
+    if (out >= P) out -= P;
+    uint32_t in = out == 0 ? P - 1 : out - 1;
+    if (s->pieces.known)
+      return (CsCollStep){(int32_t)next, (int32_t)prev, s->pieces.bytes[out < s->pieces.rem],
+                          s->pieces.cost[in < s->pieces.rem], false, false};
+    return (CsCollStep){(int32_t)next, (int32_t)prev, cs_coll_payload_bytes(&s->codec, cs_coll_piece(s->elements, P, out)),
+                        cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, cs_coll_piece(s->elements, P, in)), false,
+                        false};
+  }
+  if (k + 1 < 2 * P - 1) { /* all-gather: forward as received, piece r + 1 - j (mod P) */
+    uint32_t out = r + 1 + P - (k - (P - 1)); /* in [r + 3, r + 1 + P], at most 2P */
+    if (out >= P) out -= P;
+    if (out >= P) out -= P;
+    uint64_t bytes = s->pieces.known ? s->pieces.bytes[out < s->pieces.rem]
+                                     : cs_coll_payload_bytes(&s->codec, cs_coll_piece(s->elements, P, out));
+    return (CsCollStep){(int32_t)next, (int32_t)prev, bytes, 0, false, false};
   }
   return (CsCollStep){-1, -1, 0, cs_coll_cost(c->decode_ps, s->elements), false, false}; /* decode once */
 }
@@ -29,7 +55,7 @@ static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
 /* Whom rank r's step k waits for: the previous rank, but at the last step. */
 static int32_t recv_from(const CsCollSpec *s, uint32_t r, uint32_t k) {
   uint32_t P = s->n_workers;
-  return k + 1 < 2 * P - 1 ? (int32_t)((r + P - 1) % P) : -1;
+  return k + 1 < 2 * P - 1 ? (int32_t)(r == 0 ? P - 1 : r - 1) : -1;
 }
 
 /* One round: every rank sends its piece to the next at once. */
@@ -56,6 +82,7 @@ const CsCollectiveDef cs_coll_ring = {
     .n_steps = n_steps,
     .step = step,
     .recv_from = recv_from,
+    .prepare = prepare,
     .formula = formula,
     .model = model,
 };

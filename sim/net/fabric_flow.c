@@ -210,6 +210,17 @@ typedef struct {
 static inline double pos(double x) { return x > 0 ? x : 0; }
 static inline double min2(double a, double b) { return b < a ? b : a; }
 
+/* ceil(x) for x >= 0 (or +inf), as libm's, by truncation: x below 2^63
+ * converts exactly to an integer that is x or x's floor, and one more is
+ * exact below 2^53, past which every double is an integer.  (GCC expands
+ * ceil() without SSE4.1 into a longer sequence; a flow's end is set about
+ * twice per message.) */
+static inline double ceil_pos(double x) {
+  if (!(x < 9.2e18)) return x;
+  double t = (double)(int64_t)x;
+  return t < x ? t + 1 : t;
+}
+
 /* ---- bits carried ---- */
 
 static void settle_dir(FlowNet *n, Dir *d) {
@@ -353,14 +364,21 @@ static void ends_set(FlowNet *n, uint32_t fi) {
    * neighbour's ACKs set apart end out of order by about as much (at
    * 4,096 workers a fifth of the ends went into the heap, where they
    * waited a whole message at depths the cache does not hold). */
-  uint32_t i = len - 1; /* the entries from i on come after x */
-  while (i > 0 && len - i < END_INSERT && ends_before(&x, &CS_RING_AT(n->ends_run, i - 1))) i--;
+  /* The last entry copied one place on opens a hole at len - 1; the hole
+   * moves back past every later entry (they move on one) to x's place,
+   * in one pass over them (an insertion sort's). */
+  EndAt last = CS_RING_BACK(n->ends_run);
+  CS_RING_PUSH(n->ends_run, 64, last);
+  uint32_t i = len - 1; /* the hole; the entries after it come after x */
+  while (i > 0 && len - i < END_INSERT && ends_before(&x, &CS_RING_AT(n->ends_run, i - 1))) {
+    CS_RING_AT(n->ends_run, i) = CS_RING_AT(n->ends_run, i - 1);
+    i--;
+  }
   if (i == 0 || !ends_before(&x, &CS_RING_AT(n->ends_run, i - 1))) { /* its place: i */
-    EndAt last = CS_RING_BACK(n->ends_run);
-    for (uint32_t j = len - 1; j > i; j--) CS_RING_AT(n->ends_run, j) = CS_RING_AT(n->ends_run, j - 1);
     CS_RING_AT(n->ends_run, i) = x;
-    CS_RING_PUSH(n->ends_run, 64, last);
-  } else {
+  } else { /* deeper than END_INSERT (rare): the ring as it was, x into the heap */
+    for (; i < len; i++) CS_RING_AT(n->ends_run, i) = CS_RING_AT(n->ends_run, i + 1);
+    n->ends_run.len--;
     CS_HEAP_PUSH(n->ends, n->n_ends, n->cap_ends, 64, x, ends_before);
   }
   ends_check(n);
@@ -716,7 +734,7 @@ static void new_rate(FlowNet *n, Flow *f, double rate) {
   CsTime now = *n->clock;
   settle_flow(n, f);
   set_rate(n, f, rate);
-  double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil(f->remaining / f->rate * 1e12);
+  double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil_pos(f->remaining / f->rate * 1e12);
   CsTime end = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
   if (end == f->end_at) return; /* its entry holds */
   f->end_at = end;

@@ -456,7 +456,11 @@ static inline __attribute__((always_inline)) void set_rate_as(FlowNet *n, Flow *
     settle_dir(n, d);
     d->ack_load = pos(d->ack_load + (rate - old) * f->ack_w);
   }
-  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) ack_changed(n, r->dirs[k]);
+  /* a direction without data flows has no one to tell, and its ack_seen
+   * is set again when a flow there gets its rate (alone_rate, fill):
+   * before then it decides nothing (a flow that goes live is marked) */
+  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++)
+    if (n->dirs[r->dirs[k]].n_uses) ack_changed(n, r->dirs[k]);
 }
 
 /* A host to a host through one switch (a star's every route) unrolled. */

@@ -258,6 +258,7 @@ typedef struct {
   uint64_t n, cap;
   uint64_t *order;
   uint64_t n_order;
+  bool timers; /* half the events as timers (their own heap), at random */
 } World;
 
 static void rand_handler(CsEngine *e, void *ctx, uint64_t arg);
@@ -267,7 +268,10 @@ static void rand_schedule(World *w) {
   CsTime delay = (CsTime)cs_rng_below(&w->rng, 8) * 1000; /* many ties */
   uint64_t k = w->n++;
   w->ref[k] = (Ref){cs_engine_now(w->e) + delay, k, false, false};
-  w->ids[k] = cs_engine_schedule(w->e, delay, rand_handler, w, k);
+  if (w->timers && cs_rng_below(&w->rng, 2))
+    w->ids[k] = cs_engine_schedule_timer_at(w->e, cs_engine_now(w->e) + delay, rand_handler, w, k);
+  else
+    w->ids[k] = cs_engine_schedule(w->e, delay, rand_handler, w, k);
 }
 
 static void rand_handler(CsEngine *e, void *ctx, uint64_t arg) {
@@ -297,6 +301,7 @@ START_TEST(test_randomized_against_sorted_reference) {
   World w = {0};
   w.e = cs_engine_new();
   cs_rng_init(&w.rng, 42, (uint64_t)_i);
+  w.timers = _i >= 4; /* the same with timers mixed in: one order across both heaps */
   w.cap = 100000;
   w.ref = g_new(Ref, w.cap);
   w.ids = g_new(CsEventId, w.cap);
@@ -455,6 +460,75 @@ START_TEST(test_peek_arg) {
 }
 END_TEST
 
+/* Timers (their own heap) and events are one order: by time, then by
+ * scheduling order across both.  A timer that sets itself again from its
+ * handler keeps its turn; a cancelled timer does not run; counts,
+ * next_time and peek_arg see the timers. */
+static void timer_again(CsEngine *e, void *ctx, uint64_t arg) {
+  record(e, ctx, arg);
+  if (arg < 102) cs_engine_schedule_timer_at(e, cs_engine_now(e) + 10, timer_again, ctx, arg + 1);
+}
+
+START_TEST(test_timers) {
+  CsEngine *e = cs_engine_new();
+  Log log = {.n = 0};
+  cs_engine_schedule_at(e, 10, record, &log, 1);
+  cs_engine_schedule_timer_at(e, 10, record, &log, 2);
+  cs_engine_schedule_at(e, 10, record, &log, 3);
+  cs_engine_schedule_timer_at(e, 5, record, &log, 4);
+  CsEventId gone = cs_engine_schedule_timer_at(e, 7, record, &log, 5);
+  cs_engine_schedule_timer_at(e, 12, timer_again, &log, 100); /* at 12, 22, 32 */
+  cs_engine_schedule_at(e, 22, record, &log, 6);             /* before the timer set at 12 for 22 */
+  cs_engine_schedule_at(e, 30, record, &log, 7);
+  ck_assert_int_eq(cs_engine_pending(e), 8);
+  ck_assert_int_eq(cs_engine_next_time(e), 5);
+  ck_assert(cs_engine_cancel(e, gone));
+  ck_assert_int_eq(cs_engine_pending(e), 7);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  uint64_t want_arg[] = {4, 1, 2, 3, 100, 6, 101, 7, 102};
+  CsTime want_t[] = {5, 10, 10, 10, 12, 22, 22, 30, 32};
+  ck_assert_int_eq(log.n, 9);
+  for (int i = 0; i < 9; i++) {
+    ck_assert_uint_eq(log.arg[i], want_arg[i]);
+    ck_assert_int_eq(log.time[i], want_t[i]);
+  }
+  ck_assert_int_eq(cs_engine_pending(e), 0);
+  /* peek_arg: a timer that comes first hides the next `peeking` event */
+  Peek pk = {{0}};
+  cs_engine_schedule_at(e, 50, peeking, &pk, 0);
+  cs_engine_schedule_at(e, 70, peeking, &pk, 1);
+  ck_assert_uint_eq(cs_engine_peek_arg(e, peeking), 0);
+  cs_engine_schedule_timer_at(e, 40, record, &log, 8);
+  ck_assert_uint_eq(cs_engine_peek_arg(e, peeking), UINT64_MAX);
+  ck_assert_int_eq(cs_engine_next_time(e), 40);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(log.n, 10);
+  ck_assert_uint_eq(pk.seen[0], 1); /* at 50 the next is 70 */
+  cs_engine_free(e);
+}
+END_TEST
+
+/* A jump moves one context's timers with its events. */
+START_TEST(test_timers_jump) {
+  CsEngine *e = cs_engine_new();
+  Log a = {.n = 0}, b = {.n = 0};
+  cs_engine_schedule_timer_at(e, 10, record, &a, 1);
+  cs_engine_schedule_at(e, 20, record, &a, 2);
+  cs_engine_schedule_timer_at(e, 30, record, &b, 3);
+  ck_assert_int_eq(cs_engine_next_time_of(e, &a), 10);
+  ck_assert_int_eq(cs_engine_next_time_other(e, &a), 30);
+  ck_assert(!cs_engine_jump(e, &a, 31)); /* b's timer at 30 lies before 31 */
+  ck_assert(cs_engine_jump(e, &a, 15));  /* a's at 25 and 35 */
+  ck_assert_int_eq(cs_engine_next_time(e), 25);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(a.n, 2);
+  ck_assert_int_eq(a.time[0], 25);
+  ck_assert_int_eq(a.time[1], 35);
+  ck_assert_int_eq(b.time[0], 30);
+  cs_engine_free(e);
+}
+END_TEST
+
 static Suite *engine_suite(void) {
   Suite *s = suite_create("engine");
   TCase *tc = tcase_create("core");
@@ -467,11 +541,13 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, test_time_limit);
   tcase_add_test(tc, test_stop);
   tcase_add_test(tc, test_overflow);
-  tcase_add_loop_test(tc, test_randomized_against_sorted_reference, 0, 4);
+  tcase_add_loop_test(tc, test_randomized_against_sorted_reference, 0, 8);
   tcase_add_test(tc, test_daemon);
   tcase_add_test(tc, test_daemon_lets_hook_run);
   tcase_add_test(tc, test_deterministic);
   tcase_add_test(tc, test_peek_arg);
+  tcase_add_test(tc, test_timers);
+  tcase_add_test(tc, test_timers_jump);
   suite_add_tcase(s, tc);
   return s;
 }

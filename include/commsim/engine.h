@@ -55,6 +55,13 @@ void cs_engine_free(CsEngine *engine);
  * there and reports as usual. */
 CsEventId cs_engine_schedule_at(CsEngine *engine, CsTime when, CsEventFn fn,
                                 void *ctx, uint64_t arg);
+/* As cs_engine_schedule_at, for a timer: an event that mostly waits far
+ * ahead or is moved (a connection's retransmission timer, a queue pair's
+ * pacing).  Timers wait in a heap of their own, so that the many near
+ * events (a packet's arrival at the next hop) do not sift past them; the
+ * order of all events is the same: by time, then by scheduling order
+ * across both.  Cancelled, counted and jumped as any other event. */
+CsEventId cs_engine_schedule_timer_at(CsEngine *engine, CsTime when, CsEventFn fn, void *ctx, uint64_t arg);
 /* Schedule after `delay` (>= 0) from now; a delay past the end of
  * simulated time is treated as at CS_TIME_MAX (above). */
 CsEventId cs_engine_schedule(CsEngine *engine, CsTime delay, CsEventFn fn,

@@ -1,5 +1,11 @@
 /* engine.c - 4-ary heap of event keys over a pooled store of event bodies.
  *
+ * Timers (cs_engine_schedule_timer_at) have a heap of their own: a
+ * connection's retransmission timer sleeps far ahead, and in the one heap
+ * every packet's arrival sifted past them (an incast of 15 reno senders
+ * held 20 events, 15 of them such timers).  The run takes the earlier of
+ * the two tops.
+ *
  * Why this shape: the heap entries carry the whole ordering key (time,
  * sequence) so sifting never touches the pool; the pool is only read when
  * an event runs.  A handler that schedules while it runs (the common case:
@@ -46,6 +52,8 @@ struct CsEngine {
   HeapEntry *heap; /* = heap_block + HEAP_PAD */
   HeapEntry *heap_block;
   size_t heap_len, heap_cap;
+  HeapEntry *timers; /* the timers' heap (no sentinels) */
+  size_t timers_len, timers_cap;
   Slot *pool;
   uint32_t pool_len, pool_cap;
   uint32_t free_head;
@@ -55,6 +63,7 @@ struct CsEngine {
   /* The top entry is executing and may be overwritten by the first
    * schedule call of its handler (see file comment). */
   bool top_dead;
+  bool timer_dead; /* the same, for a timer that is executing (the timers' top) */
   bool stop;
   CsTime horizon; /* cs_engine_set_horizon: no jump passes it */
   bool overflow;
@@ -94,6 +103,13 @@ static void heap_resize(CsEngine *e, size_t cap) {
   e->heap_cap = cap;
 }
 
+/* The timers' storage: sentinels past the entries, as the heap's. */
+static void timers_resize(CsEngine *e, size_t cap) {
+  e->timers = g_renew(HeapEntry, e->timers, cap + HEAP_TAIL);
+  for (size_t i = e->timers_len; i < cap + HEAP_TAIL; i++) e->timers[i] = SENTINEL;
+  e->timers_cap = cap;
+}
+
 static inline CsEventId make_id(uint32_t slot, uint32_t gen) {
   return ((uint64_t)gen << 32) | (uint64_t)(slot + 1u);
 }
@@ -113,24 +129,30 @@ CsEngine *cs_engine_new(void) {
 void cs_engine_free(CsEngine *e) {
   if (!e) return;
   g_aligned_free(e->heap_block);
+  g_free(e->timers);
   g_free(e->pool);
   g_free(e);
 }
 
-static uint32_t slot_alloc(CsEngine *e) {
-  uint32_t s = e->free_head;
-  if (G_LIKELY(s != SLOT_END)) {
-    e->free_head = e->pool[s].next;
-    return s;
-  }
+static G_GNUC_NO_INLINE uint32_t slot_new(CsEngine *e) {
   if (e->pool_len == e->pool_cap) {
     if (e->pool_cap >= SLOT_END / 2) g_error("commsim: more than 2^31 pending events");
     e->pool_cap *= 2;
     e->pool = g_renew(Slot, e->pool, e->pool_cap);
   }
-  s = e->pool_len++;
+  uint32_t s = e->pool_len++;
   e->pool[s].gen = 1;
   return s;
+}
+
+/* A free slot (the last released), else a new one. */
+static inline uint32_t slot_alloc(CsEngine *e) {
+  uint32_t s = e->free_head;
+  if (G_LIKELY(s != SLOT_END)) {
+    e->free_head = e->pool[s].next;
+    return s;
+  }
+  return slot_new(e);
 }
 
 static inline void slot_release(CsEngine *e, uint32_t s) {
@@ -145,8 +167,7 @@ static inline void slot_release(CsEngine *e, uint32_t s) {
  * occupant is known after the first level: its pool slot is prefetched
  * then, so the miss on it overlaps the rest of the sift (at a million
  * pending events that miss was a fifth of the run time). */
-static inline void sift_down_root(CsEngine *e, size_t n, HeapEntry x) {
-  HeapEntry *h = e->heap;
+static inline void sift_down_in(HeapEntry *h, const Slot *pool, size_t n, HeapEntry x) {
   if (n <= 4) { /* the root's children alone (a flow run's heap holds a handful): as many compares as children */
     size_t best = 1;
     for (size_t j = 2; j < n; j++)
@@ -174,11 +195,13 @@ static inline void sift_down_root(CsEngine *e, size_t n, HeapEntry x) {
     size_t best = b01 ^ ((b01 ^ b23) & -(size_t)key_less(&h[b23], &h[b01]));
     if (!key_less(&h[best], &x)) break;
     h[i] = h[best];
-    if (i == 0) __builtin_prefetch(&e->pool[ENTRY_SLOT(h[0])]);
+    if (i == 0) __builtin_prefetch(&pool[ENTRY_SLOT(h[0])]);
     i = best;
   }
   h[i] = x;
 }
+
+static inline void sift_down_root(CsEngine *e, size_t n, HeapEntry x) { sift_down_in(e->heap, e->pool, n, x); }
 
 static inline void sift_up(HeapEntry *h, size_t i, HeapEntry x) {
   while (i > 0) {
@@ -205,9 +228,10 @@ static int cmp_entries(const void *a, const void *b) {
 
 /* Give the pending events sequence numbers 0..n-1 in their present order. */
 static void renumber(CsEngine *e) {
-  size_t n = e->heap_len;
+  size_t n = e->heap_len + e->timers_len;
   HeapEntry **by_key = g_new(HeapEntry *, n ? n : 1);
-  for (size_t i = 0; i < n; i++) by_key[i] = &e->heap[i];
+  for (size_t i = 0; i < e->heap_len; i++) by_key[i] = &e->heap[i];
+  for (size_t i = 0; i < e->timers_len; i++) by_key[e->heap_len + i] = &e->timers[i];
   qsort(by_key, n, sizeof *by_key, cmp_entries);
   for (size_t i = 0; i < n; i++)
     by_key[i]->order = ((uint64_t)i << 32) | ENTRY_SLOT(*by_key[i]);
@@ -215,14 +239,15 @@ static void renumber(CsEngine *e) {
   e->next_seq = n;
 }
 
-CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ctx,
-                                uint64_t arg) {
+/* A pool slot for the event and its heap entry; false past the end of
+ * simulated time (not scheduled: the run reports it only if it would
+ * have got there, see cs_engine_run). */
+static inline bool new_entry(CsEngine *e, CsTime when, CsEventFn fn, void *ctx, uint64_t arg, HeapEntry *x,
+                             uint32_t *slot) {
   g_assert(fn != NULL);
   if (G_UNLIKELY(when == CS_TIME_MAX)) {
-    /* past the end of simulated time: not scheduled; the run reports it
-     * only if it would have got there (see cs_engine_run) */
     e->overflow = true;
-    return CS_EVENT_NONE;
+    return false;
   }
   if (G_UNLIKELY(when < e->now))
     g_error("commsim: event scheduled in the past (%" G_GINT64_FORMAT " < %" G_GINT64_FORMAT " ps)",
@@ -234,7 +259,16 @@ CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ct
   sl->arg = arg;
   sl->next = SLOT_QUEUED;
   if (G_UNLIKELY(e->next_seq > UINT32_MAX)) renumber(e);
-  HeapEntry x = {when, (e->next_seq++ << 32) | s};
+  *x = (HeapEntry){when, (e->next_seq++ << 32) | s};
+  *slot = s;
+  return true;
+}
+
+CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ctx,
+                                uint64_t arg) {
+  HeapEntry x;
+  uint32_t s;
+  if (!new_entry(e, when, fn, ctx, arg, &x, &s)) return CS_EVENT_NONE;
   if (e->top_dead) {
     /* when >= now == time of every entry: x can take the root's place. */
     e->top_dead = false;
@@ -245,7 +279,31 @@ CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ct
     }
     sift_up(e->heap, e->heap_len++, x);
   }
-  return make_id(s, sl->gen);
+  return make_id(s, e->pool[s].gen);
+}
+
+static void sift_down_at(HeapEntry *h, size_t n, size_t i, HeapEntry x);
+
+CsEventId cs_engine_schedule_timer_at(CsEngine *e, CsTime when, CsEventFn fn, void *ctx, uint64_t arg) {
+  HeapEntry x;
+  uint32_t s;
+  if (!new_entry(e, when, fn, ctx, arg, &x, &s)) return CS_EVENT_NONE;
+  if (e->timer_dead) { /* an executing timer that sets itself again (a pacing queue pair): in its place */
+    e->timer_dead = false;
+    sift_down_in(e->timers, e->pool, e->timers_len, x);
+  } else {
+    if (G_UNLIKELY(e->timers_len == e->timers_cap)) timers_resize(e, e->timers_cap ? 2 * e->timers_cap : 64);
+    sift_up(e->timers, e->timers_len++, x);
+  }
+  return make_id(s, e->pool[s].gen);
+}
+
+/* Remove the timers' top entry (there is one). */
+static inline void timers_pop(CsEngine *e) {
+  size_t n = --e->timers_len;
+  HeapEntry x = e->timers[n];
+  e->timers[n] = SENTINEL;
+  if (n > 0) sift_down_in(e->timers, e->pool, n, x);
 }
 
 CsEventId cs_engine_schedule(CsEngine *e, CsTime delay, CsEventFn fn, void *ctx, uint64_t arg) {
@@ -282,19 +340,33 @@ static void sift_down_at(HeapEntry *h, size_t n, size_t i, HeapEntry x) {
  * far deadline earlier at every pause left some 100 of them beside 20 live
  * events (PFC incast, reno), and every pop sifted through them.  Keys are
  * unique, so the order of the events is the one they had. */
-static void purge_cancelled(CsEngine *e) {
-  settle_top(e); /* the running event's own entry first (its slot is already free) */
-  HeapEntry *h = e->heap;
+/* The heap property over h[0..n) from any order (Floyd). */
+static void heapify(HeapEntry *h, size_t n) {
+  for (size_t i = n > 1 ? (n - 2) / 4 + 1 : 0; i-- > 0;) sift_down_at(h, n, i, h[i]);
+}
+
+/* The live entries of h[0..n) kept (in place), the cancelled ones' slots released; the count kept. */
+static size_t drop_cancelled(CsEngine *e, HeapEntry *h, size_t n) {
   size_t k = 0;
-  for (size_t i = 0; i < e->heap_len; i++) {
+  for (size_t i = 0; i < n; i++) {
     uint32_t s = ENTRY_SLOT(h[i]);
     if (e->pool[s].fn == NULL) slot_release(e, s);
     else h[k++] = h[i];
   }
-  for (size_t i = k; i < e->heap_len; i++) h[i] = SENTINEL;
+  return k;
+}
+
+static void purge_cancelled(CsEngine *e) {
+  settle_top(e); /* the running event's own entry first (its slot is already free) */
+  size_t k = drop_cancelled(e, e->heap, e->heap_len);
+  for (size_t i = k; i < e->heap_len; i++) e->heap[i] = SENTINEL;
   e->heap_len = k;
+  heapify(e->heap, k);
+  k = drop_cancelled(e, e->timers, e->timers_len);
+  for (size_t i = k; i < e->timers_len; i++) e->timers[i] = SENTINEL;
+  e->timers_len = k;
+  heapify(e->timers, k);
   e->cancelled_pending = 0;
-  for (size_t i = k > 1 ? (k - 2) / 4 + 1 : 0; i-- > 0;) sift_down_at(h, k, i, h[i]);
 }
 
 bool cs_engine_cancel(CsEngine *e, CsEventId id) {
@@ -303,7 +375,7 @@ bool cs_engine_cancel(CsEngine *e, CsEventId id) {
   sl->fn = NULL;
   e->cancelled_pending++;
   /* a quarter of the heap dead: purge (each purge follows at least 8 cancels, so its cost per cancel is bounded) */
-  if (e->cancelled_pending >= 8 && 4 * e->cancelled_pending > e->heap_len) purge_cancelled(e);
+  if (e->cancelled_pending >= 8 && 4 * e->cancelled_pending > e->heap_len + e->timers_len) purge_cancelled(e);
   return true;
 }
 
@@ -316,13 +388,15 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
   while (!e->stop) {
     /* an event was dropped at the end of time: with nothing left before
      * it, the run has reached the end of time */
-    if (e->heap_len == 0) return e->overflow && until == CS_TIME_MAX ? CS_RUN_OVERFLOW : CS_RUN_EMPTY;
-    HeapEntry top = e->heap[0];
+    bool timer = e->timers_len > 0 && (e->heap_len == 0 || key_less(&e->timers[0], &e->heap[0]));
+    if (!timer && e->heap_len == 0) return e->overflow && until == CS_TIME_MAX ? CS_RUN_OVERFLOW : CS_RUN_EMPTY;
+    HeapEntry top = timer ? e->timers[0] : e->heap[0];
     uint32_t top_slot = ENTRY_SLOT(top);
     Slot *sl = &e->pool[top_slot];
     CsEventFn fn = sl->fn;
     if (G_UNLIKELY(fn == NULL)) { /* cancelled */
-      heap_pop(e);
+      if (timer) timers_pop(e);
+      else heap_pop(e);
       slot_release(e, top_slot);
       e->cancelled_pending--;
       continue;
@@ -347,11 +421,20 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
     slot_release(e, top_slot);
     e->now = top.time;
     e->executed++;
-    e->top_dead = true;
-    fn(e, ctx, arg);
-    if (e->top_dead) {
-      e->top_dead = false;
-      heap_pop(e);
+    if (G_UNLIKELY(timer)) {
+      e->timer_dead = true;
+      fn(e, ctx, arg);
+      if (e->timer_dead) {
+        e->timer_dead = false;
+        timers_pop(e);
+      }
+    } else {
+      e->top_dead = true;
+      fn(e, ctx, arg);
+      if (e->top_dead) {
+        e->top_dead = false;
+        heap_pop(e);
+      }
     }
     if (G_UNLIKELY(e->executed == e->hook_at)) {
       e->hook_at += e->hook_every;
@@ -369,6 +452,10 @@ uint64_t cs_engine_peek_arg(const CsEngine *e, CsEventFn fn) {
       if (key_less(&h[j], best)) best = &h[j];
   }
   if (best->time == CS_TIME_MAX) return UINT64_MAX; /* a sentinel: nothing pending there */
+  /* a timer first (the timers' top, or the least of its children while it runs) */
+  size_t t0 = e->timer_dead ? 1 : 0, t1 = e->timer_dead ? 5 : 1;
+  for (size_t j = t0; j < t1 && j < e->timers_len; j++)
+    if (key_less(&e->timers[j], best)) return UINT64_MAX;
   const Slot *sl = &e->pool[ENTRY_SLOT(*best)];
   return sl->fn == fn ? sl->arg : UINT64_MAX;
 }
@@ -392,10 +479,10 @@ _Static_assert(offsetof(struct CsEngine, now) == 0, "cs_engine_now reads the fir
 const CsTime *cs_engine_clock(const CsEngine *e) { return &e->now; }
 bool cs_engine_overflowed(const CsEngine *e) { return e->overflow; }
 uint64_t cs_engine_events_executed(const CsEngine *e) { return e->executed; }
-size_t cs_engine_queued(const CsEngine *e) { return e->heap_len - (e->top_dead ? 1 : 0); }
-size_t cs_engine_pending(const CsEngine *e) {
-  return e->heap_len - (e->top_dead ? 1 : 0) - e->cancelled_pending;
+size_t cs_engine_queued(const CsEngine *e) {
+  return e->heap_len + e->timers_len - (e->top_dead ? 1 : 0) - (e->timer_dead ? 1 : 0);
 }
+size_t cs_engine_pending(const CsEngine *e) { return cs_engine_queued(e) - e->cancelled_pending; }
 
 /* Drop the executing handler's own entry and cancelled entries at the top,
  * so the heap holds live events only at its root. */
@@ -404,9 +491,19 @@ static void settle_top(CsEngine *e) {
     e->top_dead = false;
     heap_pop(e);
   }
+  if (e->timer_dead) {
+    e->timer_dead = false;
+    timers_pop(e);
+  }
   while (e->heap_len > 0 && e->pool[ENTRY_SLOT(e->heap[0])].fn == NULL) {
     uint32_t s = ENTRY_SLOT(e->heap[0]);
     heap_pop(e);
+    slot_release(e, s);
+    e->cancelled_pending--;
+  }
+  while (e->timers_len > 0 && e->pool[ENTRY_SLOT(e->timers[0])].fn == NULL) {
+    uint32_t s = ENTRY_SLOT(e->timers[0]);
+    timers_pop(e);
     slot_release(e, s);
     e->cancelled_pending--;
   }
@@ -414,18 +511,24 @@ static void settle_top(CsEngine *e) {
 
 CsTime cs_engine_next_time(CsEngine *e) {
   settle_top(e); /* called from a handler: its own entry goes first */
-  return e->heap_len ? e->heap[0].time : CS_TIME_MAX;
+  CsTime t = e->heap_len ? e->heap[0].time : CS_TIME_MAX;
+  return e->timers_len && e->timers[0].time < t ? e->timers[0].time : t;
 }
 
 /* The earliest live event whose context is (mine) or is not (!mine) ctx,
  * before `t`. */
-static CsTime earliest(CsEngine *e, const void *ctx, bool mine, CsTime t) {
-  settle_top(e);
-  for (size_t i = 0; i < e->heap_len; i++) {
-    const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
-    if (sl->fn && (sl->ctx == ctx) == mine && e->heap[i].time < t) t = e->heap[i].time;
+static CsTime earliest_in(const CsEngine *e, const HeapEntry *h, size_t n, const void *ctx, bool mine, CsTime t) {
+  for (size_t i = 0; i < n; i++) {
+    const Slot *sl = &e->pool[ENTRY_SLOT(h[i])];
+    if (sl->fn && (sl->ctx == ctx) == mine && h[i].time < t) t = h[i].time;
   }
   return t;
+}
+
+static CsTime earliest(CsEngine *e, const void *ctx, bool mine, CsTime t) {
+  settle_top(e);
+  t = earliest_in(e, e->heap, e->heap_len, ctx, mine, t);
+  return earliest_in(e, e->timers, e->timers_len, ctx, mine, t);
 }
 
 CsTime cs_engine_next_time_other(CsEngine *e, const void *ctx) {
@@ -436,40 +539,40 @@ void cs_engine_set_horizon(CsEngine *e, CsTime t) { e->horizon = t; }
 
 CsTime cs_engine_next_time_of(CsEngine *e, const void *ctx) { return earliest(e, ctx, true, CS_TIME_MAX); }
 
+/* Can ctx's live entries of h[0..n) move by delta without reaching the end of time; are there any? */
+static bool jump_fits(const CsEngine *e, const HeapEntry *h, size_t n, const void *ctx, CsTime delta, bool *moved) {
+  for (size_t i = 0; i < n; i++) {
+    const Slot *sl = &e->pool[ENTRY_SLOT(h[i])];
+    if (sl->ctx != ctx || !sl->fn) continue;
+    if (cs_time_add(h[i].time, delta) == CS_TIME_MAX) return false;
+    *moved = true;
+  }
+  return true;
+}
+
+/* ctx's live entries of h[0..n) later by delta: the shifted and the
+ * unshifted events interleave anew, and the heap is rebuilt (keys
+ * unchanged otherwise). */
+static void jump_heap(const CsEngine *e, HeapEntry *h, size_t n, const void *ctx, CsTime delta) {
+  for (size_t i = 0; i < n; i++) {
+    const Slot *sl = &e->pool[ENTRY_SLOT(h[i])];
+    if (sl->ctx == ctx && sl->fn) h[i].time += delta;
+  }
+  heapify(h, n);
+}
+
 bool cs_engine_jump(CsEngine *e, const void *ctx, CsTime delta) {
   g_assert(delta >= 0);
   if (delta == 0) return true;
   CsTime to = cs_time_add(e->now, delta);
   if (to == CS_TIME_MAX || cs_engine_next_time_other(e, ctx) < to) return false;
-  bool moved = false;
-  for (size_t i = 0; i < e->heap_len; i++) { /* checked before anything moves */
-    const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
-    if (sl->ctx != ctx || !sl->fn) continue;
-    if (cs_time_add(e->heap[i].time, delta) == CS_TIME_MAX) return false;
-    moved = true;
-  }
+  bool moved = false; /* checked before anything moves */
+  if (!jump_fits(e, e->heap, e->heap_len, ctx, delta, &moved) ||
+      !jump_fits(e, e->timers, e->timers_len, ctx, delta, &moved))
+    return false;
   if (moved) {
-    for (size_t i = 0; i < e->heap_len; i++) {
-      const Slot *sl = &e->pool[ENTRY_SLOT(e->heap[i])];
-      if (sl->ctx == ctx && sl->fn) e->heap[i].time += delta;
-    }
-    /* the shifted and the unshifted events interleave anew: rebuild the
-     * heap bottom-up (Floyd), keys unchanged otherwise */
-    for (size_t i = e->heap_len; i-- > 0;) {
-      HeapEntry x = e->heap[i];
-      size_t j = i;
-      for (;;) {
-        size_t c = 4 * j + 1;
-        if (c >= e->heap_len) break;
-        size_t best = c, end = c + 4 < e->heap_len ? c + 4 : e->heap_len;
-        for (size_t k = c + 1; k < end; k++)
-          if (key_less(&e->heap[k], &e->heap[best])) best = k;
-        if (!key_less(&e->heap[best], &x)) break;
-        e->heap[j] = e->heap[best];
-        j = best;
-      }
-      e->heap[j] = x;
-    }
+    jump_heap(e, e->heap, e->heap_len, ctx, delta);
+    jump_heap(e, e->timers, e->timers_len, ctx, delta);
   }
   e->now = to;
   return true;

@@ -135,7 +135,7 @@ static void timer_update(CsNet *net, uint32_t ci) {
   if (!c->timer_event) {
     c->timer_event = true;
     c->timer_at = d;
-    c->timer_id = cs_engine_schedule_at(net->engine, d, on_conn_timer, net, ci);
+    c->timer_id = cs_engine_schedule_timer_at(net->engine, d, on_conn_timer, net, ci);
   }
 }
 

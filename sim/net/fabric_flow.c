@@ -555,10 +555,12 @@ static void ack_changed(FlowNet *n, uint32_t di) {
   if (fabs(d->ack_load - d->ack_seen) <= ACK_SLACK * d->capacity) return;
   if (n->rounds >= ACK_ROUNDS) return;
   d->ack_seen = d->ack_load;
-  if (d->n_uses == 1 && n->in_handler && n->ack_depth < ACK_DEPTH) {
-    Flow *f = &n->flows[USES(d)[0]];
+  if (d->n_uses == 1) {
+    uint32_t fi = USES(d)[0];
+    Flow *f = &n->flows[fi];
+    if (f->dirty) return; /* (at scale, most: the flows of an instant's round) */
     /* not one whose end is now: its end takes it off the directions first */
-    if (!f->dirty && f->end_at > *n->clock && (!n->filling || f->mark != n->pass)) {
+    if (n->in_handler && n->ack_depth < ACK_DEPTH && f->end_at > *n->clock && (!n->filling || f->mark != n->pass)) {
       double rate = alone_rate(n, f);
       if (rate >= 0) {
         n->ack_depth++;
@@ -567,6 +569,8 @@ static void ack_changed(FlowNet *n, uint32_t di) {
         return;
       }
     }
+    mark_dirty(n, fi);
+    return;
   }
   for (uint32_t u = 0; u < d->n_uses; u++) mark_dirty(n, USES(d)[u]);
 }

@@ -8,7 +8,8 @@
  * run.
  *
  * The queue is an array-based 4-ary min-heap of (time, sequence, slot)
- * keys; event bodies live in a growable pool recycled through a free list,
+ * keys, and a second one for timers (cs_engine_schedule_timer_at), the
+ * earlier of their tops running next; event bodies live in a growable pool recycled through a free list,
  * so scheduling does not call malloc once the pool has grown to the number
  * of events pending at once.  Cancelling is O(1): the event is marked and
  * skipped when its time comes (as ns-3's EventId::Cancel does).

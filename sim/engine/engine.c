@@ -52,7 +52,7 @@ struct CsEngine {
   HeapEntry *heap; /* = heap_block + HEAP_PAD */
   HeapEntry *heap_block;
   size_t heap_len, heap_cap;
-  HeapEntry *timers; /* the timers' heap (no sentinels) */
+  HeapEntry *timers; /* the timers' heap (sentinels past its entries, as the heap's) */
   size_t timers_len, timers_cap;
   Slot *pool;
   uint32_t pool_len, pool_cap;
@@ -282,8 +282,6 @@ CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ct
   return make_id(s, e->pool[s].gen);
 }
 
-static void sift_down_at(HeapEntry *h, size_t n, size_t i, HeapEntry x);
-
 CsEventId cs_engine_schedule_timer_at(CsEngine *e, CsTime when, CsEventFn fn, void *ctx, uint64_t arg) {
   HeapEntry x;
   uint32_t s;
@@ -335,11 +333,6 @@ static void sift_down_at(HeapEntry *h, size_t n, size_t i, HeapEntry x) {
   h[i] = x;
 }
 
-/* Drop every cancelled entry and rebuild the heap from the live ones.  A
- * cancelled entry otherwise waits for its time: a connection that moves a
- * far deadline earlier at every pause left some 100 of them beside 20 live
- * events (PFC incast, reno), and every pop sifted through them.  Keys are
- * unique, so the order of the events is the one they had. */
 /* The heap property over h[0..n) from any order (Floyd). */
 static void heapify(HeapEntry *h, size_t n) {
   for (size_t i = n > 1 ? (n - 2) / 4 + 1 : 0; i-- > 0;) sift_down_at(h, n, i, h[i]);
@@ -356,6 +349,11 @@ static size_t drop_cancelled(CsEngine *e, HeapEntry *h, size_t n) {
   return k;
 }
 
+/* Drop every cancelled entry and rebuild both heaps from the live ones.
+ * A cancelled entry otherwise waits for its time: a connection that moves
+ * a far deadline earlier at every pause left some 100 of them beside 20
+ * live events (PFC incast, reno), and every pop sifted through them.  Keys
+ * are unique, so the order of the events is the one they had. */
 static void purge_cancelled(CsEngine *e) {
   settle_top(e); /* the running event's own entry first (its slot is already free) */
   size_t k = drop_cancelled(e, e->heap, e->heap_len);

@@ -370,23 +370,25 @@ static void ends_set(FlowNet *n, uint32_t fi) {
    * neighbour's ACKs set apart end out of order by about as much (at
    * 4,096 workers a fifth of the ends went into the heap, where they
    * waited a whole message at depths the cache does not hold). */
-  /* The last entry copied one place on opens a hole at len - 1; the hole
-   * moves back past every later entry (they move on one) to x's place,
-   * in one pass over them (an insertion sort's). */
+  /* Further back than END_INSERT entries (the ring is in order, so x
+   * comes before every entry from there on): into the heap. */
+  if (len > END_INSERT && ends_before(&x, &CS_RING_AT(n->ends_run, len - END_INSERT - 1))) {
+    CS_HEAP_PUSH(n->ends, n->n_ends, n->cap_ends, 64, x, ends_before);
+    ends_check(n);
+    return;
+  }
+  /* Else its place is at most END_INSERT back: the last entry copied one
+   * place on opens a hole at len - 1, which moves back past every later
+   * entry (they move on one) to x's place, in one pass over them (an
+   * insertion sort's). */
   EndAt last = CS_RING_BACK(n->ends_run);
   CS_RING_PUSH(n->ends_run, 64, last);
   uint32_t i = len - 1; /* the hole; the entries after it come after x */
-  while (i > 0 && len - i < END_INSERT && ends_before(&x, &CS_RING_AT(n->ends_run, i - 1))) {
+  while (i > 0 && ends_before(&x, &CS_RING_AT(n->ends_run, i - 1))) {
     CS_RING_AT(n->ends_run, i) = CS_RING_AT(n->ends_run, i - 1);
     i--;
   }
-  if (i == 0 || !ends_before(&x, &CS_RING_AT(n->ends_run, i - 1))) { /* its place: i */
-    CS_RING_AT(n->ends_run, i) = x;
-  } else { /* deeper than END_INSERT (rare): the ring as it was, x into the heap */
-    for (; i < len; i++) CS_RING_AT(n->ends_run, i) = CS_RING_AT(n->ends_run, i + 1);
-    n->ends_run.len--;
-    CS_HEAP_PUSH(n->ends, n->n_ends, n->cap_ends, 64, x, ends_before);
-  }
+  CS_RING_AT(n->ends_run, i) = x;
   ends_check(n);
 }
 
@@ -407,7 +409,7 @@ static void ends_pop(FlowNet *n) {
   }
 }
 
-/* The entries of the ends that moved since the last look (end_later). */
+/* The entries of the ends that moved since the last look (new_rate). */
 static void ends_flush(FlowNet *n) {
   for (uint32_t i = 0; i < n->n_pend; i++) {
     uint32_t fi = n->pend[i];

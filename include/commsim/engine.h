@@ -113,6 +113,11 @@ const CsTime *cs_engine_clock(const CsEngine *engine);
 bool cs_engine_overflowed(const CsEngine *engine);
 /* Events executed so far (cancelled ones are not counted). */
 uint64_t cs_engine_events_executed(const CsEngine *engine);
+/* For tests: the next scheduling sequence number, so that a test reaches
+ * the renumbering at 2^32 (after which pending events are numbered anew
+ * in their order) without 2^32 schedules.  At most 2^32; seq must exceed
+ * every pending event's (use it on a new engine). */
+void cs_engine_set_next_seq(CsEngine *engine, uint64_t seq);
 /* Events scheduled and neither executed nor cancelled. */
 size_t cs_engine_pending(const CsEngine *engine);
 /* Entries in the queue: the pending events and the cancelled ones not yet dropped. */

@@ -477,6 +477,10 @@ _Static_assert(offsetof(struct CsEngine, now) == 0, "cs_engine_now reads the fir
 const CsTime *cs_engine_clock(const CsEngine *e) { return &e->now; }
 bool cs_engine_overflowed(const CsEngine *e) { return e->overflow; }
 uint64_t cs_engine_events_executed(const CsEngine *e) { return e->executed; }
+void cs_engine_set_next_seq(CsEngine *e, uint64_t seq) {
+  g_assert(seq <= (uint64_t)UINT32_MAX + 1 && seq >= e->next_seq);
+  e->next_seq = seq;
+}
 size_t cs_engine_queued(const CsEngine *e) {
   return e->heap_len + e->timers_len - (e->top_dead ? 1 : 0) - (e->timer_dead ? 1 : 0);
 }

@@ -196,6 +196,15 @@ START_TEST(test_link_overrides) {
 }
 END_TEST
 
+/* `yaml` with one --set `set` is refused with exactly `want`. */
+static void set_refused(const char *yaml, const char *set, const char *want) {
+  const char *sets[] = {set, NULL};
+  GError *e = NULL;
+  ck_assert_ptr_null(cs_scenario_load_string(yaml, "m.yaml", sets, &e));
+  ck_assert_str_eq(e->message, want);
+  g_error_free(e);
+}
+
 START_TEST(test_set_overrides) {
   const char *sets[] = {"defaults.loss=0.01", "workload.compression.bits=4",
                         "workload.compression.method=uniform", "topology.workers=16", "seed=99", NULL};
@@ -214,14 +223,10 @@ START_TEST(test_set_overrides) {
   g_autoptr(CsScenario) s2 = cs_scenario_load_string(text, "l.yaml", sets2, &e);
   ck_assert_msg(s2 != NULL, "%s", e ? e->message : "");
   ck_assert_int_eq(g_array_index(s2->topology.links, CsLinkDecl, 0).spec.bandwidth, 1000000000LL);
-  const char *sets3[] = {"links.5.bandwidth=1Gbps", NULL};
-  ck_assert_ptr_null(cs_scenario_load_string(text, "l.yaml", sets3, &e));
-  ck_assert_str_eq(e->message, "--set links.5.bandwidth=1Gbps: error: 'links.5.bandwidth' is a list of 1 items: '5' is not an index from 0 to 0");
-  g_clear_error(&e);
-  const char *sets4[] = {"topology.type.x=1", NULL};
-  ck_assert_ptr_null(cs_scenario_load_string(minimal, "m.yaml", sets4, &e));
-  ck_assert_str_eq(e->message, "--set topology.type.x=1: error: cannot set 'topology.type.x': the part before 'x' is a value, not a map");
-  g_clear_error(&e);
+  set_refused(text, "links.5.bandwidth=1Gbps",
+              "--set links.5.bandwidth=1Gbps: error: 'links.5.bandwidth' is a list of 1 items: '5' is not an index from 0 to 0");
+  set_refused(minimal, "topology.type.x=1",
+              "--set topology.type.x=1: error: cannot set 'topology.type.x': the part before 'x' is a value, not a map");
   /* a map written {...}: a new key, and one that replaces what the file had */
   const char *sets5[] = {"defaults.buffer=512KB", "defaults.pfc={xoff: 200KB, xon: 160KB}", NULL};
   g_autoptr(CsScenario) s5 = cs_scenario_load_string(minimal, "m.yaml", sets5, &e);
@@ -233,21 +238,15 @@ START_TEST(test_set_overrides) {
   ck_assert_msg(s6 != NULL, "%s", e ? e->message : "");
   ck_assert_int_eq(s6->topology.workers, 5);
   /* its keys meet the file's checks; what YAML refuses names the character */
-  const char *sets7[] = {"defaults.pfc={xoff: 200KB, xonn: 160KB}", NULL};
-  ck_assert_ptr_null(cs_scenario_load_string(minimal, "m.yaml", sets7, &e));
-  ck_assert_str_eq(e->message, "--set defaults.pfc={xoff: 200KB, xonn: 160KB}: error: unknown key 'xonn' in 'defaults.pfc' (did you mean 'xon'?)");
-  g_clear_error(&e);
-  const char *sets8[] = {"defaults.pfc={xoff: 1, xoff: 2}", NULL};
-  ck_assert_ptr_null(cs_scenario_load_string(minimal, "m.yaml", sets8, &e));
-  ck_assert_str_eq(e->message, "--set defaults.pfc={xoff: 1, xoff: 2}: error: a value written {...} is a YAML map: "
-                               "duplicate key 'xoff' (first given at line 1) (at character 11 of the value)");
-  g_clear_error(&e);
+  set_refused(minimal, "defaults.pfc={xoff: 200KB, xonn: 160KB}",
+              "--set defaults.pfc={xoff: 200KB, xonn: 160KB}: error: unknown key 'xonn' in 'defaults.pfc' (did you mean 'xon'?)");
+  set_refused(minimal, "defaults.pfc={xoff: 1, xoff: 2}",
+              "--set defaults.pfc={xoff: 1, xoff: 2}: error: a value written {...} is a YAML map: "
+              "duplicate key 'xoff' (first given at line 1) (at character 11 of the value)");
   /* the reader's message is cut after the value, which may hold "error: " itself */
-  const char *sets9[] = {"defaults.pfc={error: 1, error: 2}", NULL};
-  ck_assert_ptr_null(cs_scenario_load_string(minimal, "m.yaml", sets9, &e));
-  ck_assert_str_eq(e->message, "--set defaults.pfc={error: 1, error: 2}: error: a value written {...} is a YAML map: "
-                               "duplicate key 'error' (first given at line 1) (at character 12 of the value)");
-  g_clear_error(&e);
+  set_refused(minimal, "defaults.pfc={error: 1, error: 2}",
+              "--set defaults.pfc={error: 1, error: 2}: error: a value written {...} is a YAML map: "
+              "duplicate key 'error' (first given at line 1) (at character 12 of the value)");
   /* a value refused leaves the document as it was: no half-made path */
   CsYamlDoc *doc = cs_yaml_load_string("x: 1\n", 5, "d.yaml", &e);
   ck_assert_msg(doc != NULL, "%s", e ? e->message : "");

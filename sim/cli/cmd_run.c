@@ -287,7 +287,7 @@ int cs_cmd_run(int argc, char **argv) {
   gboolean quiet = FALSE, check = FALSE, reproducible = FALSE, force = FALSE;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "Write the CSV files to DIR (default: output.dir)", "DIR"},
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a key by its dotted path: a value, [a, b] or {k: v}", "KEY=VALUE"},
+      CS_CLI_SET_OPTION(sets),
       {"seed", 0, 0, G_OPTION_ARG_STRING, &seed, "Override the scenario's seed (as --set seed=N)", "N"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary, only errors", NULL},
       {"check", 0, 0, G_OPTION_ARG_NONE, &check,

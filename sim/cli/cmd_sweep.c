@@ -148,7 +148,7 @@ int cs_cmd_sweep(int argc, char **argv) {
       {"shard", 0, 0, G_OPTION_ARG_STRING, &shard, "Run only the points whose index is K modulo N", "K/N"},
       {"merge", 0, 0, G_OPTION_ARG_NONE, &merge, "Join the sweep.csv of the shard folders given as arguments", NULL},
       {"allow-partial", 0, 0, G_OPTION_ARG_NONE, &partial, "With --merge: points in no shard are not an error", NULL},
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a key by its dotted path: a value, [a, b] or {k: v}", "KEY=VALUE"},
+      CS_CLI_SET_OPTION(sets),
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress and no summary", NULL},
       {"check", 0, 0, G_OPTION_ARG_NONE, &check, "Check the expensive invariants in every point (see run --help)", NULL},
       {"reproducible", 0, 0, G_OPTION_ARG_NONE, &reproducible, "Write wall_s as 0 (byte-identical results)", NULL},

@@ -42,6 +42,10 @@ int cs_cli_signal_status(void);
 #include "commsim/scenario.h"
 #include "commsim/topology.h"
 
+/* The --set option of every command that reads a scenario (sets: a GStrv). */
+#define CS_CLI_SET_OPTION(sets) \
+  {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &(sets), "Override a key by its dotted path: a value, [a, b] or {k: v}", "KEY=VALUE"}
+
 /* A scenario with its network and routes, for commands that need no run. */
 typedef struct {
   CsScenario *s;

@@ -9,7 +9,7 @@
 int cs_cli_load_world(const char *command, const char *summary, int argc, char **argv, CsCliWorld *w) {
   g_auto(GStrv) sets = NULL;
   GOptionEntry entries[] = {
-      {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a key by its dotted path: a value, [a, b] or {k: v}", "KEY=VALUE"},
+      CS_CLI_SET_OPTION(sets),
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.yaml");

@@ -338,15 +338,18 @@ static void heapify(HeapEntry *h, size_t n) {
   for (size_t i = n > 1 ? (n - 2) / 4 + 1 : 0; i-- > 0;) sift_down_at(h, n, i, h[i]);
 }
 
-/* The live entries of h[0..n) kept (in place), the cancelled ones' slots released; the count kept. */
-static size_t drop_cancelled(CsEngine *e, HeapEntry *h, size_t n) {
+/* Heap h[0..*len) without its cancelled entries (their slots released),
+ * rebuilt, sentinels past its new end. */
+static void purge_heap(CsEngine *e, HeapEntry *h, size_t *len) {
   size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < *len; i++) {
     uint32_t s = ENTRY_SLOT(h[i]);
     if (e->pool[s].fn == NULL) slot_release(e, s);
     else h[k++] = h[i];
   }
-  return k;
+  for (size_t i = k; i < *len; i++) h[i] = SENTINEL;
+  *len = k;
+  heapify(h, k);
 }
 
 /* Drop every cancelled entry and rebuild both heaps from the live ones.
@@ -356,14 +359,8 @@ static size_t drop_cancelled(CsEngine *e, HeapEntry *h, size_t n) {
  * are unique, so the order of the events is the one they had. */
 static void purge_cancelled(CsEngine *e) {
   settle_top(e); /* the running event's own entry first (its slot is already free) */
-  size_t k = drop_cancelled(e, e->heap, e->heap_len);
-  for (size_t i = k; i < e->heap_len; i++) e->heap[i] = SENTINEL;
-  e->heap_len = k;
-  heapify(e->heap, k);
-  k = drop_cancelled(e, e->timers, e->timers_len);
-  for (size_t i = k; i < e->timers_len; i++) e->timers[i] = SENTINEL;
-  e->timers_len = k;
-  heapify(e->timers, k);
+  purge_heap(e, e->heap, &e->heap_len);
+  purge_heap(e, e->timers, &e->timers_len);
   e->cancelled_pending = 0;
 }
 

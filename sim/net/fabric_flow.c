@@ -369,9 +369,9 @@ static void ends_set(FlowNet *n, uint32_t fi) {
    * that start within a few nanoseconds of each other at rates a
    * neighbour's ACKs set apart end out of order by about as much (at
    * 4,096 workers a fifth of the ends went into the heap, where they
-   * waited a whole message at depths the cache does not hold). */
-  /* Further back than END_INSERT entries (the ring is in order, so x
-   * comes before every entry from there on): into the heap. */
+   * waited a whole message at depths the cache does not hold).  Further
+   * back than END_INSERT entries (the ring is in order, so x comes before
+   * every entry from there on): into the heap. */
   if (len > END_INSERT && ends_before(&x, &CS_RING_AT(n->ends_run, len - END_INSERT - 1))) {
     CS_HEAP_PUSH(n->ends, n->n_ends, n->cap_ends, 64, x, ends_before);
     ends_check(n);

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <check.h>
+#include <math.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdbool.h>
@@ -14,6 +15,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "commsim/plot.h"
 
 static void run_ok(const char *const *args) {
   g_autofree char *out = NULL, *err = NULL;
@@ -81,6 +84,25 @@ END_TEST
 
 /* Folders plot refuses: not there or not commsim's (exit 2), nothing to
  * draw (exit 1); once a foreign folder exited 0 with nothing drawn. */
+/* A saturated link sampled every 0.1 s, in bins of 0.79 s: each bin's
+ * time-weighted mean is 1 (whole samples put in the bin of their middle
+ * gave 8 x 0.1 / 0.79 = 1.0127 in some bins); an interval across bins is
+ * shared by its overlaps; past the last bin counts in the last. */
+START_TEST(test_plot_spread) {
+  enum { B = 2 };
+  double acc[B] = {0, 0}, bw = 0.79;
+  for (int k = 0; k < 16; k++) cs_plot_spread(acc, B, bw, k * 0.1, fmin((k + 1) * 0.1, 1.58), 1.0);
+  for (int k = 0; k < B; k++) ck_assert_double_eq_tol(acc[k] / bw, 1.0, 1e-12);
+  double one[3] = {0, 0, 0};
+  cs_plot_spread(one, 3, 1.0, 0.5, 2.25, 2.0); /* 0.5 in bin 0, 1 in bin 1, 0.25 in bin 2 */
+  ck_assert_double_eq_tol(one[0], 1.0, 1e-12);
+  ck_assert_double_eq_tol(one[1], 2.0, 1e-12);
+  ck_assert_double_eq_tol(one[2], 0.5, 1e-12);
+  cs_plot_spread(one, 3, 1.0, 2.5, 4.0, 1.0); /* past the end: the last bin */
+  ck_assert_double_eq_tol(one[2], 2.0, 1e-12);
+}
+END_TEST
+
 START_TEST(test_plot_refusals) {
   g_autofree char *dir = g_dir_make_tmp("commsim-plot-test-XXXXXX", NULL);
   g_autofree char *out = NULL, *err = NULL;
@@ -119,6 +141,7 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_plots);
   tcase_add_test(tc, test_plot_refusals);
+  tcase_add_test(tc, test_plot_spread);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

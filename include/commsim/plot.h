@@ -33,4 +33,10 @@ extern const char *const cs_plot_formats[];
  * failing. */
 GPtrArray *cs_plot_dir(const char *dir, GError **error);
 
+/* Add v x (the time of [a, b) in each bin) to acc[k] for the bins
+ * [k bw, (k + 1) bw), k < bins, that the interval overlaps (the last bin
+ * takes what lies past it): summed over a link's samples and divided by
+ * bw, each bin holds the time-weighted mean of v over it. */
+void cs_plot_spread(double *acc, unsigned bins, double bw, double a, double b, double v);
+
 #endif

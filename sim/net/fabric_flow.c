@@ -71,6 +71,8 @@ typedef struct {
   uint32_t ver;       /* its heap entry in force */
   double left, wsum;  /* during a refill: capacity not yet taken, number of unfrozen flows */
   double sample_bits; /* `bits` at the start of the sampling interval */
+  double ack_coming;  /* the ACK load the round's flows alone will add (ack_mark == the round's pass) */
+  uint32_t ack_mark;
 } DirFill;
 
 /* What a message of one size needs on a route (shape_of). */
@@ -479,8 +481,10 @@ static inline __attribute__((always_inline)) void set_rate_as(FlowNet *n, Flow *
   /* a direction without data flows has no one to tell, and its ack_seen
    * is set again when a flow there gets its rate (alone_rate, fill):
    * before then it decides nothing (a flow that goes live is marked) */
-  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++)
-    if (n->dirs[r->dirs[k]].n_uses) ack_changed(n, r->dirs[k]);
+  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) {
+    const Dir *d = &n->dirs[r->dirs[k]];
+    if (d->n_uses && fabs(d->ack_load - d->ack_seen) > ACK_SLACK * d->capacity) ack_changed(n, r->dirs[k]);
+  }
 }
 
 /* A host to a host through one switch (a star's every route) unrolled. */
@@ -542,27 +546,30 @@ static void mark_dirty(FlowNet *n, uint32_t fi) {
 static double alone_rate(FlowNet *n, const Flow *f);
 static void new_rate(FlowNet *n, Flow *f, double rate);
 
-/* A direction's ACK load moved: past the slack, its data flows are refilled
- * (ACKs of at most a tenth of the data, as the reader requires, make each
- * round's change a tenth of the last; a bound on the rounds of one
- * instant keeps any case from spinning).  A flow alone on its directions
- * (a ring's neighbour, whose ACKs share its first link) takes its new
- * rate at once, within one of the fabric's events (whose end plans the
- * next fluid end), unless the refill under way has yet to give it one:
- * the rate a round of its own would give it, without the round. */
+/* A direction's ACK load moved past the slack (set_rate_as tests it): its
+ * data flows are refilled (ACKs of at most a tenth of the data, as the
+ * reader requires, make each round's change a tenth of the last; a bound
+ * on the rounds of one instant keeps any case from spinning).  A flow
+ * alone on its directions (a ring's neighbour, whose ACKs share its first
+ * link) takes its new rate at once, within one of the fabric's events
+ * (whose end plans the next fluid end), unless the refill under way has
+ * yet to give it one: the rate a round of its own would give it, without
+ * the round. */
 #define ACK_ROUNDS 64
 #define ACK_DEPTH 8 /* direct updates nested in one another before they wait for a round */
 static void ack_changed(FlowNet *n, uint32_t di) {
   Dir *d = &n->dirs[di];
-  if (fabs(d->ack_load - d->ack_seen) <= ACK_SLACK * d->capacity) return;
   if (n->rounds >= ACK_ROUNDS) return;
   d->ack_seen = d->ack_load;
   if (d->n_uses == 1) {
     uint32_t fi = USES(d)[0];
     Flow *f = &n->flows[fi];
-    if (f->dirty) return; /* (at scale, most: the flows of an instant's round) */
-    /* not one whose end is now: its end takes it off the directions first */
-    if (n->in_handler && n->ack_depth < ACK_DEPTH && f->end_at > *n->clock && (!n->filling || f->mark != n->pass)) {
+    /* marked already, or one whose end is now: its end takes it off its
+     * directions at this instant (its bits are all gone: no rate moves it)
+     * and marks whoever shares them (at scale, most of them: the flows of
+     * an instant's round, and a ring's neighbours that end together) */
+    if (f->dirty || f->end_at <= *n->clock) return;
+    if (n->in_handler && n->ack_depth < ACK_DEPTH && (!n->filling || f->mark != n->pass)) {
       double rate = alone_rate(n, f);
       if (rate >= 0) {
         n->ack_depth++;
@@ -687,6 +694,71 @@ static void freeze(FlowNet *n, uint32_t fi, double level) {
   }
 }
 
+/* What a flow's new rate adds to the ACK loads of its reverse route, summed
+ * per direction over the round (n_fwd and n_rev: the route's, constants
+ * where inlined). */
+static inline __attribute__((always_inline)) void acks_coming_as(FlowNet *n, const Route *r, double dw, uint32_t n_fwd,
+                                                                uint32_t n_rev) {
+  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) {
+    DirFill *x = &n->fills[r->dirs[k]];
+    if (x->ack_mark != n->pass) x->ack_mark = n->pass, x->ack_coming = 0;
+    x->ack_coming += dw;
+  }
+}
+
+/* The rate of a flow alone with the ACK loads coming; unchanged (its
+ * directions' ack_seen too) unless one of them moves by more than the
+ * slack, as ack_changed would see. */
+static inline __attribute__((always_inline)) double rate_with_acks_as(FlowNet *n, const Flow *f, double rate,
+                                                                     uint32_t n_fwd) {
+  const Route *r = f->route;
+  bool moved = false;
+  for (uint32_t k = 0; k < n_fwd; k++) {
+    const DirFill *x = &n->fills[r->dirs[k]];
+    moved |= x->ack_mark == n->pass && fabs(x->ack_coming) > ACK_SLACK * n->dirs[r->dirs[k]].capacity;
+  }
+  if (!moved) return rate;
+  rate = f->cap > 0 ? f->cap : 0;
+  for (uint32_t k = 0; k < n_fwd; k++) {
+    Dir *d = &n->dirs[r->dirs[k]];
+    const DirFill *x = &n->fills[r->dirs[k]];
+    double load = x->ack_mark == n->pass ? pos(d->ack_load + x->ack_coming) : d->ack_load;
+    rate = min2(rate, pos(d->capacity - load));
+    d->ack_seen = load; /* what its ACK load will be once the round's rates are set */
+  }
+  return rate;
+}
+
+/* The round's flows alone on their directions, with the ACK loads they are
+ * about to set on one another.  Their rates were taken from the ACK loads
+ * before the round; flows that start together load each other's first
+ * links with their ACKs (a ring's neighbours), and each of them was then
+ * refilled in a second round (at 16,384 workers, a second rate, ACK check
+ * and mark per message).  That round's rates are found here instead: the
+ * ACK loads coming are taken off each flow's forward directions and its
+ * rate found again (one step of the fixpoint, as the second round took;
+ * whatever the new rates then move by more than ACK_SLACK is refilled as
+ * before, by ack_changed). */
+static void alone_acks_ahead(FlowNet *n) {
+  if (n->rounds >= ACK_ROUNDS) return; /* (ack_changed asks for no more rounds at this instant) */
+  bool any = false;
+  for (uint32_t i = 0; i < n->n_alone; i++) {
+    const Flow *f = &n->flows[n->alone[i].flow];
+    const Route *r = f->route;
+    double dw = (n->alone[i].rate - f->rate) * f->ack_w;
+    if (dw == 0 || r->n_rev == 0) continue;
+    if (r->n_fwd == 2 && r->n_rev == 2) acks_coming_as(n, r, dw, 2, 2);
+    else acks_coming_as(n, r, dw, r->n_fwd, r->n_rev);
+    any = true;
+  }
+  if (!any) return;
+  for (uint32_t i = 0; i < n->n_alone; i++) {
+    const Flow *f = &n->flows[n->alone[i].flow];
+    double rate = n->alone[i].rate;
+    n->alone[i].rate = f->route->n_fwd == 2 ? rate_with_acks_as(n, f, rate, 2) : rate_with_acks_as(n, f, rate, f->route->n_fwd);
+  }
+}
+
 /* Progressive filling of the gathered component, as a sweep of one water
  * level: every unfrozen flow runs at the level; a direction fills when the
  * level reaches (capacity - its ACK load - what its frozen flows take) /
@@ -747,6 +819,7 @@ static void fill(FlowNet *n) {
       unfrozen--;
     }
   }
+  if (n->n_alone > 1) alone_acks_ahead(n);
   /* the new rates, and when each flow's last bit leaves at its rate */
   n->filling = true;
   for (uint32_t i = 0; i < n->n_comp; i++) new_rate(n, &n->flows[n->comp[i]], n->comp_rates[i]);

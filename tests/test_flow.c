@@ -82,6 +82,31 @@ START_TEST(test_ack_coupling) {
 }
 END_TEST
 
+/* 1a'. A ring of four flows that start together (w0 -> w1 -> w2 -> w3 ->
+ * w0 on a star), 20 B of ACK per 1000 B packet: each link direction
+ * carries one flow's data and its neighbour's ACKs, so each runs at
+ * r = C - r / 50, r = C / 1.02 (within the 0.1 % slack), and all four end
+ * together at 8 x 10 MB x 1.02 / C.  The flows are alone on their
+ * directions and take their rates in one refill, with the ACK loads they
+ * set on one another (fill's alone_acks_ahead). */
+START_TEST(test_ring_acks_ahead) {
+  const char *yaml = "topology: {type: star, workers: 4}\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                     "transport: {mtu: 1000B, header: 0B, ack: 20B}\n"
+                     "flows:\n"
+                     "  - {src: w0, dst: w1, size: 10MB}\n"
+                     "  - {src: w1, dst: w2, size: 10MB}\n"
+                     "  - {src: w2, dst: w3, size: 10MB}\n"
+                     "  - {src: w3, dst: w0, size: 10MB}\n";
+  Run r = run(yaml, "flow", NULL);
+  double C = 10e9, tail = 2e-6 + 8 * 1000 / C, fluid = 8 * 10e6 * 1.02 / C;
+  for (uint32_t m = 0; m < 4; m++)
+    ck_assert_msg(fabs(end_s(&r, m) - tail - fluid) < 1e-3 * fluid, "flow %u: %.9f, not %.9f", m, end_s(&r, m),
+                  fluid + tail);
+  done(&r);
+}
+END_TEST
+
 /* 1b. A long route: two hosts through 8 switches in series, 9 hops each
  * way (18 link directions with the ACKs' reverse route).  Each flow runs at the line rate
  * (the other's ACKs, 1 B per 1000 B packet, load its directions by 0.1 %
@@ -435,6 +460,7 @@ static Suite *flow_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_max_min_by_hand);
   tcase_add_test(tc, test_ack_coupling);
+  tcase_add_test(tc, test_ring_acks_ahead);
   tcase_add_test(tc, test_long_route);
   tcase_add_test(tc, test_collectives_match);
   tcase_add_test(tc, test_incast);

@@ -167,7 +167,7 @@ static inline void slot_release(CsEngine *e, uint32_t s) {
  * occupant is known after the first level: its pool slot is prefetched
  * then, so the miss on it overlaps the rest of the sift (at a million
  * pending events that miss was a fifth of the run time). */
-#define SIFT_PREFETCH 256 /* a heap of fewer entries (4 KB) is in the first-level cache: no prefetches (an incast's heaps hold 5-20) */
+#define SIFT_PREFETCH 256 /* up to this many entries (4 KB) a heap is in the first-level cache: its next levels are not prefetched (an incast's heaps hold 5-20) */
 static inline void sift_down_in(HeapEntry *h, const Slot *pool, size_t n, HeapEntry x) {
   if (n <= 4) { /* the root's children alone (a flow run's heap holds a handful): as many compares as children */
     size_t best = 1;

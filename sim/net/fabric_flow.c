@@ -145,6 +145,7 @@ typedef struct {
 typedef struct {
   double rate;
   uint32_t flow;
+  bool counted; /* its ACK load's change was counted among those coming (alone_acks_ahead) */
 } Alone;
 
 typedef struct {
@@ -205,6 +206,7 @@ typedef struct {
   uint32_t rounds; /* refills at this instant */
   uint32_t ack_depth; /* direct updates of flows alone, one within another (ack_changed) */
   bool filling;       /* fill() gives the gathered flows their rates: those yet to get one wait */
+  bool acks_kept;     /* a flow alone whose ACK load's change was counted kept its rate (acks_not_coming) */
   CsTime rounds_at;
   uint64_t next_gen; /* the completion event in force */
   CsTime next_at;
@@ -622,7 +624,7 @@ static bool fill_alone(FlowNet *n, uint32_t fi) {
   if (rate < 0) return false;
   f->mark = n->pass;
   CS_GROW(n->alone, n->n_alone, n->cap_alone, 64);
-  n->alone[n->n_alone++] = (Alone){rate, fi};
+  n->alone[n->n_alone++] = (Alone){rate, fi, false};
   return true;
 }
 
@@ -706,19 +708,18 @@ static inline __attribute__((always_inline)) void acks_coming_as(FlowNet *n, con
   }
 }
 
-/* The rate of a flow alone with the ACK loads coming; unchanged (its
- * directions' ack_seen too) unless one of them moves by more than the
- * slack, as ack_changed would see. */
-static inline __attribute__((always_inline)) double rate_with_acks_as(FlowNet *n, const Flow *f, double rate,
-                                                                     uint32_t n_fwd) {
+/* The rate of a flow alone with the ACK loads coming, or -1 (its rate and
+ * its directions' ack_seen unchanged) unless one of them moves by more
+ * than the slack, as ack_changed would see. */
+static inline __attribute__((always_inline)) double rate_with_acks_as(FlowNet *n, const Flow *f, uint32_t n_fwd) {
   const Route *r = f->route;
   bool moved = false;
   for (uint32_t k = 0; k < n_fwd; k++) {
     const DirFill *x = &n->fills[r->dirs[k]];
     moved |= x->ack_mark == n->pass && fabs(x->ack_coming) > ACK_SLACK * n->dirs[r->dirs[k]].capacity;
   }
-  if (!moved) return rate;
-  rate = f->cap > 0 ? f->cap : 0;
+  if (!moved) return -1;
+  double rate = f->cap > 0 ? f->cap : 0;
   for (uint32_t k = 0; k < n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     const DirFill *x = &n->fills[r->dirs[k]];
@@ -749,13 +750,31 @@ static void alone_acks_ahead(FlowNet *n) {
     if (dw == 0 || r->n_rev == 0) continue;
     if (r->n_fwd == 2 && r->n_rev == 2) acks_coming_as(n, r, dw, 2, 2);
     else acks_coming_as(n, r, dw, r->n_fwd, r->n_rev);
-    any = true;
+    n->alone[i].counted = any = true;
   }
   if (!any) return;
   for (uint32_t i = 0; i < n->n_alone; i++) {
     const Flow *f = &n->flows[n->alone[i].flow];
-    double rate = n->alone[i].rate;
-    n->alone[i].rate = f->route->n_fwd == 2 ? rate_with_acks_as(n, f, rate, 2) : rate_with_acks_as(n, f, rate, f->route->n_fwd);
+    double rate = f->route->n_fwd == 2 ? rate_with_acks_as(n, f, 2) : rate_with_acks_as(n, f, f->route->n_fwd);
+    if (rate >= 0) n->alone[i].rate = rate;
+  }
+}
+
+/* After the round's rates are set: a flow whose ACK load's change was
+ * counted but which kept its rate after all (found again, it came back to
+ * the rate it had: new_rate sets nothing) did not set the loads that its
+ * neighbours took their rates with.  Its reverse directions are checked
+ * as set_rate_as would have checked them (found by review: no run had
+ * reached it). */
+static void acks_not_coming(FlowNet *n) {
+  n->acks_kept = false;
+  for (uint32_t i = 0; i < n->n_alone; i++) {
+    if (!n->alone[i].counted) continue; /* (fill clears it for the flows whose rate moved) */
+    const Route *r = n->flows[n->alone[i].flow].route;
+    for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
+      const Dir *d = &n->dirs[r->dirs[k]];
+      if (d->n_uses && fabs(d->ack_load - d->ack_seen) > ACK_SLACK * d->capacity) ack_changed(n, r->dirs[k]);
+    }
   }
 }
 
@@ -823,8 +842,15 @@ static void fill(FlowNet *n) {
   /* the new rates, and when each flow's last bit leaves at its rate */
   n->filling = true;
   for (uint32_t i = 0; i < n->n_comp; i++) new_rate(n, &n->flows[n->comp[i]], n->comp_rates[i]);
-  for (uint32_t i = 0; i < n->n_alone; i++) new_rate(n, &n->flows[n->alone[i].flow], n->alone[i].rate);
+  for (uint32_t i = 0; i < n->n_alone; i++) {
+    Alone *a = &n->alone[i];
+    Flow *f = &n->flows[a->flow];
+    if (a->counted && a->rate == f->rate) n->acks_kept = true; /* (acks_not_coming) */
+    else a->counted = false;
+    new_rate(n, f, a->rate);
+  }
   n->filling = false;
+  if (G_UNLIKELY(n->acks_kept)) acks_not_coming(n);
 }
 
 /* Flow f runs at `rate` from now: its directions follow, and its end. */

@@ -548,7 +548,7 @@ static void mark_dirty(FlowNet *n, uint32_t fi) {
 static double alone_rate(FlowNet *n, const Flow *f);
 static void new_rate(FlowNet *n, Flow *f, double rate);
 
-/* A direction's ACK load moved past the slack (set_rate_as tests it): its
+/* A direction's ACK load moved past the slack (its callers test it): its
  * data flows are refilled (ACKs of at most a tenth of the data, as the
  * reader requires, make each round's change a tenth of the last; a bound
  * on the rounds of one instant keeps any case from spinning).  A flow

@@ -214,13 +214,15 @@ static inline void sift_up(HeapEntry *h, size_t i, HeapEntry x) {
   h[i] = x;
 }
 
-/* Remove the top entry (the heap is not empty). */
-static inline void heap_pop(CsEngine *e) {
-  size_t n = --e->heap_len;
-  HeapEntry x = e->heap[n];
-  e->heap[n] = SENTINEL;
-  if (n > 0) sift_down_root(e, n, x);
+/* Remove the top entry of heap h (*len entries, one at least). */
+static inline void pop_from(HeapEntry *h, size_t *len, const Slot *pool) {
+  size_t n = --*len;
+  HeapEntry x = h[n];
+  h[n] = SENTINEL;
+  if (n > 0) sift_down_in(h, pool, n, x);
 }
+
+static inline void heap_pop(CsEngine *e) { pop_from(e->heap, &e->heap_len, e->pool); }
 
 static int cmp_entries(const void *a, const void *b) {
   const HeapEntry *x = *(HeapEntry *const *)a, *y = *(HeapEntry *const *)b;
@@ -297,13 +299,7 @@ CsEventId cs_engine_schedule_timer_at(CsEngine *e, CsTime when, CsEventFn fn, vo
   return make_id(s, e->pool[s].gen);
 }
 
-/* Remove the timers' top entry (there is one). */
-static inline void timers_pop(CsEngine *e) {
-  size_t n = --e->timers_len;
-  HeapEntry x = e->timers[n];
-  e->timers[n] = SENTINEL;
-  if (n > 0) sift_down_in(e->timers, e->pool, n, x);
-}
+static inline void timers_pop(CsEngine *e) { pop_from(e->timers, &e->timers_len, e->pool); }
 
 CsEventId cs_engine_schedule(CsEngine *e, CsTime delay, CsEventFn fn, void *ctx, uint64_t arg) {
   g_assert(delay >= 0);

@@ -180,9 +180,9 @@ typedef struct {
   const EndAt *ends_front; /* ends_first's answer, while ends_known (no entry set or dropped since) */
   bool ends_known;
   /* flows whose end moved since the ends were last looked at: their
-   * entries are set then, once each (at scale the flows that start at one
-   * instant take their rates in two rounds, and half the entries set in
-   * the first were no longer in force after the second) */
+   * entries are set then, once each (an end may move more than once at
+   * one instant: a round, then a neighbour's ACK load; at scale half the
+   * entries set at once were no longer in force when next looked at) */
   uint32_t *pend, n_pend, cap_pend;
   uint32_t *bg_flow;                /* per background source: its flow */
   GHashTable *routes;               /* (src << 32 | dst) -> Route (shortest routing) */
@@ -461,6 +461,16 @@ static void go_live(FlowNet *n, uint32_t fi) {
 
 static void ack_changed(FlowNet *n, uint32_t di);
 
+/* Direction di's ACK load has moved: past the slack, its data flows hear
+ * of it.  A direction without data flows has no one to tell, and its
+ * ack_seen is set again when a flow there gets its rate (alone_rate,
+ * fill): before then it decides nothing (a flow that goes live is
+ * marked). */
+static inline void ack_check(FlowNet *n, uint32_t di) {
+  const Dir *d = &n->dirs[di];
+  if (d->n_uses && fabs(d->ack_load - d->ack_seen) > ACK_SLACK * d->capacity) ack_changed(n, di);
+}
+
 /* Flow fi's rate becomes `rate`: its directions' data rates and its ACK
  * load follow (n_fwd and n_rev: the route's, constants where inlined). */
 static inline __attribute__((always_inline)) void set_rate_as(FlowNet *n, Flow *f, double rate, uint32_t n_fwd,
@@ -480,13 +490,7 @@ static inline __attribute__((always_inline)) void set_rate_as(FlowNet *n, Flow *
     settle_dir(n, d);
     d->ack_load = pos(d->ack_load + (rate - old) * f->ack_w);
   }
-  /* a direction without data flows has no one to tell, and its ack_seen
-   * is set again when a flow there gets its rate (alone_rate, fill):
-   * before then it decides nothing (a flow that goes live is marked) */
-  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) {
-    const Dir *d = &n->dirs[r->dirs[k]];
-    if (d->n_uses && fabs(d->ack_load - d->ack_seen) > ACK_SLACK * d->capacity) ack_changed(n, r->dirs[k]);
-  }
+  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) ack_check(n, r->dirs[k]);
 }
 
 /* A host to a host through one switch (a star's every route) unrolled. */
@@ -548,7 +552,7 @@ static void mark_dirty(FlowNet *n, uint32_t fi) {
 static double alone_rate(FlowNet *n, const Flow *f);
 static void new_rate(FlowNet *n, Flow *f, double rate);
 
-/* A direction's ACK load moved past the slack (its callers test it): its
+/* A direction's ACK load moved past the slack (ack_check tests it): its
  * data flows are refilled (ACKs of at most a tenth of the data, as the
  * reader requires, make each round's change a tenth of the last; a bound
  * on the rounds of one instant keeps any case from spinning).  A flow
@@ -568,8 +572,8 @@ static void ack_changed(FlowNet *n, uint32_t di) {
     Flow *f = &n->flows[fi];
     /* marked already, or one whose end is now: its end takes it off its
      * directions at this instant (its bits are all gone: no rate moves it)
-     * and marks whoever shares them (at scale, most of them: the flows of
-     * an instant's round, and a ring's neighbours that end together) */
+     * and marks whoever shares them (at scale, most of them: a ring's
+     * neighbours end together) */
     if (f->dirty || f->end_at <= *n->clock) return;
     if (n->in_handler && n->ack_depth < ACK_DEPTH && (!n->filling || f->mark != n->pass)) {
       double rate = alone_rate(n, f);
@@ -764,17 +768,13 @@ static void alone_acks_ahead(FlowNet *n) {
  * counted but which kept its rate after all (found again, it came back to
  * the rate it had: new_rate sets nothing) did not set the loads that its
  * neighbours took their rates with.  Its reverse directions are checked
- * as set_rate_as would have checked them (found by review: no run had
- * reached it). */
+ * as set_rate_as would have (found by review: no run had reached it). */
 static void acks_not_coming(FlowNet *n) {
   n->acks_kept = false;
   for (uint32_t i = 0; i < n->n_alone; i++) {
     if (!n->alone[i].counted) continue; /* (fill clears it for the flows whose rate moved) */
     const Route *r = n->flows[n->alone[i].flow].route;
-    for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
-      const Dir *d = &n->dirs[r->dirs[k]];
-      if (d->n_uses && fabs(d->ack_load - d->ack_seen) > ACK_SLACK * d->capacity) ack_changed(n, r->dirs[k]);
-    }
+    for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) ack_check(n, r->dirs[k]);
   }
 }
 

@@ -55,6 +55,47 @@ START_TEST(test_max_min_by_hand) {
 }
 END_TEST
 
+/* 1b. Bytes carried: the same run's directions report what crossed them,
+ * as the packet network counts them.  sw -> w2 carried both flows' 20 MB;
+ * w0 -> sw 10 MB; w2 -> sw the ACKs of both, 1 B per 1000 B packet
+ * (20,000 B); w1's uplink's reverse, w1's ACKs (10,000 B).  Sampled in
+ * intervals of 1 ms, the rows of sw -> w2 add up to the same 20 MB
+ * (rounded per row to a byte), and an interval in which a direction carried
+ * less than a byte has no row (links.csv in the SPEC). */
+START_TEST(test_bytes_carried) {
+  Run r = run(maxmin, "flow", NULL);
+  CsFabric *f = cs_sim_fabric(r.sim);
+  ck_assert_uint_eq(cs_fabric_link_stats(f, 2, 0).bytes, 20000000);
+  ck_assert_uint_eq(cs_fabric_link_stats(f, 0, 0).bytes, 10000000);
+  ck_assert_uint_eq(cs_fabric_link_stats(f, 2, 1).bytes, 20000);
+  ck_assert_uint_eq(cs_fabric_link_stats(f, 1, 1).bytes, 10000);
+  ck_assert_uint_eq(cs_fabric_link_stats(f, 1, 0).bytes, 10000000);
+  done(&r);
+  g_autofree char *dir = g_dir_make_tmp("commsim-flow-XXXXXX", NULL);
+  const char *sets[] = {"fidelity=flow", "output.traces=[summary,links]", "output.sample_interval=1ms", NULL};
+  Run s = sim_load(maxmin, "flow.yaml", sets);
+  cs_sim_set_output_dir(s.sim, dir);
+  sim_go(&s);
+  GError *e = NULL;
+  ck_assert_msg(cs_sim_write_outputs(s.sim, dir, &e), "%s", e ? e->message : "");
+  g_autofree char *path = g_build_filename(dir, "links.csv", NULL), *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  double down = 0;
+  guint rows = 0;
+  for (guint i = 1; lines[i] && *lines[i]; i++) {
+    g_auto(GStrv) v = g_strsplit(g_strchomp(lines[i]), ",", -1);
+    ck_assert_uint_ge(g_strv_length(v), 5);
+    ck_assert_msg(g_ascii_strtod(v[4], NULL) >= 1, "a row without a byte: %s", lines[i]);
+    if (!strcmp(v[0], "sw") && !strcmp(v[1], "w2")) down += g_ascii_strtod(v[4], NULL), rows++;
+  }
+  ck_assert_uint_ge(rows, 40); /* w0's flow lasts 40 ms */
+  ck_assert_double_eq_tol(down, 20e6, rows);
+  sim_done(&s);
+  rm_rf(dir);
+}
+END_TEST
+
 /* 1a. ACKs' load couples two flows: w0 and w1 send to each other, 10 MB
  * and 5 MB, with 100 B of ACK per 1000 B packet, so each direction carries
  * one flow's data and a tenth of the other's rate in ACKs.  Both run at
@@ -459,6 +500,7 @@ static Suite *flow_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_max_min_by_hand);
+  tcase_add_test(tc, test_bytes_carried);
   tcase_add_test(tc, test_ack_coupling);
   tcase_add_test(tc, test_ring_acks_ahead);
   tcase_add_test(tc, test_long_route);

@@ -54,8 +54,7 @@ typedef struct {
   double data_rate;             /* bit/s of its data flows now */
   double ack_load;              /* bit/s of ACKs now */
   double ack_seen;              /* the ACK load its data flows were last filled with */
-  double bits;                  /* carried up to `settled` */
-  CsTime settled;
+  double bits_off;              /* bits carried up to now: (data_rate + ack_load) x now - bits_off (dir_bits) */
   union {                       /* live flows whose data cross it (USES): */
     uint32_t in[2];             /* up to two, in the line itself (most directions) */
     uint32_t *out;              /* more: an array of cap_uses */
@@ -233,10 +232,13 @@ static inline double ceil_pos(double x) {
 
 /* ---- bits carried ---- */
 
-static void settle_dir(FlowNet *n, Dir *d) {
-  CsTime now = *n->clock;
-  if (now > d->settled) d->bits += (d->data_rate + d->ack_load) * (double)(now - d->settled) * 1e-12;
-  d->settled = now;
+/* A direction's bits carried since the start: its load now times the time
+ * now, less what each change of its load would have carried before it
+ * (a change of x at time t adds x t to bits_off).  A rate change then
+ * costs a multiply-add per direction, not a settlement of what was
+ * carried since the last one. */
+static inline double dir_bits(const Dir *d, CsTime now) {
+  return (d->data_rate + d->ack_load) * ((double)now * 1e-12) - d->bits_off;
 }
 
 static void settle_flow(FlowNet *n, Flow *f) {
@@ -480,15 +482,18 @@ static inline __attribute__((always_inline)) void set_rate_as(FlowNet *n, Flow *
   /* the loads and the flow's rate agree before what the ACK loads set off,
    * which may come back to this flow (two hosts that send to each other) */
   f->rate = rate;
+  double t = (double)*n->clock * 1e-12;
   for (uint32_t k = 0; k < n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
-    settle_dir(n, d);
-    d->data_rate = pos(d->data_rate + rate - old);
+    double was = d->data_rate;
+    d->data_rate = pos(was + rate - old);
+    d->bits_off += (d->data_rate - was) * t;
   }
   for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
-    settle_dir(n, d);
-    d->ack_load = pos(d->ack_load + (rate - old) * f->ack_w);
+    double was = d->ack_load;
+    d->ack_load = pos(was + (rate - old) * f->ack_w);
+    d->bits_off += (d->ack_load - was) * t;
   }
   for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) ack_check(n, r->dirs[k]);
 }
@@ -1225,11 +1230,11 @@ static void flow_stop_bg(void *impl) {
 
 static CsLinkStats flow_link_stats(void *impl, uint32_t link, int dir) {
   FlowNet *n = impl;
-  Dir *d = &n->dirs[2 * link + (uint32_t)dir];
-  settle_dir(n, d);
+  const Dir *d = &n->dirs[2 * link + (uint32_t)dir];
+  double bits = pos(dir_bits(d, *n->clock));
   CsLinkStats st = {0};
-  st.bytes = (uint64_t)llround(d->bits / 8);
-  st.busy = (CsTime)llround(d->bits / d->capacity * 1e12);
+  st.bytes = (uint64_t)llround(bits / 8);
+  st.busy = (CsTime)llround(bits / d->capacity * 1e12);
   return st;
 }
 
@@ -1238,12 +1243,13 @@ static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
   CsTime now = *n->clock;
   for (uint32_t l = 0; l < n->t->n_links; l++)
     for (int dir = 0; dir < 2; dir++) {
-      Dir *d = &n->dirs[2 * l + (uint32_t)dir];
-      settle_dir(n, d);
+      const Dir *d = &n->dirs[2 * l + (uint32_t)dir];
       DirFill *x = &n->fills[2 * l + (uint32_t)dir];
-      double bits = d->bits - x->sample_bits;
-      x->sample_bits = d->bits;
-      if (bits <= 0) continue;
+      double carried = dir_bits(d, now), bits = carried - x->sample_bits;
+      x->sample_bits = carried;
+      /* a row for a direction that carried a byte at least, as the packet
+       * network's (what a load rounded short of 0 carries is not one) */
+      if (!(bits >= 4)) continue;
       CsLinkSample s = {0};
       s.bytes = (uint64_t)llround(bits / 8);
       s.utilization = now > t0 ? fmin(1.0, bits / d->capacity / ((double)(now - t0) * 1e-12)) : 0;

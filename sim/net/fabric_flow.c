@@ -444,7 +444,7 @@ static const EndAt *ends_first(FlowNet *n) {
 
 /* ---- live flows ---- */
 
-static void go_live(FlowNet *n, uint32_t fi) {
+static inline __attribute__((always_inline)) void go_live(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   f->live = true;
   const Route *r = f->route;
@@ -505,7 +505,7 @@ static void set_rate(FlowNet *n, Flow *f, double rate) {
   else set_rate_as(n, f, rate, r->n_fwd, r->n_rev);
 }
 
-static void leave_live(FlowNet *n, uint32_t fi) {
+static inline __attribute__((always_inline)) void leave_live(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   set_rate(n, f, 0);
   f->live = false;
@@ -554,8 +554,28 @@ static void mark_dirty(FlowNet *n, uint32_t fi) {
   want_refill(n);
 }
 
-static double alone_rate(FlowNet *n, const Flow *f);
 static void new_rate(FlowNet *n, Flow *f, double rate);
+
+/* A flow alone on every direction it crosses is a component of its own:
+ * its max-min share is the least that its directions leave after their
+ * ACK loads, or its own cap (what fill() would find, without the heap);
+ * -1 when it shares a direction.  Its directions' ACK loads are then
+ * those its rate was filled with. */
+static inline __attribute__((always_inline)) double alone_rate_as(FlowNet *n, const Flow *f, uint32_t n_fwd) {
+  const Route *r = f->route;
+  double rate = f->cap > 0 ? f->cap : 0;
+  for (uint32_t k = 0; k < n_fwd; k++) {
+    Dir *d = &n->dirs[r->dirs[k]];
+    if (d->n_uses != 1) return -1;
+    rate = min2(rate, pos(d->capacity - d->ack_load));
+  }
+  for (uint32_t k = 0; k < n_fwd; k++) n->dirs[r->dirs[k]].ack_seen = n->dirs[r->dirs[k]].ack_load;
+  return rate;
+}
+
+static double alone_rate(FlowNet *n, const Flow *f) {
+  return f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate_as(n, f, f->route->n_fwd);
+}
 
 /* A direction's ACK load moved past the slack (ack_check tests it): its
  * data flows are refilled (ACKs of at most a tenth of the data, as the
@@ -581,7 +601,7 @@ static void ack_changed(FlowNet *n, uint32_t di) {
      * neighbours end together) */
     if (f->dirty || f->end_at <= *n->clock) return;
     if (n->in_handler && n->ack_depth < ACK_DEPTH && (!n->filling || f->mark != n->pass)) {
-      double rate = alone_rate(n, f);
+      double rate = f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate(n, f);
       if (rate >= 0) {
         n->ack_depth++;
         new_rate(n, f, rate);
@@ -603,27 +623,6 @@ static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
   n->comp_dirs[n->n_cdirs++] = di;
   CS_GROW(n->stack, *top, n->cap_stack, 64);
   n->stack[(*top)++] = di;
-}
-
-/* A flow alone on every direction it crosses is a component of its own:
- * its max-min share is the least that its directions leave after their
- * ACK loads, or its own cap (what fill() would find, without the heap);
- * -1 when it shares a direction.  Its directions' ACK loads are then
- * those its rate was filled with. */
-static inline __attribute__((always_inline)) double alone_rate_as(FlowNet *n, const Flow *f, uint32_t n_fwd) {
-  const Route *r = f->route;
-  double rate = f->cap > 0 ? f->cap : 0;
-  for (uint32_t k = 0; k < n_fwd; k++) {
-    Dir *d = &n->dirs[r->dirs[k]];
-    if (d->n_uses != 1) return -1;
-    rate = min2(rate, pos(d->capacity - d->ack_load));
-  }
-  for (uint32_t k = 0; k < n_fwd; k++) n->dirs[r->dirs[k]].ack_seen = n->dirs[r->dirs[k]].ack_load;
-  return rate;
-}
-
-static double alone_rate(FlowNet *n, const Flow *f) {
-  return f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate_as(n, f, f->route->n_fwd);
 }
 
 /* A flow alone takes its rate with the component's flows, after the fill. */
@@ -986,7 +985,7 @@ static Delivery dlv_pop(FlowNet *n) {
 static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen);
 
 /* The one event for the next delivery. */
-static void plan_deliveries(FlowNet *n) {
+static inline __attribute__((always_inline)) void plan_deliveries(FlowNet *n) {
   const Delivery *first = dlv_first(n);
   CsTime next = first ? first->at : CS_TIME_MAX;
   if (next == n->dlv_at) return;
@@ -1016,7 +1015,7 @@ static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
 }
 
 /* The other live flows that share a data direction with flow fi: refilled. */
-static void neighbours_dirty(FlowNet *n, uint32_t fi) {
+static inline __attribute__((always_inline)) void neighbours_dirty(FlowNet *n, uint32_t fi) {
   const Route *r = n->flows[fi].route;
   for (uint32_t k = 0, nf = r->n_fwd; k < nf; k++) {
     const Dir *d = &n->dirs[r->dirs[k]];
@@ -1094,7 +1093,7 @@ static double gbn_sends(const CsTransportSpec *tr, double bw, double rtt, double
 
 /* ---- the fabric ---- */
 
-static uint32_t new_flow(FlowNet *n) {
+static inline __attribute__((always_inline)) uint32_t new_flow(FlowNet *n) {
   uint32_t fi;
   CS_POOL_TAKE(n->flows, n->n_flows, n->cap_flows, n->free_flow, next_free, 64, fi);
   memset(&n->flows[fi], 0, sizeof(Flow));

@@ -5,7 +5,7 @@
 
 #include "msgstats.h"
 
-static void grow(CsStatsRing *r) {
+void cs_stats_grow(CsStatsRing *r) {
   uint32_t cap = r->cap ? 2 * r->cap : 64;
   g_assert(cap > r->cap); /* 2^31 messages held at once is past any run */
   CsMessageStats *v = g_new(CsMessageStats, cap);
@@ -21,17 +21,7 @@ static void grow(CsStatsRing *r) {
   r->cap = cap;
 }
 
-uint32_t cs_stats_add(CsStatsRing *r) {
-  if (r->n - r->base == r->cap) grow(r);
-  uint32_t m = r->n++;
-  memset(&r->v[m & (r->cap - 1)], 0, sizeof(CsMessageStats));
-  r->done[m & (r->cap - 1)] = 0;
-  return m;
-}
-
-void cs_stats_done(CsStatsRing *r, uint32_t m) {
-  r->done[m & (r->cap - 1)] = 1;
-  if (!r->retire || m != r->base) return;
+void cs_stats_retire(CsStatsRing *r) {
   while (r->base < r->n && r->done[r->base & (r->cap - 1)]) {
     r->retire(r->ctx, r->base, &r->v[r->base & (r->cap - 1)]);
     r->base++;

@@ -545,7 +545,7 @@ static void want_refill(FlowNet *n) {
   if (!n->in_handler) queue_refill(n);
 }
 
-static void mark_dirty(FlowNet *n, uint32_t fi) {
+static inline __attribute__((always_inline)) void mark_dirty_as(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   if (f->dirty) return;
   f->dirty = true;
@@ -553,6 +553,9 @@ static void mark_dirty(FlowNet *n, uint32_t fi) {
   n->dirty[n->n_dirty++] = fi;
   want_refill(n);
 }
+
+/* (inline only where every message calls it: a flow's start) */
+static void mark_dirty(FlowNet *n, uint32_t fi) { mark_dirty_as(n, fi); }
 
 static void new_rate(FlowNet *n, Flow *f, double rate);
 
@@ -628,7 +631,7 @@ static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
 /* A flow alone takes its rate with the component's flows, after the fill. */
 static bool fill_alone(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
-  double rate = alone_rate(n, f);
+  double rate = f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate(n, f);
   if (rate < 0) return false;
   f->mark = n->pass;
   CS_GROW(n->alone, n->n_alone, n->cap_alone, 64);
@@ -930,7 +933,7 @@ static void flow_release(FlowNet *n, uint32_t fi) {
 }
 
 /* Message flow fi is over: delivered, or given up on (`failed`). */
-static void finish(FlowNet *n, uint32_t fi, bool failed) {
+static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi, bool failed) {
   Flow *f = &n->flows[fi];
   uint32_t m = f->msg;
   CsDeliverFn fn = f->fn;
@@ -1165,7 +1168,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
     return m;
   }
   go_live(n, fi);
-  mark_dirty(n, fi);
+  mark_dirty_as(n, fi);
   return m;
 }
 

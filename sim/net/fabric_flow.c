@@ -112,7 +112,6 @@ typedef struct {
   uint32_t end_ver; /* its entries in the fluid ends: the one of this version is in force */
   bool live, frozen, dirty;
   bool own_route;
-  bool end_pending; /* its end moved at this instant: its entry is set at the next look at the ends */
 } Flow;
 
 /* A direction in the refill's heap: the level at which it fills. */
@@ -178,11 +177,6 @@ typedef struct {
   uint32_t n_ends, cap_ends;
   const EndAt *ends_front; /* ends_first's answer, while ends_known (no entry set or dropped since) */
   bool ends_known;
-  /* flows whose end moved since the ends were last looked at: their
-   * entries are set then, once each (an end may move more than once at
-   * one instant: a round, then a neighbour's ACK load; at scale half the
-   * entries set at once were no longer in force when next looked at) */
-  uint32_t *pend, n_pend, cap_pend;
   uint32_t *bg_flow;                /* per background source: its flow */
   GHashTable *routes;               /* (src << 32 | dst) -> Route (shortest routing) */
   uint32_t *last_dst;               /* per host: the destination of its last route looked up */
@@ -415,20 +409,8 @@ static void ends_pop(FlowNet *n) {
   }
 }
 
-/* The entries of the ends that moved since the last look (new_rate). */
-static void ends_flush(FlowNet *n) {
-  for (uint32_t i = 0; i < n->n_pend; i++) {
-    uint32_t fi = n->pend[i];
-    Flow *f = &n->flows[fi];
-    f->end_pending = false;
-    if (f->live) ends_set(n, fi); /* (a flow that left has no entry in force) */
-  }
-  n->n_pend = 0;
-}
-
 /* The next fluid end (entries no longer in force dropped), or NULL. */
 static const EndAt *ends_first(FlowNet *n) {
-  if (n->n_pend) ends_flush(n);
   if (n->ends_known) return n->ends_front; /* an entry is valid until its flow sets another or it is dropped */
   const EndAt *e = NULL;
   while (n->ends_run.len + n->n_ends > 0) {
@@ -872,10 +854,7 @@ static void new_rate(FlowNet *n, Flow *f, double rate) {
   CsTime end = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
   if (end == f->end_at) return; /* its entry holds */
   f->end_at = end;
-  if (f->end_pending) return;
-  f->end_pending = true; /* its entry is set when the ends are next looked at (ends_first) */
-  CS_GROW(n->pend, n->n_pend, n->cap_pend, 64);
-  n->pend[n->n_pend++] = (uint32_t)(f - n->flows);
+  ends_set(n, (uint32_t)(f - n->flows));
 }
 
 /* The one event for the next fluid end among the live flows. */
@@ -1314,7 +1293,6 @@ static void flow_free(void *impl) {
   CS_RING_FREE(n->dlv_run);
   g_free(n->bg_flow);
   g_free(n->dirty);
-  g_free(n->pend);
   g_free(n->stack);
   g_free(n->comp);
   g_free(n->comp_rates);

@@ -587,6 +587,7 @@ static void ack_changed(FlowNet *n, uint32_t di) {
     if (f->dirty || f->end_at <= *n->clock) return;
     if (n->in_handler && n->ack_depth < ACK_DEPTH && (!n->filling || f->mark != n->pass)) {
       double rate = f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate(n, f);
+      if (rate == f->rate) return; /* (most such updates at scale: its other direction holds it) */
       if (rate >= 0) {
         n->ack_depth++;
         new_rate(n, f, rate);

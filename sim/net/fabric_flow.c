@@ -777,6 +777,12 @@ static void acks_not_coming(FlowNet *n) {
  * the capped flows in the order of their caps: each freeze touches only
  * its flow's directions, so a component of F flows costs O(F log F). */
 static void fill(FlowNet *n) {
+  if (n->n_cdirs == 0 && n->n_alone == 1) { /* one flow alone: most refills once a ring's steps drift apart */
+    n->filling = true;
+    new_rate(n, &n->flows[n->alone[0].flow], n->alone[0].rate);
+    n->filling = false;
+    return;
+  }
   for (uint32_t i = 0; i < n->n_cdirs; i++) {
     Dir *d = &n->dirs[n->comp_dirs[i]];
     n->fills[n->comp_dirs[i]].left = d->capacity - d->ack_load;

@@ -505,10 +505,22 @@ static void settle_top(CsEngine *e) {
   }
 }
 
+/* The least time in a heap whose top may be the running event's (dead):
+ * then the least of the top's children, which the pop would bring up.
+ * The pop itself is left to the next schedule (which takes the top's
+ * place) or to the run: a fabric asks at the end of each of its events. */
+static inline CsTime heap_next_time(const HeapEntry *h, size_t len, bool dead) {
+  if (!dead) return len ? h[0].time : CS_TIME_MAX;
+  CsTime t = CS_TIME_MAX;
+  for (size_t j = 1; j <= 4 && j < len; j++)
+    if (h[j].time < t) t = h[j].time;
+  return t;
+}
+
 CsTime cs_engine_next_time(CsEngine *e) {
-  settle_top(e); /* called from a handler: its own entry goes first */
-  CsTime t = e->heap_len ? e->heap[0].time : CS_TIME_MAX;
-  return e->timers_len && e->timers[0].time < t ? e->timers[0].time : t;
+  CsTime t = heap_next_time(e->heap, e->heap_len, e->top_dead);
+  CsTime u = heap_next_time(e->timers, e->timers_len, e->timer_dead);
+  return u < t ? u : t;
 }
 
 /* The earliest live event whose context is (mine) or is not (!mine) ctx,

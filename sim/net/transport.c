@@ -206,7 +206,11 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
     if (c->cc.pacing_bps > 0 && c->pace_bytes) at = MAX(now, roce_next_slot(c));
     c->pace_last = at;
     c->pace_bytes = bytes;
-    c->slot_bps = 0;
+    /* the next slot at the rate of now (roce_next_slot's, computed here
+     * once per packet: asked at every ACK, whether it was known was a
+     * guess the processor often lost) */
+    c->slot_bps = c->cc.pacing_bps;
+    if (c->slot_bps > 0) c->pace_slot = at + (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->slot_bps);
   } else if (c->cc.pacing_bps > 0) {
     CsTime gap = (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
     c->pace_next = MAX(c->pace_next, now) + gap;

@@ -503,6 +503,37 @@ START_TEST(test_next_time_in_handler) {
 }
 END_TEST
 
+/* ... and an event cancelled from the handler does not count: A and B at
+ * 10, C at 20; A cancels B and asks: 20. */
+typedef struct {
+  CsEventId b;
+  CsTime next;
+} CancelAsk;
+
+static void cancel_then_ask(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  CancelAsk *c = ctx;
+  ck_assert(cs_engine_cancel(e, c->b));
+  c->next = cs_engine_next_time(e);
+  cs_engine_stop(e);
+}
+
+START_TEST(test_next_time_after_cancel) {
+  CsEngine *e = cs_engine_new();
+  CancelAsk c = {0, -1};
+  Log log = {.n = 0};
+  cs_engine_schedule_at(e, 10, cancel_then_ask, &c, 0);
+  c.b = cs_engine_schedule_at(e, 10, record, &log, 1);
+  cs_engine_schedule_at(e, 20, record, &log, 2);
+  cs_engine_run(e, CS_TIME_MAX);
+  ck_assert_int_eq(c.next, 20);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(log.n, 1);
+  ck_assert_uint_eq(log.arg[0], 2);
+  cs_engine_free(e);
+}
+END_TEST
+
 /* Timers (their own heap) and events are one order: by time, then by
  * scheduling order across both.  A timer that sets itself again from its
  * handler keeps its turn; a cancelled timer does not run; counts,
@@ -577,6 +608,7 @@ static Suite *engine_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_order_by_time);
   tcase_add_test(tc, test_next_time_in_handler);
+  tcase_add_test(tc, test_next_time_after_cancel);
   tcase_add_test(tc, test_fifo_ties);
   tcase_add_test(tc, test_zero_delay_fifo);
   tcase_add_test(tc, test_cancel);

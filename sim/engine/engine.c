@@ -505,21 +505,31 @@ static void settle_top(CsEngine *e) {
   }
 }
 
-/* The least time in a heap whose top may be the running event's (dead):
- * then the least of the top's children, which the pop would bring up.
- * The pop itself is left to the next schedule (which takes the top's
- * place) or to the run: a fabric asks at the end of each of its events. */
-static inline CsTime heap_next_time(const HeapEntry *h, size_t len, bool dead) {
-  if (!dead) return len ? h[0].time : CS_TIME_MAX;
-  CsTime t = CS_TIME_MAX;
+/* The entry a heap would bring to its top once the running event's entry
+ * (dead) is popped: the least of the top's children; else its top.  NULL
+ * when there is none. */
+static inline const HeapEntry *heap_next(const HeapEntry *h, size_t len, bool dead) {
+  if (!dead) return len ? &h[0] : NULL;
+  const HeapEntry *best = NULL;
   for (size_t j = 1; j <= 4 && j < len; j++)
-    if (h[j].time < t) t = h[j].time;
-  return t;
+    if (!best || key_less(&h[j], best)) best = &h[j];
+  return best;
 }
 
+/* Called from a handler at the end of each of the flow fabric's events:
+ * the pop of the running event's entry is left to the next schedule
+ * (which takes its place) or to the run, unless the entry that would come
+ * up is a cancelled one, which settle_top drops first (the time of the
+ * earliest pending event, as before). */
 CsTime cs_engine_next_time(CsEngine *e) {
-  CsTime t = heap_next_time(e->heap, e->heap_len, e->top_dead);
-  CsTime u = heap_next_time(e->timers, e->timers_len, e->timer_dead);
+  const HeapEntry *a = heap_next(e->heap, e->heap_len, e->top_dead);
+  const HeapEntry *b = heap_next(e->timers, e->timers_len, e->timer_dead);
+  if ((a && !e->pool[ENTRY_SLOT(*a)].fn) || (b && !e->pool[ENTRY_SLOT(*b)].fn)) {
+    settle_top(e);
+    a = e->heap_len ? &e->heap[0] : NULL;
+    b = e->timers_len ? &e->timers[0] : NULL;
+  }
+  CsTime t = a ? a->time : CS_TIME_MAX, u = b ? b->time : CS_TIME_MAX;
   return u < t ? u : t;
 }
 

@@ -1233,14 +1233,17 @@ static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
     for (int dir = 0; dir < 2; dir++) {
       const Dir *d = &n->dirs[2 * l + (uint32_t)dir];
       DirFill *x = &n->fills[2 * l + (uint32_t)dir];
-      double carried = dir_bits(d, now), bits = carried - x->sample_bits;
-      x->sample_bits = carried;
-      /* a row for a direction that carried a byte at least, as the packet
-       * network's (what a load rounded short of 0 carries is not one) */
-      if (!(bits >= 4)) continue;
+      /* a row per interval in which the direction carried a byte, as the
+       * packet network's rows; what is short of a byte (a light ACK load
+       * in a short interval, or a rounding) waits for the next interval,
+       * so that the rows add up to what the direction carried */
+      double bits = dir_bits(d, now) - x->sample_bits;
+      uint64_t bytes = bits >= 4 ? (uint64_t)llround(bits / 8) : 0;
+      if (bytes == 0) continue;
+      x->sample_bits += 8.0 * (double)bytes;
       CsLinkSample s = {0};
-      s.bytes = (uint64_t)llround(bits / 8);
-      s.utilization = now > t0 ? fmin(1.0, bits / d->capacity / ((double)(now - t0) * 1e-12)) : 0;
+      s.bytes = bytes;
+      s.utilization = now > t0 ? fmin(1.0, 8.0 * (double)bytes / d->capacity / ((double)(now - t0) * 1e-12)) : 0;
       fn(ctx, l, dir, &s);
     }
 }

@@ -181,7 +181,7 @@ typedef struct {
   CsTime pace_last;     /* roce: the slot of the last packet sent ... */
   uint32_t pace_bytes;  /* ... and its bytes (0: none yet) */
   CsTime pace_slot;     /* roce: the next slot, as computed at ... */
-  uint64_t slot_bps;    /* ... this rate (0: not computed since the last send) */
+  uint64_t slot_bps;    /* ... this rate (set at each send; 0: no pacing then) */
   uint32_t nic_dir;     /* roce: the link direction its packets leave the host by */
   CS_RING(Waiting) tsq; /* its packets waiting in the host's egress queue */
   uint64_t tsq_bytes, tsq_limit; /* ... their bytes, and the most it may have there (0: no limit) */

@@ -558,8 +558,11 @@ static inline __attribute__((always_inline)) double alone_rate_as(FlowNet *n, co
   return rate;
 }
 
-static double alone_rate(FlowNet *n, const Flow *f) {
-  return f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate_as(n, f, f->route->n_fwd);
+/* (any route out of line; a star's two hops inline at both callers) */
+static double alone_rate_any(FlowNet *n, const Flow *f) { return alone_rate_as(n, f, f->route->n_fwd); }
+
+static inline __attribute__((always_inline)) double alone_rate(FlowNet *n, const Flow *f) {
+  return f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate_any(n, f);
 }
 
 /* A direction's ACK load moved past the slack (ack_check tests it): its
@@ -586,7 +589,7 @@ static void ack_changed(FlowNet *n, uint32_t di) {
      * neighbours end together) */
     if (f->dirty || f->end_at <= *n->clock) return;
     if (n->in_handler && n->ack_depth < ACK_DEPTH && (!n->filling || f->mark != n->pass)) {
-      double rate = f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate(n, f);
+      double rate = alone_rate(n, f);
       if (rate == f->rate) return; /* (most such updates at scale: its other direction holds it) */
       if (rate >= 0) {
         n->ack_depth++;
@@ -614,7 +617,7 @@ static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
 /* A flow alone takes its rate with the component's flows, after the fill. */
 static bool fill_alone(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
-  double rate = f->route->n_fwd == 2 ? alone_rate_as(n, f, 2) : alone_rate(n, f);
+  double rate = alone_rate(n, f);
   if (rate < 0) return false;
   f->mark = n->pass;
   CS_GROW(n->alone, n->n_alone, n->cap_alone, 64);

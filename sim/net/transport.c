@@ -103,14 +103,16 @@ static uint64_t conn_una(const CsNet *net, const Conn *c) {
 }
 
 /* roce: the next packet's slot, a packet time at the current rate after
- * the last one's (pacing_bps > 0, pace_bytes > 0).  Kept until the rate
- * changes or a packet leaves: a queue pair asks at every ACK, and a
- * division is most of the cost. */
+ * the last one's (pacing_bps > 0, pace_bytes > 0).  Set when a packet
+ * leaves and again only when the rate has moved since: a queue pair asks
+ * at every ACK, and a division is most of the cost. */
+static inline void roce_set_slot(Conn *c) {
+  c->slot_bps = c->cc.pacing_bps;
+  c->pace_slot = c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->slot_bps);
+}
+
 static inline CsTime roce_next_slot(Conn *c) {
-  if (c->slot_bps != c->cc.pacing_bps) {
-    c->slot_bps = c->cc.pacing_bps;
-    c->pace_slot = c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
-  }
+  if (c->slot_bps != c->cc.pacing_bps) roce_set_slot(c);
   return c->pace_slot;
 }
 
@@ -206,11 +208,11 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
     if (c->cc.pacing_bps > 0 && c->pace_bytes) at = MAX(now, roce_next_slot(c));
     c->pace_last = at;
     c->pace_bytes = bytes;
-    /* the next slot at the rate of now (roce_next_slot's, computed here
-     * once per packet: asked at every ACK, whether it was known was a
-     * guess the processor often lost) */
-    c->slot_bps = c->cc.pacing_bps;
-    if (c->slot_bps > 0) c->pace_slot = at + (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->slot_bps);
+    /* the next slot at the rate of now, once per packet (left for the
+     * next ACK to find, whether it was known was a branch the processor
+     * often lost) */
+    if (c->cc.pacing_bps > 0) roce_set_slot(c);
+    else c->slot_bps = 0;
   } else if (c->cc.pacing_bps > 0) {
     CsTime gap = (CsTime)((double)bytes * 8.0 * 1e12 / (double)c->cc.pacing_bps);
     c->pace_next = MAX(c->pace_next, now) + gap;

@@ -187,8 +187,13 @@ static inline void sift_down_in(HeapEntry *h, const Slot *pool, size_t n, HeapEn
     if (c >= n) break;
     /* The next level is one of four lines: ask for all four now, so the
      * descent does not wait on memory at every level. */
-    if (4 * c + 1 < n && n > SIFT_PREFETCH)
-      for (size_t j = c; j < c + 4; j++) __builtin_prefetch(&h[4 * j + 1]);
+    if (n > SIFT_PREFETCH && 4 * c + 1 < n) { /* the children of c..c+3: h[4c+1..4c+16], four whole lines */
+      const char *g = (const char *)&h[4 * c + 1];
+      __builtin_prefetch(g);
+      __builtin_prefetch(g + 64);
+      __builtin_prefetch(g + 128);
+      __builtin_prefetch(g + 192);
+    }
     /* four children (sentinels past the end): a tournament, two
      * compares deep, indices by arithmetic so that no branch guesses */
     size_t b01 = c + key_less(&h[c + 1], &h[c]);

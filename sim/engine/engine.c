@@ -163,11 +163,55 @@ static inline void slot_release(CsEngine *e, uint32_t s) {
   e->free_head = s;
 }
 
-/* Put x at the root and move it down until it fits.  The root's new
- * occupant is known after the first level: its pool slot is prefetched
- * then, so the miss on it overlaps the rest of the sift (at a million
- * pending events that miss was a fifth of the run time). */
+/* The index of the least of h[c..c+3] (sentinels past the end): a
+ * tournament two compares deep, indices by arithmetic so that no branch
+ * guesses. */
+static inline size_t least_of_four(const HeapEntry *h, size_t c) {
+  size_t b01 = c + key_less(&h[c + 1], &h[c]);
+  size_t b23 = c + 2 + key_less(&h[c + 3], &h[c + 2]);
+  return b01 ^ ((b01 ^ b23) & -(size_t)key_less(&h[b23], &h[b01]));
+}
+
 #define SIFT_PREFETCH 256 /* up to this many entries (4 KB) a heap is in the first-level cache: its next levels are not prefetched (an incast's heaps hold 5-20) */
+
+/* sift_down_in for a heap of more than SIFT_PREFETCH entries.  The entry
+ * that takes the root's place is most often among the latest (a pipe's
+ * next arrival, or the heap's last leaf on a pop) and sinks to the
+ * bottom: the hole goes down the line of least children without a
+ * compare with x at each level, and x rises from the bottom, usually not
+ * at all (Floyd's variant; the heap ends as the usual sift leaves it).
+ * The next level is one of four lines: all four are asked for at once,
+ * so the descent does not wait on memory at every level; the root's new
+ * occupant is known after the first level, and its pool slot is
+ * prefetched then (at a million pending events that miss was a fifth of
+ * the run time). */
+static inline void sift_down_large(HeapEntry *h, const Slot *pool, size_t n, HeapEntry x) {
+  size_t i = 0;
+  for (size_t c = 1; c < n; c = 4 * i + 1) {
+    if (4 * c + 1 < n) { /* the children of c..c+3: h[4c+1..4c+16], four whole lines */
+      const char *g = (const char *)&h[4 * c + 1];
+      __builtin_prefetch(g);
+      __builtin_prefetch(g + 64);
+      __builtin_prefetch(g + 128);
+      __builtin_prefetch(g + 192);
+    }
+    size_t best = least_of_four(h, c); /* a real entry: h[c] is one */
+    h[i] = h[best];
+    if (i == 0) __builtin_prefetch(&pool[ENTRY_SLOT(h[0])]);
+    i = best;
+  }
+  while (i > 0) {
+    size_t p = (i - 1) / 4;
+    if (!key_less(&x, &h[p])) break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = x;
+}
+
+/* Put x at the root and move it down until it fits (a large heap:
+ * sift_down_large).  The root's new occupant is known after the first
+ * level: its pool slot is prefetched then. */
 static inline void sift_down_in(HeapEntry *h, const Slot *pool, size_t n, HeapEntry x) {
   if (n <= 4) { /* the root's children alone (a flow run's heap holds a handful): as many compares as children */
     size_t best = 1;
@@ -181,24 +225,15 @@ static inline void sift_down_in(HeapEntry *h, const Slot *pool, size_t n, HeapEn
     }
     return;
   }
+  if (n > SIFT_PREFETCH) {
+    sift_down_large(h, pool, n, x);
+    return;
+  }
   size_t i = 0;
   for (;;) {
     size_t c = 4 * i + 1;
     if (c >= n) break;
-    /* The next level is one of four lines: ask for all four now, so the
-     * descent does not wait on memory at every level. */
-    if (n > SIFT_PREFETCH && 4 * c + 1 < n) { /* the children of c..c+3: h[4c+1..4c+16], four whole lines */
-      const char *g = (const char *)&h[4 * c + 1];
-      __builtin_prefetch(g);
-      __builtin_prefetch(g + 64);
-      __builtin_prefetch(g + 128);
-      __builtin_prefetch(g + 192);
-    }
-    /* four children (sentinels past the end): a tournament, two
-     * compares deep, indices by arithmetic so that no branch guesses */
-    size_t b01 = c + key_less(&h[c + 1], &h[c]);
-    size_t b23 = c + 2 + key_less(&h[c + 3], &h[c + 2]);
-    size_t best = b01 ^ ((b01 ^ b23) & -(size_t)key_less(&h[b23], &h[b01]));
+    size_t best = least_of_four(h, c);
     if (!key_less(&h[best], &x)) break;
     h[i] = h[best];
     if (i == 0) __builtin_prefetch(&pool[ENTRY_SLOT(h[0])]);
@@ -444,9 +479,7 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
 uint64_t cs_engine_peek_arg(const CsEngine *e, CsEventFn fn) {
   const HeapEntry *h = e->heap, *best = h;
   if (e->top_dead) { /* the running event's place: the least of its children comes next, unless it schedules earlier */
-    best = &h[1];
-    for (int j = 2; j <= 4; j++)
-      if (key_less(&h[j], best)) best = &h[j];
+    best = &h[least_of_four(h, 1)];
   }
   if (best->time == CS_TIME_MAX) return UINT64_MAX; /* a sentinel: nothing pending there */
   /* a timer first (the timers' top, or the least of its children while it runs) */

@@ -6,7 +6,8 @@
  * one block in order, and its output (stdout when it succeeds, stderr
  * when it fails) compared with the lines below it, "..." standing for
  * any lines left out.  And the README stands alone: it cites no file
- * outside the repository. */
+ * outside the repository.  No table of the README or of docs/ is cut in
+ * two by a blank line (the rows after it would show as a paragraph). */
 #include "config.h"
 
 #include "testutil.h"
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Whether `act` matches `exp`, where an expected "..." matches any run of
  * lines (none included). */
@@ -123,11 +125,67 @@ START_TEST(test_readme_samples) {
 }
 END_TEST
 
+/* A table row after a blank line that follows a table row, unless it
+ * heads a table of its own (a delimiter row under it): Markdown ends the
+ * table at the blank line and shows the rest as text. */
+static guint broken_tables(const char *path) {
+  g_autofree char *text = NULL;
+  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "cannot read %s", path);
+  g_autoptr(GPtrArray) l = lines_of(text);
+  guint bad = 0;
+  for (guint i = 2; i < l->len; i++) {
+    const char *before = l->pdata[i - 2], *blank = l->pdata[i - 1], *row = l->pdata[i];
+    const char *under = i + 1 < l->len ? l->pdata[i + 1] : "";
+    bool delimiter = under[0] == '|' && strspn(under, "|-: ") == strlen(under);
+    if (before[0] == '|' && !blank[0] && row[0] == '|' && !delimiter) {
+      fprintf(stderr, "%s:%u: a table cut by the blank line above\n", path, i + 1);
+      bad++;
+    }
+  }
+  return bad;
+}
+
+START_TEST(test_tables_whole) {
+  g_autofree char *readme = g_build_filename(test_srcdir(), "README.md", NULL);
+  guint bad = broken_tables(readme), files = 1;
+  g_autofree char *docs = g_build_filename(test_srcdir(), "docs", NULL);
+  GDir *dir = g_dir_open(docs, 0, NULL);
+  ck_assert_ptr_nonnull(dir);
+  for (const char *name; (name = g_dir_read_name(dir));) {
+    if (!g_str_has_suffix(name, ".md")) continue;
+    g_autofree char *path = g_build_filename(docs, name, NULL);
+    bad += broken_tables(path);
+    files++;
+  }
+  g_dir_close(dir);
+  ck_assert_uint_ge(files, 5);
+  ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* The check itself: a table cut in two is found, a second table is not. */
+START_TEST(test_tables_whole_finds_a_cut) {
+  g_autofree char *path = g_build_filename(g_get_tmp_dir(), "commsim-table-XXXXXX.md", NULL);
+  int fd = g_mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  const char *cut = "| a | b |\n| --- | --- |\n| 1 | 2 |\n\n| 3 | 4 |\n";
+  ck_assert(g_file_set_contents(path, cut, -1, NULL));
+  ck_assert_uint_eq(broken_tables(path), 1);
+  const char *two = "| a | b |\n| --- | --- |\n| 1 | 2 |\n\n| c | d |\n| :-- | --: |\n| 3 | 4 |\n";
+  ck_assert(g_file_set_contents(path, two, -1, NULL));
+  ck_assert_uint_eq(broken_tables(path), 0);
+  g_unlink(path);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("docs");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_readme_samples);
+  tcase_add_test(tc, test_tables_whole);
+  tcase_add_test(tc, test_tables_whole_finds_a_cut);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

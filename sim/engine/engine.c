@@ -172,6 +172,17 @@ static inline size_t least_of_four(const HeapEntry *h, size_t c) {
   return b01 ^ ((b01 ^ b23) & -(size_t)key_less(&h[b23], &h[b01]));
 }
 
+/* Move x up from place i until it fits. */
+static inline void sift_up(HeapEntry *h, size_t i, HeapEntry x) {
+  while (i > 0) {
+    size_t p = (i - 1) / 4;
+    if (!key_less(&x, &h[p])) break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = x;
+}
+
 #define SIFT_PREFETCH 256 /* up to this many entries (4 KB) a heap is in the first-level cache: its next levels are not prefetched (an incast's heaps hold 5-20) */
 
 /* sift_down_in for a heap of more than SIFT_PREFETCH entries.  The entry
@@ -200,13 +211,7 @@ static inline void sift_down_large(HeapEntry *h, const Slot *pool, size_t n, Hea
     if (i == 0) __builtin_prefetch(&pool[ENTRY_SLOT(h[0])]);
     i = best;
   }
-  while (i > 0) {
-    size_t p = (i - 1) / 4;
-    if (!key_less(&x, &h[p])) break;
-    h[i] = h[p];
-    i = p;
-  }
-  h[i] = x;
+  sift_up(h, i, x);
 }
 
 /* Put x at the root and move it down until it fits (a large heap:
@@ -243,16 +248,6 @@ static inline void sift_down_in(HeapEntry *h, const Slot *pool, size_t n, HeapEn
 }
 
 static inline void sift_down_root(CsEngine *e, size_t n, HeapEntry x) { sift_down_in(e->heap, e->pool, n, x); }
-
-static inline void sift_up(HeapEntry *h, size_t i, HeapEntry x) {
-  while (i > 0) {
-    size_t p = (i - 1) / 4;
-    if (!key_less(&x, &h[p])) break;
-    h[i] = h[p];
-    i = p;
-  }
-  h[i] = x;
-}
 
 /* Remove the top entry of heap h (*len entries, one at least). */
 static inline void pop_from(HeapEntry *h, size_t *len, const Slot *pool) {

@@ -259,6 +259,7 @@ typedef struct {
   uint64_t *order;
   uint64_t n_order;
   bool timers; /* half the events as timers (their own heap), at random */
+  size_t most_queued; /* the most events pending at once */
 } World;
 
 static void rand_handler(CsEngine *e, void *ctx, uint64_t arg);
@@ -281,6 +282,7 @@ static void rand_handler(CsEngine *e, void *ctx, uint64_t arg) {
   ck_assert_int_eq(cs_engine_now(e), w->ref[arg].time);
   w->ref[arg].ran = true;
   w->order[w->n_order++] = arg;
+  if (cs_engine_queued(e) > w->most_queued) w->most_queued = cs_engine_queued(e);
   int children = (int)cs_rng_below(&w->rng, 4); /* 0..3: grows until cap, then drains */
   for (int i = 0; i < children; i++) rand_schedule(w);
   if (cs_rng_below(&w->rng, 5) == 0 && w->n > 0) {
@@ -331,6 +333,7 @@ START_TEST(test_randomized_against_sorted_reference) {
   ck_assert_uint_eq(cs_engine_events_executed(w.e), m);
   for (uint64_t i = 0; i < m; i++) ck_assert_uint_eq(w.order[i], sorted[i].seq);
   ck_assert_uint_gt(m, 10000); /* the test did real work */
+  ck_assert_uint_gt(w.most_queued, 4096); /* past the small heaps' sift: the large one's (over 256 entries) was used */
   g_free(sorted);
   g_free(w.ref);
   g_free(w.ids);

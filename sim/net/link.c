@@ -438,14 +438,20 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
     bool drop = false;
     uint32_t ing = pfc ? pfc_ingress(net, in_dir) : 0;
     LinkDir *in = ing ? &net->dirs[ing - 1] : NULL;
-    if (in) { /* lossless: the ingress port's buffer, which PFC keeps from filling */
+    /* roce: a NIC never drops what its own queue pairs give it (they wait
+     * in host memory until the port takes them; the transport's host
+     * queue limit keeps that short), whatever the host port's buffer or
+     * queue discipline */
+    bool nic = in_dir == NO_DIR && net->roce && pk->kind != PKT_BG;
+    if (nic) {
+    } else if (in) { /* lossless: the ingress port's buffer, which PFC keeps from filling */
       if (in->ing_bytes + pk->bytes > (uint64_t)in->ing_cap) drop = true, net->pfc_overflows += pk->bytes;
     } else if (d->bounded)
       drop = d->cap_pkt ? d->q.len + 1 > (uint64_t)d->cap : d->q_bytes + pk->bytes > (uint64_t)d->cap;
     /* a host's own queue holds what its transport lets in (host_queue);
      * open-loop background packets find it full at txqueuelen */
     else if (pk->kind == PKT_BG) drop = d->q.len >= CS_NET_HOST_BG_PACKETS;
-    if (!drop && !in && d->queue == CS_QUEUE_RED) drop = red_drop(d, now, pk->bytes);
+    if (!drop && !in && !nic && d->queue == CS_QUEUE_RED) drop = red_drop(d, now, pk->bytes);
     if (drop) {
       d->st.drops++;
       d->drop_bytes += pk->bytes;

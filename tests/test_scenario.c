@@ -247,6 +247,17 @@ START_TEST(test_set_overrides) {
   set_refused(minimal, "defaults.pfc={error: 1, error: 2}",
               "--set defaults.pfc={error: 1, error: 2}: error: a value written {...} is a YAML map: "
               "duplicate key 'error' (first given at line 1) (at character 12 of the value)");
+  /* a list written [...] is YAML too: maps as its items, quoted items without their quotes */
+  const char *sets7[] = {"flows=[{src: w0, dst: w1, size: 1MB}, {src: w1, dst: w0, size: 2MB}]",
+                         "output.traces=[\"summary\", messages]", NULL};
+  g_autoptr(CsScenario) s7 = cs_scenario_load_string(minimal, "m.yaml", sets7, &e);
+  ck_assert_msg(s7 != NULL, "%s", e ? e->message : "");
+  ck_assert_uint_eq(s7->flows->len, 2);
+  ck_assert_int_eq(g_array_index(s7->flows, CsFlowSpec, 1).size, 2000000);
+  ck_assert_uint_eq(s7->output.traces, CS_TRACE_SUMMARY | CS_TRACE_MESSAGES);
+  set_refused(minimal, "output.traces=[summary, [x]",
+              "--set output.traces=[summary, [x]: error: a value written [...] is a YAML list: YAML syntax: did not "
+              "find expected ',' or ']' while parsing a flow sequence (from line 1) (at character 14 of the value)");
   /* a value refused leaves the document as it was: no half-made path */
   CsYamlDoc *doc = cs_yaml_load_string("x: 1\n", 5, "d.yaml", &e);
   ck_assert_msg(doc != NULL, "%s", e ? e->message : "");

@@ -502,47 +502,40 @@ static void at_origin(CsYamlNode *n, const char *origin) {
     for (guint i = 0; i < n->items->len; i++) at_origin(n->items->pdata[i], origin);
 }
 
-/* A --set value: a scalar, "[a, b, c]" for a list of scalars, or
- * "{k: v, ...}" for a map (read as YAML: nested maps and lists too).
- * NULL with *error set when a map does not read. */
+/* A --set value: a scalar, "[a, b, c]" for a list or "{k: v, ...}" for a
+ * map, both read as YAML (nested maps and lists, quoted items).  NULL with
+ * *error set when such a value does not read. */
 static CsYamlNode *value_node(const char *value, const char *origin, GError **error) {
   size_t len = strlen(value);
-  if (len >= 2 && value[0] == '{' && value[len - 1] == '}') {
+  bool map = len >= 2 && value[0] == '{' && value[len - 1] == '}';
+  bool seq = len >= 2 && value[0] == '[' && value[len - 1] == ']';
+  if (map || seq) { /* read as YAML: a list's items may be maps ([{src: w0, ...}]) or quoted */
     GError *e = NULL;
-    CsYamlDoc *v = cs_yaml_load_string(value, len, origin, &e);
-    if (!v || !v->root || v->root->kind != CS_YAML_MAP) {
+    /* a document's root must be a map: the value is read as {v: VALUE} */
+    g_autofree char *wrapped = g_strdup_printf("{v: %s}", value);
+    CsYamlDoc *v = cs_yaml_load_string(wrapped, strlen(wrapped), origin, &e);
+    CsYamlKind want = map ? CS_YAML_MAP : CS_YAML_SEQ;
+    CsYamlNode *got = v && v->root && v->root->kind == CS_YAML_MAP && v->root->items->len == 1 ? v->root->items->pdata[0]
+                                                                                                : NULL;
+    if (!got || got->kind != want) {
       /* the reader's message is "ORIGIN:1:COLUMN: error: WHAT": the --set is one line */
-      const char *what = e ? e->message : "it is not a map";
+      const char *what = e ? e->message : map ? "it is not a map" : "it is not a list";
       int line = 0, col = 0;
       const char *tail = e && g_str_has_prefix(what, origin) ? what + strlen(origin) : NULL; /* past the value */
       if (tail && sscanf(tail, ":%d:%d:", &line, &col) == 2 && strstr(tail, "error: "))
         what = strstr(tail, "error: ") + strlen("error: ");
+      col -= 4; /* "{v: " */
       g_autofree char *at = col > 0 ? g_strdup_printf(" (at character %d of the value)", col) : g_strdup("");
-      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "%s: error: a value written {...} is a YAML map: %s%s",
-                  origin, what, at);
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "%s: error: a value written %s is a YAML %s: %s%s",
+                  origin, map ? "{...}" : "[...]", map ? "map" : "list", what, at);
       g_clear_error(&e);
       cs_yaml_doc_free(v);
       return NULL;
     }
-    CsYamlNode *map = v->root; /* taken from the value's document, its origins made the --set's */
-    v->root = NULL;
-    at_origin(map, origin);
+    v->root->items->pdata[0] = NULL; /* taken from the value's document, its origins made the --set's */
+    at_origin(got, origin);
     cs_yaml_doc_free(v);
-    return map;
-  }
-  if (len >= 2 && value[0] == '[' && value[len - 1] == ']') {
-    CsYamlNode *seq = node_new(CS_YAML_SEQ, origin, 0, 0);
-    g_autofree char *inner = g_strndup(value + 1, len - 2);
-    g_auto(GStrv) items = g_strsplit(inner, ",", -1);
-    for (guint i = 0; items[i]; i++) {
-      g_strstrip(items[i]);
-      if (!*items[i] && !items[i + 1] && i == 0) break; /* [] */
-      CsYamlNode *n = node_new(CS_YAML_SCALAR, origin, 0, 0);
-      n->text = g_strdup(items[i]);
-      n->plain = true;
-      g_ptr_array_add(seq->items, n);
-    }
-    return seq;
+    return got;
   }
   CsYamlNode *n = node_new(CS_YAML_SCALAR, origin, 0, 0);
   n->text = g_strdup(value);

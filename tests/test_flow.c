@@ -345,6 +345,26 @@ START_TEST(test_reports) {
 }
 END_TEST
 
+/* Background alone: a flow at its source's rate until `duration`, with
+ * no event of its own; the run lasts the duration, as at packet level,
+ * and its links carry 1 Gbps of 10 on two of the four directions (mean
+ * 0.05, most 0.1), 1.25 MB each in 10 ms.  (It ended at 0 s, all zeros.) */
+START_TEST(test_background_alone) {
+  const char *yaml = "topology: {type: star, workers: 2}\n"
+                     "background: [{src: w0, dst: w1, pattern: cbr, rate: 1Gbps}]\nduration: 10ms\n";
+  for (int k = 0; k < 2; k++) {
+    Run r = sim_load(yaml, "bg", (const char *const[]){k ? "fidelity=packet" : "fidelity=flow", NULL});
+    sim_go(&r);
+    ck_assert_int_eq(cs_sim_end_time(r.sim), 10000000000LL);
+    const CsSummary *m = cs_sim_summary(r.sim);
+    double tol = k ? 1e-3 : 1e-9; /* packets: whole packets of 1,500 bytes */
+    ck_assert_msg(fabs(m->link_util_mean - 0.05) <= 0.05 * tol && fabs(m->link_util_max - 0.1) <= 0.1 * tol,
+                  "%s: utilization mean %.9f, max %.9f", k ? "packet" : "flow", m->link_util_mean, m->link_util_max);
+    sim_done(&r);
+  }
+}
+END_TEST
+
 /* 6. Many at once: a ring all-reduce of 1,024 workers takes one refill
  * per step of the ring and its result is the alpha-beta formula with
  * headers and ACKs (2 (P-1) steps of n/P each). */
@@ -538,6 +558,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_incast);
   tcase_add_test(tc, test_mathis_cap);
   tcase_add_test(tc, test_reports);
+  tcase_add_test(tc, test_background_alone);
   tcase_add_test(tc, test_ring_1024);
   tcase_add_test(tc, test_refill_inside);
   tcase_add_test(tc, test_retire);

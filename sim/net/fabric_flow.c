@@ -1251,7 +1251,8 @@ static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
     }
 }
 
-static bool flow_busy(const void *impl) { return ((const FlowNet *)impl)->active > 0; }
+/* links carry something between events: messages, or background sources */
+static bool flow_busy(const void *impl) { return ((const FlowNet *)impl)->active > 0 || ((const FlowNet *)impl)->bg_running; }
 
 static CsNetTotals flow_totals(const void *impl) {
   (void)impl;

@@ -205,6 +205,8 @@ static bool stuck_error(CsSim *sim, const char *why, GError **error) {
   return false;
 }
 
+static void on_background_end(CsEngine *e, void *ctx, uint64_t arg) { (void)e, (void)ctx, (void)arg; }
+
 void cs_sim_set_output_dir(CsSim *sim, const char *dir) {
   g_free(sim->outdir);
   sim->outdir = g_strdup(dir);
@@ -223,6 +225,10 @@ bool cs_sim_run(CsSim *sim, GError **error) {
     cs_engine_schedule_at(sim->e, g_array_index(s->flows, CsFlowSpec, i).start, on_flow_start, sim, i);
   if (sim->wl) cs_workload_start(sim->wl, on_workload_done, sim);
   cs_fabric_start_background(sim->fabric);
+  /* fluid background sources (flow fidelity) take no event of their own: a
+   * run of background alone goes on to `duration` all the same */
+  if (s->background->len > 0 && s->duration > 0 && !(sim->fabric->models & CS_MODELS_PACKETS))
+    cs_engine_schedule_at(sim->e, s->duration, on_background_end, sim, 0);
   sim->running = true;
   arm_watchdog(sim);
   CsTime until = s->duration > 0 ? s->duration : CS_TIME_MAX;

@@ -84,6 +84,12 @@ START_TEST(test_jobs_resume_shards) {
   g_autofree char *whole = sweep_csv(d1);
   g_autofree char *two = sweep_csv(d2);
   ck_assert_str_eq(whole, two); /* -j 1 and -j 2: the same rows, in grid order */
+  /* -j 0 and -j -1 are refused (0 used to run as the default, the number of cores) */
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d2, "-j", k ? "-1" : "0", "-q", NULL}, &out, &err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "-j must be 1 or more"));
+    g_free(out), g_free(err);
+  }
   ck_assert_int_eq((int)(strchr(whole, '\n') - whole) > 0, 1);
   int rows = 0;
   for (const char *p = whole; *p; p++) rows += *p == '\n';

@@ -140,7 +140,7 @@ static void print_results(const char *dir) {
 int cs_cmd_sweep(int argc, char **argv) {
   g_auto(GStrv) sets = NULL;
   g_autofree char *outdir = NULL, *shard = NULL;
-  gint jobs = 0;
+  gint jobs = G_MININT; /* not given: the number of cores */
   gboolean merge = FALSE, quiet = FALSE, check = FALSE, reproducible = FALSE, force = FALSE, partial = FALSE;
   GOptionEntry entries[] = {
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &outdir, "Write the points and sweep.csv to DIR (default: output.dir)", "DIR"},
@@ -194,11 +194,11 @@ int cs_cmd_sweep(int argc, char **argv) {
     return CS_EXIT_USAGE;
   }
   CsSweepOptions opt = {0};
-  if (jobs < 0) {
+  if (jobs != G_MININT && jobs < 1) {
     fprintf(stderr, "commsim sweep: -j must be 1 or more\n");
     return CS_EXIT_USAGE;
   }
-  opt.jobs = (uint32_t)jobs;
+  opt.jobs = jobs == G_MININT ? 0 : (uint32_t)jobs; /* 0: the number of cores */
   if (shard) {
     guint64 k, n;
     g_auto(GStrv) parts = g_strsplit(shard, "/", 2);

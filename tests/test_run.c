@@ -195,6 +195,12 @@ START_TEST(test_run_console) {
   ck_assert_msg(!g_regex_match(raw, out, 0, NULL), "%s", out);
   g_regex_unref(raw);
   g_free(out), g_free(err);
+  /* duration ends the run before any iteration: no zeros where
+   * summary.csv has empty cells (it printed "iteration 0.000000 s") */
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", dir, "--set", "duration=100us", NULL}, &out, &err), 0);
+  ck_assert_msg(strstr(out, "per worker and iteration: no iteration measured (none finished after the warm-up)\n"), "%s", out);
+  ck_assert_msg(!strstr(out, "0.000000 s"), "%s", out);
+  g_free(out), g_free(err);
   rm_rf(dir);
   g_unlink(f);
 }

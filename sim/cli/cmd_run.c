@@ -77,16 +77,20 @@ static void print_training(CsSim *sim, const CsScenario *s) {
   else
     printf(", %s, %u bucket%s of %s\n", cs_codec_method_name(w->compression.method), nb, nb == 1 ? "" : "s",
            w->buckets ? cs_format_size(w->buckets, b2) : "the whole gradient");
-  printf("per worker and iteration (means over %" G_GUINT64_FORMAT " worker-iterations):\n", (guint64)m->iterations_measured);
-  printf("  %-26s %s   (headers and retransmissions included)\n", "wire bytes per worker",
-         cs_format_human_bytes(m->wire_bytes_per_worker, b1));
-  printf("  %-26s %.6f s   (p50 %.6f s, p99 %.6f s)\n", "iteration", m->iter_mean_s, m->iter_p50_s, m->iter_p99_s);
-  printf("  %-26s %.6f s\n", "compute", m->compute_s);
-  printf("  %-26s %.6f s   (first gradient byte sent to last result byte received)\n", "communication", m->comm_s);
-  printf("  %-26s %.6f s   (encode, decode, reduction arithmetic; %.6f s of it outside compute)\n", "codec",
-         m->codec_s, m->codec_outside_s);
-  printf("  %-26s %.6f s   (only waiting on the network: iteration - compute - codec outside compute)\n",
-         "exposed communication", m->exposed_comm_s);
+  if (m->iterations_measured == 0) { /* summary.csv leaves these cells empty: no zeros here either */
+    printf("per worker and iteration: no iteration measured (none finished after the warm-up)\n");
+  } else {
+    printf("per worker and iteration (means over %" G_GUINT64_FORMAT " worker-iterations):\n", (guint64)m->iterations_measured);
+    printf("  %-26s %s   (headers and retransmissions included)\n", "wire bytes per worker",
+           cs_format_human_bytes(m->wire_bytes_per_worker, b1));
+    printf("  %-26s %.6f s   (p50 %.6f s, p99 %.6f s)\n", "iteration", m->iter_mean_s, m->iter_p50_s, m->iter_p99_s);
+    printf("  %-26s %.6f s\n", "compute", m->compute_s);
+    printf("  %-26s %.6f s   (first gradient byte sent to last result byte received)\n", "communication", m->comm_s);
+    printf("  %-26s %.6f s   (encode, decode, reduction arithmetic; %.6f s of it outside compute)\n", "codec",
+           m->codec_s, m->codec_outside_s);
+    printf("  %-26s %.6f s   (only waiting on the network: iteration - compute - codec outside compute)\n",
+           "exposed communication", m->exposed_comm_s);
+  }
   if (!isnan(m->codec_nmse)) printf("  %-26s %.4e   (one encode/decode by the real kernel)\n", "codec error (nmse)", m->codec_nmse);
   if (!isnan(m->allreduce_nmse))
     printf("  %-26s %.4e   (the collective's summed result, error compounded at reduction hops)\n", "result error (nmse)",

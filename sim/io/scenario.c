@@ -735,6 +735,34 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
               !read_params(m, subs[i], subs[i], CS_PARAM_TRANSPORT, t, error)))
       return false;
   }
+  /* a protocol's own keys given to another would be ignored: refused, as
+   * a topology type's parameters are (a user who writes cubic with cc:
+   * dcqcn would believe DCQCN is on).  DCQCN's parameters stay allowed
+   * with cc: none, so that one file compares the two. */
+  static const struct {
+    const char *key;
+    uint32_t protocol; /* the only one that reads it */
+    const char *what;
+  } own[] = {
+      {"cc", CS_PROTO_ROCE, "roce's rate control"},
+      {"retransmit", CS_PROTO_ROCE, "roce's loss repair"},
+      {"rto", CS_PROTO_ROCE, "roce's fixed timeout (TCP's are min_rto and initial_rto)"},
+      {"dcqcn", CS_PROTO_ROCE, "the map of roce's DCQCN parameters"},
+      {"cubic", CS_PROTO_CUBIC, "the map of cubic's parameters"},
+      {"bbr", CS_PROTO_BBR, "the map of bbr's parameters"},
+  };
+  const char *const *protocols = cs_protocol_names();
+  for (size_t i = 0; i < G_N_ELEMENTS(own); i++)
+    if (value_of(v, own[i].key) && t->protocol != own[i].protocol)
+      FAIL_AT(at(v, own[i].key), "transport.%s is %s: protocol %s does not read it (remove it, or set protocol: %s)",
+              own[i].key, own[i].what, protocols[t->protocol], protocols[own[i].protocol]);
+  static const char *const tcp_only[] = {"recovery", "init_cwnd", "initial_rto", "min_rto"};
+  for (size_t i = 0; i < G_N_ELEMENTS(tcp_only); i++)
+    if (value_of(v, tcp_only[i]) && t->protocol == CS_PROTO_ROCE)
+      FAIL_AT(at(v, tcp_only[i]),
+              "transport.%s is TCP's: roce does not read it (a queue pair has no window, repairs loss by `retransmit` "
+              "and times out after `rto`)",
+              tcp_only[i]);
   return true;
 }
 

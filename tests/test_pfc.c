@@ -147,6 +147,18 @@ START_TEST(test_headroom) {
                 "%s", e->message);
   g_clear_error(&e);
   cs_scenario_free(s);
+  /* the error names where the link's settings came from: here the
+   * links_override entry of line 2 (it had no line at all) */
+  s = cs_scenario_load_string("topology: {type: star, workers: 2}\n"
+                              "links_override: [{match: w1-sw0, buffer: 50KB, pfc: {xoff: 48KB}}]\n"
+                              "flows: [{src: w0, dst: w1, size: 1MB}]\n",
+                              "o.yaml", NULL, &e);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_null(cs_sim_new(s, &e));
+  ck_assert_msg(g_str_has_prefix(e->message, "o.yaml:2:18: error: link w1-sw0: PFC headroom: buffer 50000 B - xoff 48000 B"),
+                "%s", e->message);
+  g_clear_error(&e);
+  cs_scenario_free(s);
 }
 END_TEST
 

@@ -60,6 +60,10 @@ typedef struct {
    * if any, applies) */
   int64_t ecn_kmin, ecn_kmax;
   double ecn_pmax;
+  /* where its settings were last given (`defaults:`, its links[] entry or
+   * a links_override that matched it), for errors about one link; no file
+   * when nothing gave them */
+  CsLoc at;
 } CsLinkSpec;
 
 typedef struct {

@@ -638,6 +638,7 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
       return false;
     CsLinkDecl d = {NULL, NULL, s->defaults, loc_of(s, l)};
     d.spec.buffer_set = false;
+    d.spec.at = d.at;
     bool ok = get_name(l, path, "a", &d.a, error) && get_name(l, path, "b", &d.b, error) &&
               read_link_settings(l, path, "links[]", &d.spec, error);
     g_array_append_val(t->links, d);
@@ -1270,6 +1271,7 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
         !read_link_settings(v, "defaults", "defaults", &s->defaults, error))
       return false;
     s->defaults.buffer_set = false; /* a default buffer bounds switch ports only */
+    s->defaults.at = loc_of(s, v);
   }
 
   CsYamlNode *topo = value_of(root, "topology"), *nodes = value_of(root, "nodes"),

@@ -81,20 +81,21 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
     const CsLink *k = &t->links[l];
     const CsLinkSpec *x = &k->spec;
     const char *a = t->nodes[k->a].name, *b = t->nodes[k->b].name;
+    CsLoc where = x->at.file ? x->at : s->topology.at; /* what set the link, else the file */
     if (x->ecn_kmax > 0 && x->queue == CS_QUEUE_RED) {
-      cs_error_at(error, s->topology.at,
+      cs_error_at(error, where,
                   "link %s-%s: ecn marking and queue red do not go together (RED drops early what ECN would mark): "
                   "use queue droptail or ecn with it", a, b);
       return false;
     }
     if (x->pfc_xoff <= 0) continue;
     if (x->buffer_pkt) {
-      cs_error_at(error, s->topology.at, "link %s-%s: PFC counts bytes: give its buffer in bytes, not packets", a, b);
+      cs_error_at(error, where, "link %s-%s: PFC counts bytes: give its buffer in bytes, not packets", a, b);
       return false;
     }
     double need = 2.0 * (double)x->latency * 1e-12 * (double)x->bandwidth / 8.0 + 2.0 * (double)mtu;
     if ((double)(x->buffer - x->pfc_xoff) < need) {
-      cs_error_at(error, s->topology.at,
+      cs_error_at(error, where,
                   "link %s-%s: PFC headroom: buffer %" G_GINT64_FORMAT " B - xoff %" G_GINT64_FORMAT
                   " B leaves %" G_GINT64_FORMAT " B, less than what arrives during a pause's round trip "
                   "(2 x latency x bandwidth + 2 MTU = %.0f B): raise the buffer or lower xoff",
@@ -115,7 +116,7 @@ static bool check_roce_rto(const CsTopology *t, const CsScenario *s, GError **er
     const CsLink *k = &t->links[l];
     if (s->transport.rto > 2 * k->spec.latency) continue;
     char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
-    cs_error_at(error, s->topology.at,
+    cs_error_at(error, k->spec.at.file ? k->spec.at : s->topology.at,
                 "transport.rto (%s) is not longer than a round trip over link %s-%s (2 x %s): with roce every packet "
                 "crossing it would time out before its ACK comes back; raise transport.rto",
                 cs_format_time(s->transport.rto, b1), t->nodes[k->a].name, t->nodes[k->b].name,

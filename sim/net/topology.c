@@ -343,6 +343,7 @@ uint32_t cs_topology_override(CsTopology *t, const CsLinkOverride *o) {
     g_autofree char *ab = g_strdup_printf("%s-%s", a, b), *ba = g_strdup_printf("%s-%s", b, a);
     if (!g_pattern_spec_match_string(pat, ab) && !g_pattern_spec_match_string(pat, ba)) continue;
     n++;
+    s->at = o->at;
     if (o->fields & CS_LINK_SET_BANDWIDTH) s->bandwidth = o->spec.bandwidth;
     if (o->fields & CS_LINK_SET_LATENCY) s->latency = o->spec.latency;
     if (o->fields & CS_LINK_SET_BUFFER) {

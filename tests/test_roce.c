@@ -466,6 +466,7 @@ START_TEST(test_refused) {
       {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, cc: hpcc}\n", "dcqcn"},
       {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, retransmit: irn}\n", "selective"},
       {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, dcqcn: {g: 0}}\n", "transport.dcqcn.g"},
+      {"topology: {type: star, workers: 2}\ntransport: {protocol: roce, dcqcn: {g: 100%}}\n", "must lie in (0, 0.999]"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     GError *e = NULL;
@@ -476,6 +477,19 @@ START_TEST(test_refused) {
     g_clear_error(&e);
     cs_scenario_free(s);
   }
+}
+END_TEST
+
+/* g is a gain in (0, 1): written as a number or a percentage, as
+ * initial_alpha is (2% was "not a number") */
+START_TEST(test_g_percent) {
+  GError *e = NULL;
+  CsScenario *s = cs_scenario_load_string("topology: {type: star, workers: 2}\nworkload: {params: 1M}\n"
+                                          "transport: {protocol: roce, dcqcn: {g: 2%}}\n",
+                                          "g", NULL, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  ck_assert_double_eq_tol(s->transport.dcqcn.g, 0.02, 1e-15);
+  cs_scenario_free(s);
 }
 END_TEST
 
@@ -493,6 +507,7 @@ static Suite *roce_suite(void) {
   tcase_add_test(tc, test_victim);
   tcase_add_test(tc, test_collectives);
   tcase_add_test(tc, test_refused);
+  tcase_add_test(tc, test_g_percent);
   suite_add_tcase(s, tc);
   return s;
 }

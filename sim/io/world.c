@@ -112,6 +112,20 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
  * link.  (Queues lengthen round trips further; run notes such timeouts.) */
 static bool check_roce_rto(const CsTopology *t, const CsScenario *s, GError **error) {
   if (s->transport.protocol != CS_PROTO_ROCE) return true;
+  /* DCQCN never cuts a rate below min_rate: at or above a host's line rate
+   * it could never cut at all */
+  for (uint32_t l = 0; s->transport.roce_cc == CS_ROCE_CC_DCQCN && l < t->n_links; l++) {
+    const CsLink *k = &t->links[l];
+    uint32_t h = t->nodes[k->a].role != CS_ROLE_SWITCH ? k->a : t->nodes[k->b].role != CS_ROLE_SWITCH ? k->b : UINT32_MAX;
+    if (h == UINT32_MAX || s->transport.dcqcn.min_rate < k->spec.bandwidth) continue;
+    char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
+    cs_error_at(error, k->spec.at.file ? k->spec.at : s->topology.at,
+                "transport.dcqcn.min_rate (%s) is not below host %s's line rate (%s on link %s-%s): DCQCN could never "
+                "cut its rate; lower min_rate, or use cc: none for line-rate queue pairs",
+                cs_format_bandwidth(s->transport.dcqcn.min_rate, b1), t->nodes[h].name,
+                cs_format_bandwidth(k->spec.bandwidth, b2), t->nodes[k->a].name, t->nodes[k->b].name);
+    return false;
+  }
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *k = &t->links[l];
     if (s->transport.rto > 2 * k->spec.latency) continue;

@@ -207,6 +207,18 @@ static void fair_run(int n) {
   ck_assert_msg(q > 5000 && q < 200000, "%d flows: mean queue %.0f B, outside [Kmin, Kmax]", n, q);
   ck_assert_msg(util > 0.9, "%d flows: the bottleneck %.0f %% busy", n, 100 * util);
   ck_assert_uint_eq(cs_sim_summary(r.sim)->packets_dropped, 0);
+  /* the switch marks; a NIC marks none of its own queue pairs' packets
+   * (each sender's link marked about 200 in roce-dcqcn.yaml's incast) */
+  uint64_t switch_marks = 0;
+  for (uint32_t l = 0; l < t->n_links; l++)
+    for (int d = 0; d < 2; d++) {
+      uint32_t from = d ? t->links[l].b : t->links[l].a;
+      uint64_t marks = cs_fabric_link_stats(cs_sim_fabric(r.sim), l, d).marks;
+      if (t->nodes[from].role == CS_ROLE_SWITCH) switch_marks += marks;
+      else ck_assert_msg(marks == 0, "%d flows: host %s marked %" G_GUINT64_FORMAT " packets", n, t->nodes[from].name,
+                         (guint64)marks);
+    }
+  ck_assert_uint_gt(switch_marks, 0);
   sim_done(&r);
   g_string_free(y, TRUE);
 }

@@ -460,7 +460,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
       cs_net_packet_free(net, p);
       return now;
     }
-    if (d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
+    if (!nic && d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
         (d->ecn_kmax > 0 ? ecn_curve_mark(d)
                          : d->ecn_k_pkt ? d->q.len + 1 > (uint64_t)d->ecn_k : d->q_bytes + pk->bytes > (uint64_t)d->ecn_k)) {
       pk->flags |= F_CE;

@@ -389,6 +389,15 @@ int cs_cmd_run(int argc, char **argv) {
   }
   uint32_t failed = cs_sim_failed(sim), unfinished = cs_sim_unfinished(sim);
   uint32_t stuck = cs_sim_unfinished_workers(sim);
+  if (!(cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)) { /* loss is a cap there, not packets lost and resent */
+    const CsTopology *t = cs_sim_topology(sim);
+    bool lossy = false;
+    for (uint32_t l = 0; l < t->n_links && !lossy; l++) lossy = cs_loss_mean(&t->links[l].spec.loss) > 0;
+    if (lossy)
+      fprintf(stderr, "%s: note: at fidelity %s a flow on a lossy route runs at most at the Mathis rate of a long flow: "
+              "with loss its times are a bound, not a measure (resnet50-lossy-link: 0.62 of the packet fidelity's "
+              "iteration); use fidelity packet\n", s->file, cs_fidelities[s->fidelity].name);
+  }
   if (stuck && !failed)
     fprintf(stderr, "%s: note: %u workers did not finish every iteration before the run ended\n", s->file, stuck);
   if (unfinished)

@@ -173,6 +173,15 @@ END_TEST
  * a background flow from w1 keeps w1's link the busiest of all. */
 /* At flow fidelity loss is a cap: run says its times are a bound (they
  * were 0.62 of the packet fidelity's on resnet50-lossy-link, unsaid) */
+/* --help names the command as it is typed */
+START_TEST(test_run_help_usage) {
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", "--help", NULL}, &out, &err), 0);
+  ck_assert_msg(strstr(out, "\n  commsim run [OPTION"), "%s", out);
+  g_free(out), g_free(err);
+}
+END_TEST
+
 START_TEST(test_run_flow_loss_note) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
   g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\ndefaults: {loss: 1%}\n"
@@ -236,6 +245,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_output_folder);
   tcase_add_test(tc, test_run_console);
   tcase_add_test(tc, test_run_flow_loss_note);
+  tcase_add_test(tc, test_run_help_usage);
   suite_add_tcase(s, tc);
   return s;
 }

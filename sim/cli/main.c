@@ -29,6 +29,9 @@ int main(int argc, char **argv) {
   if (argc > 1 && argv[1][0] != '-') {
     for (const CsCommand *c = cs_commands; c->name; c++)
       if (strcmp(c->name, argv[1]) == 0) {
+        /* --help's usage line reads "commsim run ...", not "run ..." */
+        g_autofree char *prg = g_strdup_printf("commsim %s", c->name);
+        g_set_prgname(prg);
         int status = c->run(argc - 1, argv + 1);
         /* a summary lost to a full disk or a closed pipe is a failure too */
         if (fflush(stdout) != 0 || ferror(stdout)) {

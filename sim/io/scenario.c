@@ -722,7 +722,9 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
             (gint64)t->mtu, (gint64)t->header);
   if (t->mtu > 1000000) FAIL_AT(at(v, "mtu"), "transport.mtu: at most 1MB");
   if (t->ack == 0) FAIL_AT(at(v, "ack"), "transport.ack: an acknowledgement needs at least 1 B");
-  if (t->ack > t->mtu) FAIL_AT(at(v, "ack"), "transport.ack must not be larger than mtu");
+  if (t->ack > t->mtu)
+    FAIL_AT(at(v, value_of(v, "ack") ? "ack" : "mtu"), "transport.ack (%" G_GINT64_FORMAT " B) must not be larger than mtu (%" G_GINT64_FORMAT " B)",
+            (gint64)t->ack, (gint64)t->mtu);
   if (t->protocol == CS_PROTO_ROCE &&
       (t->window_bytes ? MAX(1, (t->window + t->mtu - 1) / t->mtu) : t->window) < t->delayed_ack)
     FAIL_AT(at(v, value_of(v, "window") ? "window" : "delayed_ack"),

@@ -173,6 +173,20 @@ END_TEST
  * a background flow from w1 keeps w1's link the busiest of all. */
 /* At flow fidelity loss is a cap: run says its times are a bound (they
  * were 0.62 of the packet fidelity's on resnet50-lossy-link, unsaid) */
+/* A gradient smaller than the bucket size is one bucket of its own size
+ * (a 4-byte gradient was "1 bucket of 25MB") */
+START_TEST(test_run_small_gradient) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\nworkload: {params: 1, iterations: 1}\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", dir, NULL}, &out, &err), 0);
+  ck_assert_msg(strstr(out, "on 2 workers, none, 1 bucket of 4B (the whole gradient)\n"), "%s", out);
+  g_free(out), g_free(err);
+  rm_rf(dir);
+  g_unlink(f);
+}
+END_TEST
+
 /* --help names the command as it is typed */
 START_TEST(test_run_help_usage) {
   char *out = NULL, *err = NULL;
@@ -246,6 +260,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_console);
   tcase_add_test(tc, test_run_flow_loss_note);
   tcase_add_test(tc, test_run_help_usage);
+  tcase_add_test(tc, test_run_small_gradient);
   suite_add_tcase(s, tc);
   return s;
 }

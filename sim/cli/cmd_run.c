@@ -74,9 +74,13 @@ static void print_training(CsSim *sim, const CsScenario *s) {
   if (w->layers && w->buckets && nb > 1)
     printf(", %s, %u buckets of up to %s in reverse layer order (DDP)\n", cs_codec_method_name(w->compression.method), nb,
            cs_format_size(w->buckets, b2));
+  else if (w->buckets && nb > 1)
+    printf(", %s, %u buckets of %s\n", cs_codec_method_name(w->compression.method), nb, cs_format_size(w->buckets, b2));
+  else if (w->buckets) /* one bucket holds the whole gradient, which may be smaller than the bucket size */
+    printf(", %s, 1 bucket of %s (the whole gradient)\n", cs_codec_method_name(w->compression.method),
+           cs_format_size((int64_t)cs_workload_bucket_elements(w) * cs_dtype_bits(w->dtype) / 8, b2));
   else
-    printf(", %s, %u bucket%s of %s\n", cs_codec_method_name(w->compression.method), nb, nb == 1 ? "" : "s",
-           w->buckets ? cs_format_size(w->buckets, b2) : "the whole gradient");
+    printf(", %s, 1 bucket of the whole gradient\n", cs_codec_method_name(w->compression.method));
   if (m->iterations_measured == 0) { /* summary.csv leaves these cells empty: no zeros here either */
     printf("per worker and iteration: no iteration measured (none finished after the warm-up)\n");
   } else {

@@ -1167,8 +1167,8 @@ static bool read_output(const CsYamlNode *v, CsScenario *s, GError **error) {
     o->traces = 0;
     for (guint i = 0; i < t->items->len; i++) {
       int which = 0;
-      if (!parse_enum(t->items->pdata[i], "output.traces[]", "trace", trace_names, &which, error))
-        return false;
+      g_autofree char *path = g_strdup_printf("output.traces[%u]", i);
+      if (!parse_enum(t->items->pdata[i], path, "trace", trace_names, &which, error)) return false;
       o->traces |= 1u << which;
     }
   }

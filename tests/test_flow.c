@@ -244,7 +244,10 @@ static const char *incast = "topology: {type: star, workers: 9}\n"
 START_TEST(test_incast) {
   Run f = run(incast, "flow", NULL), p = run(incast, "packet", NULL);
   double packets = ceil(10e6 / 1442), wire = 10e6 + packets * 58;
-  double tail = 2e-6 + 8 * (10e6 - (packets - 1) * 1442 + 58) / 10e9;
+  /* after the wire bytes at the line rate: the latencies and a full
+   * packet's store-and-forward at the switch (the last packet, smaller,
+   * waits there behind the one before it, as in the packet network) */
+  double tail = 2e-6 + 8 * 1500 / 10e9;
   double want = 8 * 8 * wire / 10e9 + tail;
   double flow_last = 0, packet_last = 0;
   for (uint32_t m = 0; m < 8; m++) {
@@ -345,6 +348,30 @@ START_TEST(test_reports) {
 }
 END_TEST
 
+/* A lone message's time, packet by packet, at both fidelities: 1,442 B
+ * is one full packet; 1,443 B a full one and a 59-byte last one, which
+ * waits at the switch behind the full one (4.4472 us at 10 Gbps over two
+ * 1 us hops: 2 x 1.2 + 0.0472 + 2; flow fidelity gave 3.2944 us when it
+ * charged only the last packet's store-and-forward), and so on; with the
+ * first hop at 1 Gbps the train leaves it spaced by 12 us and the last
+ * packet waits for nothing downstream. */
+START_TEST(test_lone_message_time) {
+  const char *yaml = "defaults: {bandwidth: 10Gbps, latency: 1us}\ntopology: {type: star, workers: 2}\n"
+                     "flows: [{src: w0, dst: w1, size: 1MB}]\n";
+  const char *sizes[] = {"flows.0.size=1442B", "flows.0.size=1443B", "flows.0.size=2885B", "flows.0.size=100KB"};
+  for (int slow = 0; slow < 2; slow++)
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+      const char *more[] = {sizes[i], slow ? "links_override=[{match: w0-sw0, bandwidth: 1Gbps}]" : NULL, NULL};
+      Run f = run(yaml, "flow", more), p = run(yaml, "packet", more);
+      ck_assert_msg(fabs(end_s(&f, 0) - end_s(&p, 0)) < 1e-12, "%s%s: flow %.10f s, packet %.10f s", sizes[i],
+                    slow ? " (first hop 1 Gbps)" : "", end_s(&f, 0), end_s(&p, 0));
+      if (!slow && i == 1) ck_assert_double_eq_tol(end_s(&f, 0), 4.4472e-6, 1e-12);
+      done(&f);
+      done(&p);
+    }
+}
+END_TEST
+
 /* Background alone: a flow at its source's rate until `duration`, with
  * no event of its own; the run lasts the duration, as at packet level,
  * and its links carry 1 Gbps of 10 on two of the four directions (mean
@@ -377,10 +404,11 @@ START_TEST(test_ring_1024) {
                      "output: {traces: [summary]}\n";
   Run r = run(yaml, "flow", NULL);
   /* the largest piece, 24,415 fp32 elements (25M / 1024 rounded up), in 98 packets */
-  double n = 4 * ceil(25e6 / 1024), packets = ceil(n / 1000), last = n - (packets - 1) * 1000;
+  double n = 4 * ceil(25e6 / 1024), packets = ceil(n / 1000);
   /* a host's uplink carries its piece and 1 B of ACK per packet of the piece it receives;
-   * then the latencies and the last packet's store-and-forward at the switch */
-  double step = 8 * n * (1 + packets / n) / 10e9 + 2e-6 + 8 * last / 10e9;
+   * then the latencies and a full packet's store-and-forward at the switch
+   * (the last, smaller, waits behind the one before it) */
+  double step = 8 * n * (1 + packets / n) / 10e9 + 2e-6 + 8 * 1000 / 10e9;
   double comm = cs_sim_summary(r.sim)->comm_s;
   ck_assert_msg(fabs(comm / (2 * 1023 * step) - 1) < 0.002, "comm %.6f want %.6f", comm, 2 * 1023 * step);
   /* a few events per message (its start, its end, its delivery, the step after), none per packet */
@@ -559,6 +587,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_mathis_cap);
   tcase_add_test(tc, test_reports);
   tcase_add_test(tc, test_background_alone);
+  tcase_add_test(tc, test_lone_message_time);
   tcase_add_test(tc, test_ring_1024);
   tcase_add_test(tc, test_refill_inside);
   tcase_add_test(tc, test_retire);

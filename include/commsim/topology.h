@@ -200,4 +200,28 @@ const char *cs_topo_type_name(CsTopoType type);
 const char *cs_queue_name(CsQueueKind q);
 const char *const *cs_queue_names(void); /* in CsQueueKind order, NULL-terminated */
 
+/* The time in seconds a lone message of `packets` packets (all `full`
+ * bytes on the wire but the last, `last` bytes) takes over hops of
+ * bit/s `bps[k]` and one-way latency `lat_s[k]`, packet by packet as the
+ * packet network moves it: behind hop k the train of full packets is
+ * spaced by the slowest full packet time up to k (its first packet
+ * arrives after every hop's store-and-forward), and the last packet
+ * leaves a hop once it has arrived and the packet before it has left.
+ * A last packet smaller than the others therefore waits behind them where
+ * no hop before was slower, not only at the slowest hop. */
+static inline double cs_path_message_time(uint64_t packets, double full, double last, const double *bps,
+                                          const double *lat_s, int hops) {
+  double first = 0, period = 0, t_last = 0; /* at hop k: when the first full packet, and the last, have left it */
+  for (int k = 0; k < hops; k++) {
+    double f = 8.0 * full / bps[k];
+    if (period < f) period = f;
+    first += f;
+    double before = packets > 1 ? first + (double)(packets - 2) * period : 0; /* the packet before the last leaves */
+    t_last = (t_last > before ? t_last : before) + 8.0 * last / bps[k];
+    first += lat_s[k];
+    t_last += lat_s[k];
+  }
+  return t_last;
+}
+
 #endif

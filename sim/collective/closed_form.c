@@ -105,9 +105,10 @@ static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes)
   for (uint32_t i = 0; i < nf; i++) c->share[c->frontier[i]] = 0;
 }
 
-/* Packets, wire bytes and the latency terms of one message: the path's
- * latencies and one last packet's store-and-forward at every hop but the
- * first slowest (whose serialization the busiest-link term counts). */
+/* Packets, wire bytes and the latency terms of one message: its lone
+ * time on the path, packet by packet (cs_path_message_time), less the
+ * slowest link's serialization of its wire bytes, which the busiest-link
+ * term counts. */
 static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packets, double *wire) {
   const CsTopology *t = c->t;
   uint64_t n = (m->payload + c->mss - 1) / c->mss;
@@ -117,18 +118,21 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
   double last = (double)(m->payload - (n - 1) * c->mss + c->header);
   uint32_t dst_host = (uint32_t)t->nodes[m->dst].host;
   int h = cs_routes_path(c->r, m->src, dst_host, 0, c->ports, (int)t->n_nodes);
-  double lat = 0, bmin = INFINITY;
-  int slow = 0;
+  double bmin = INFINITY;
+  double *bps = g_newa(double, h > 0 ? h : 1), *lat_s = g_newa(double, h > 0 ? h : 1);
   for (int i = 0; i < h; i++) {
     const CsLink *l = &t->links[t->ports[c->ports[i]].link];
-    lat += (double)l->spec.latency * 1e-12;
-    if ((double)l->spec.bandwidth < bmin) bmin = (double)l->spec.bandwidth, slow = i;
+    bps[i] = (double)l->spec.bandwidth;
+    lat_s[i] = (double)l->spec.latency * 1e-12;
+    if (bps[i] < bmin) bmin = bps[i];
   }
-  for (int i = 0; i < h; i++)
-    if (i != slow) lat += 8.0 * last / (double)t->links[t->ports[c->ports[i]].link].spec.bandwidth;
   c->hop_sum += h;
   c->hop_n++;
-  return lat;
+  if (h == 0) return 0;
+  /* all but the busiest link's serialization of the wire bytes, which its
+   * own term counts */
+  double full = (double)(c->mss + c->header);
+  return cs_path_message_time(n, full, last, bps, lat_s, h) - 8.0 * *wire / bmin;
 }
 
 CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) {

@@ -21,9 +21,11 @@
  * few per cent of the data, this ends within a hop or two).
  *
  * When a flow's last bit has left its first link, its delivery follows
- * after the route's propagation latencies and the store-and-forward of its
- * last packet at every hop but the slowest: what the packet network gives
- * an uncongested message, and the closed form's message time.
+ * after what a lone message's packets add to its wire bytes at the
+ * slowest link's rate: the route's latencies and the store-and-forward
+ * the packet network gives it (cs_path_message_time: a last packet smaller
+ * than the others waits behind them where no hop before was slower), the
+ * closed form's message time too.
  *
  * Rates change only where a flow starts or ends: the flows that share a
  * link direction with one that changed, and so on (a connected component),
@@ -88,7 +90,6 @@ typedef struct {
 typedef struct {
   uint32_t n_fwd, n_rev;
   int slow;         /* the slowest forward hop */
-  CsTime tail_lat;  /* the forward route's latencies */
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
   Shape shape;      /* of the last size sent on it */
@@ -275,16 +276,14 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool 
   memcpy(r->dirs, fwd, sizeof(uint32_t) * n_fwd);
   memcpy(r->dirs + n_fwd, n->ports, sizeof(uint32_t) * n_rev);
   g_free(fwd);
-  double lat = 0, bmin = INFINITY, keep = 1, rtt0 = 0;
+  double bmin = INFINITY, keep = 1, rtt0 = 0;
   for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
     const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
     rtt0 += (double)l->latency * 1e-12;
     if (k >= r->n_fwd) continue;
-    lat += (double)l->latency * 1e-12;
     keep *= 1 - mean_loss(&l->loss);
     if ((double)l->bandwidth < bmin) bmin = (double)l->bandwidth, r->slow = (int)k;
   }
-  r->tail_lat = (CsTime)llround(lat * 1e12);
   r->rtt0 = rtt0;
   r->keep = keep;
   return r;
@@ -1103,12 +1102,21 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   uint64_t packets = (payload + n->mss - 1) / n->mss;
   uint64_t wire = payload + packets * n->header;
   double last = (double)(payload - (packets - 1) * n->mss + n->header);
-  double tail = (double)r->tail_lat * 1e-12, rtt = r->rtt0;
+  double rtt = r->rtt0;
+  double *bps = g_newa(double, r->n_fwd ? r->n_fwd : 1), *lat_s = g_newa(double, r->n_fwd ? r->n_fwd : 1);
   for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
-    double bw = (double)n->t->links[r->dirs[k] / 2].spec.bandwidth;
-    if (k < r->n_fwd && (int)k != r->slow) tail += 8.0 * last / bw;
+    const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
+    double bw = (double)l->bandwidth;
+    if (k < r->n_fwd) bps[k] = bw, lat_s[k] = (double)l->latency * 1e-12;
     rtt += 8.0 * (double)(k < r->n_fwd ? n->mtu : n->ack) / bw; /* a packet out and an ACK back */
   }
+  /* after the fluid phase (its wire bytes at the slowest link's rate when
+   * alone), what a lone message's packets add: the latencies and the
+   * store-and-forward the packet network gives it */
+  double tail = r->n_fwd ? cs_path_message_time(packets ? packets : 1, (double)(n->mss + n->header), last, bps, lat_s,
+                                                (int)r->n_fwd) -
+                               8.0 * (double)wire / (double)n->t->links[r->dirs[r->slow] / 2].spec.bandwidth
+                         : 0;
   sh->ack_w = (double)(packets * n->ack) / (double)wire;
   /* lost packets are sent again: 1 / keep transmissions each, on average
    * (go-back-n: every loss also costs what was sent after it) */

@@ -998,6 +998,16 @@ static bool resolve_layers(const CsYamlNode *v, const CsYamlNode *src, bool devi
   } else {
     if (compute_given) FAIL_AT(at(v, "compute"), "workload.compute: the layers' times give it: drop compute");
     if (value_of(v, "batch")) FAIL_AT(at(v, "batch"), "workload.batch applies with workload.device");
+    /* without a device each layer's backward time is required: a layer
+     * without one (or a CSV without the column) made the whole
+     * computation 0 s, accepted in silence */
+    for (guint i = 0; i < L->len; i++) {
+      const CsLayer *l = &g_array_index(L, CsLayer, i);
+      if (l->backward > 0) continue;
+      const CsYamlNode *at_layer = src && src->kind == CS_YAML_SEQ && i < src->items->len ? src->items->pdata[i] : src;
+      FAIL_AT(at_layer, "%s: layer %u%s%s%s has no backward time: give each layer's backward (and forward), or flops "
+              "with workload.device", what, i, l->name ? " (" : "", l->name ? l->name : "", l->name ? ")" : "");
+    }
   }
   CsTime compute = 0;
   for (guint i = 0; i < L->len; i++) {

@@ -88,6 +88,16 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
                   "use queue droptail or ecn with it", a, b);
       return false;
     }
+    /* a bounded queue smaller than one packet drops every packet that
+     * would wait (as 0pkt, refused when read) */
+    bool bounded = x->buffer_set || t->nodes[k->a].role == CS_ROLE_SWITCH || t->nodes[k->b].role == CS_ROLE_SWITCH;
+    if (bounded && !x->buffer_pkt && (uint64_t)x->buffer < mtu) {
+      cs_error_at(error, where,
+                  "link %s-%s: a buffer of %" G_GINT64_FORMAT " B holds no packet of transport.mtu (%" G_GUINT64_FORMAT
+                  " B): give at least one packet",
+                  a, b, (gint64)x->buffer, (guint64)mtu);
+      return false;
+    }
     if (x->pfc_xoff <= 0) continue;
     if (x->buffer_pkt) {
       cs_error_at(error, where, "link %s-%s: PFC counts bytes: give its buffer in bytes, not packets", a, b);

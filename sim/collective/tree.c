@@ -1,5 +1,7 @@
 /* tree.c - binomial tree: reduce to rank 0, then broadcast back, the
- * message in `chunks` pieces pipelined down the levels. */
+ * message in `chunks` pieces.  The rounds are rendezvous and the root
+ * broadcasts a piece before it takes the next, so the pieces do not
+ * overlap: chunks add rounds (a pipelined tree is not built yet). */
 #include "config.h"
 
 #include "commsim/closed_form.h"
@@ -62,13 +64,13 @@ static void model(CsModelOp *o) {
 
 static const char *formula(const CsCollSpec *s) {
   (void)s;
-  return "tree: (ceil(log2 P) + C - 1) rounds up and as many down, each the slowest binomial level's chunk n/C; "
+  return "tree: C x ceil(log2 P) rounds up and as many down, each the slowest binomial level's chunk n/C; "
          "ceil(log2 P) reduce(n) at the root; decode(n)";
 }
 
 const CsCollectiveDef cs_coll_tree = {
     .name = "tree",
-    .help = "binomial tree to rank 0 and back, pipelined in workload.chunks pieces",
+    .help = "binomial tree to rank 0 and back, in workload.chunks pieces one after the other",
     .flags = CS_COLLF_REDUCES | CS_COLLF_CHUNKS,
     .chain = CS_CHAIN_BINOMIAL,
     .build = build,

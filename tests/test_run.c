@@ -187,6 +187,23 @@ START_TEST(test_run_small_gradient) {
 }
 END_TEST
 
+/* validate shows the links whose settings differ from the defaults (a
+ * links_override's loss was nowhere in its output) */
+START_TEST(test_validate_other_links) {
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 3}\nworkload: {params: 1M}\n"
+                                       "links_override: [{match: w0-sw0, loss: {model: gilbert-elliott, p: 0.01, r: 0.1, "
+                                       "loss_bad: 0.5}}, {match: 'w?-sw0', bandwidth: 1Gbps}, {match: w0-sw0, bandwidth: 10Gbps}]\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", f, NULL}, &out, &err), 0);
+  ck_assert_msg(strstr(out, "\nw0-sw0       10Gbps, latency 1us, buffer 512KB, queue droptail, loss gilbert-elliott p 0.01 "
+                            "r 0.1 good 0 bad 0.5 (long-run 0.0454545)\n"),
+                "%s", out);
+  ck_assert_msg(strstr(out, "\nw1-sw0 +1    1Gbps, latency 1us, buffer 512KB, queue droptail, no loss\n"), "%s", out);
+  g_free(out), g_free(err);
+  g_unlink(f);
+}
+END_TEST
+
 /* --help names the command as it is typed */
 START_TEST(test_run_help_usage) {
   char *out = NULL, *err = NULL;
@@ -261,6 +278,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_flow_loss_note);
   tcase_add_test(tc, test_run_help_usage);
   tcase_add_test(tc, test_run_small_gradient);
+  tcase_add_test(tc, test_validate_other_links);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -52,6 +52,47 @@ static void print_link_spec(const char *label, const CsLinkSpec *l) {
   }
 }
 
+/* Whether two links have the settings print_link_spec shows alike. */
+static bool same_settings(const CsLinkSpec *a, const CsLinkSpec *b) {
+  return a->bandwidth == b->bandwidth && a->latency == b->latency && a->buffer == b->buffer &&
+         a->buffer_pkt == b->buffer_pkt && a->queue == b->queue && a->red.min == b->red.min && a->red.max == b->red.max &&
+         a->red.max_p == b->red.max_p && a->red.weight == b->red.weight && a->ecn_threshold == b->ecn_threshold &&
+         a->ecn_threshold_pkt == b->ecn_threshold_pkt && a->ecn_kmin == b->ecn_kmin && a->ecn_kmax == b->ecn_kmax &&
+         a->ecn_pmax == b->ecn_pmax && a->pfc_xoff == b->pfc_xoff && a->pfc_xon == b->pfc_xon &&
+         a->loss.model == b->loss.model && a->loss.rate == b->loss.rate && a->loss.p == b->loss.p && a->loss.r == b->loss.r &&
+         a->loss.loss_good == b->loss.loss_good && a->loss.loss_bad == b->loss.loss_bad;
+}
+
+/* The links whose settings differ from those already printed (defaults,
+ * a dumbbell's bottleneck, the machines' intra links): links_override and
+ * explicit links, one line per distinct setting, named by its first link
+ * and how many more share it. */
+static void print_other_links(const CsTopology *t, const CsLinkSpec *const *shown, size_t n_shown) {
+  enum { MAX_LINES = 10 };
+  bool *done = g_new0(bool, t->n_links + 1);
+  uint32_t lines = 0, left = 0;
+  for (uint32_t l = 0; l < t->n_links; l++) {
+    if (done[l]) continue;
+    const CsLinkSpec *x = &t->links[l].spec;
+    bool known = false;
+    for (size_t i = 0; i < n_shown && !known; i++) known = shown[i] && same_settings(x, shown[i]);
+    uint32_t more = 0;
+    for (uint32_t m = l + 1; m < t->n_links; m++)
+      if (!done[m] && same_settings(x, &t->links[m].spec)) done[m] = true, more++;
+    if (known) continue;
+    if (lines == MAX_LINES) {
+      left++;
+      continue;
+    }
+    lines++;
+    g_autofree char *label = more ? g_strdup_printf("%s-%s +%u", t->nodes[t->links[l].a].name, t->nodes[t->links[l].b].name, more)
+                                  : g_strdup_printf("%s-%s", t->nodes[t->links[l].a].name, t->nodes[t->links[l].b].name);
+    print_link_spec(label, x);
+  }
+  if (left) printf("%-12s ... and %u more distinct link settings\n", "", left);
+  g_free(done);
+}
+
 /* Per-layer gradients: where they come from, the compute they give, and
  * the buckets DDP's rule makes of them. */
 static void print_layers(const CsWorkloadSpec *w) {
@@ -136,7 +177,11 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
   if (s->fidelity != 0) /* the default, packet, goes unsaid */
     printf("%-12s %s (%s)\n", "fidelity", cs_fidelities[s->fidelity].name, cs_fidelities[s->fidelity].help);
   print_link_spec("defaults", &s->defaults);
-  if (g_strv_contains(cs_topo_generators[s->topology.type]->takes, "bottleneck")) print_link_spec("bottleneck", &s->topology.bottleneck);
+  bool bottleneck = g_strv_contains(cs_topo_generators[s->topology.type]->takes, "bottleneck");
+  if (bottleneck) print_link_spec("bottleneck", &s->topology.bottleneck);
+  const CsLinkSpec *shown[] = {&s->defaults, bottleneck ? &s->topology.bottleneck : NULL,
+                               s->topology.gpus_per_host > 1 ? &s->topology.intra : NULL};
+  print_other_links(t, shown, G_N_ELEMENTS(shown));
 
   const CsTransportSpec *tr = &s->transport;
   char win[CS_FORMAT_LEN], rto[CS_FORMAT_LEN];

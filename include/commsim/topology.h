@@ -224,4 +224,16 @@ static inline double cs_path_message_time(uint64_t packets, double full, double 
   return t_last;
 }
 
+/* What that time adds to the message's wire bytes at the slowest hop's
+ * rate (the part a fluid or a busiest-link model counts apart): the
+ * latencies and the store-and-forward.  hops >= 1, packets >= 1. */
+static inline double cs_path_message_tail(uint64_t packets, double full, double last, const double *bps,
+                                          const double *lat_s, int hops) {
+  double bmin = bps[0];
+  for (int k = 1; k < hops; k++)
+    if (bps[k] < bmin) bmin = bps[k];
+  double wire = (double)(packets - 1) * full + last;
+  return cs_path_message_time(packets, full, last, bps, lat_s, hops) - 8.0 * wire / bmin;
+}
+
 #endif

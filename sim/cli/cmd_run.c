@@ -71,11 +71,9 @@ static void print_training(CsSim *sim, const CsScenario *s) {
   if (cs_collective_has(w->collective, CS_COLLF_SERVERS))
     printf(" and %u server%s%s", m->servers, m->servers == 1 ? "" : "s", w->sync ? "" : " (asynchronous)");
   uint32_t nb = cs_workload_buckets(cs_sim_workload(sim));
-  if (w->layers && w->buckets && nb > 1)
-    printf(", %s, %u buckets of up to %s in reverse layer order (DDP)\n", cs_codec_method_name(w->compression.method), nb,
-           cs_format_size(w->buckets, b2));
-  else if (w->buckets && nb > 1)
-    printf(", %s, %u buckets of %s\n", cs_codec_method_name(w->compression.method), nb, cs_format_size(w->buckets, b2));
+  if (w->buckets && nb > 1)
+    printf(", %s, %u buckets of %s%s%s\n", cs_codec_method_name(w->compression.method), nb, w->layers ? "up to " : "",
+           cs_format_size(w->buckets, b2), w->layers ? " in reverse layer order (DDP)" : "");
   else if (w->buckets) /* one bucket holds the whole gradient, which may be smaller than the bucket size */
     printf(", %s, 1 bucket of %s (the whole gradient)\n", cs_codec_method_name(w->compression.method),
            cs_format_size((int64_t)cs_workload_bucket_elements(w) * cs_dtype_bits(w->dtype) / 8, b2));

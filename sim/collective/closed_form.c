@@ -118,21 +118,16 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
   double last = (double)(m->payload - (n - 1) * c->mss + c->header);
   uint32_t dst_host = (uint32_t)t->nodes[m->dst].host;
   int h = cs_routes_path(c->r, m->src, dst_host, 0, c->ports, (int)t->n_nodes);
-  double bmin = INFINITY;
   double *bps = g_newa(double, h > 0 ? h : 1), *lat_s = g_newa(double, h > 0 ? h : 1);
   for (int i = 0; i < h; i++) {
     const CsLink *l = &t->links[t->ports[c->ports[i]].link];
     bps[i] = (double)l->spec.bandwidth;
     lat_s[i] = (double)l->spec.latency * 1e-12;
-    if (bps[i] < bmin) bmin = bps[i];
   }
   c->hop_sum += h;
   c->hop_n++;
-  if (h == 0) return 0;
-  /* all but the busiest link's serialization of the wire bytes, which its
-   * own term counts */
-  double full = (double)(c->mss + c->header);
-  return cs_path_message_time(n, full, last, bps, lat_s, h) - 8.0 * *wire / bmin;
+  /* the busiest link's serialization of the wire bytes is its own term */
+  return h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, h) : 0;
 }
 
 CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) {

@@ -543,10 +543,8 @@ static void settle_top(CsEngine *e) {
  * when there is none. */
 static inline const HeapEntry *heap_next(const HeapEntry *h, size_t len, bool dead) {
   if (!dead) return len ? &h[0] : NULL;
-  const HeapEntry *best = NULL;
-  for (size_t j = 1; j <= 4 && j < len; j++)
-    if (!best || key_less(&h[j], best)) best = &h[j];
-  return best;
+  const HeapEntry *best = &h[least_of_four(h, 1)]; /* a dead top: len >= 1, sentinels past the end */
+  return best->time == CS_TIME_MAX ? NULL : best;
 }
 
 /* Called from a handler at the end of each of the flow fabric's events:

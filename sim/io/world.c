@@ -71,6 +71,10 @@ static bool check_names(const CsTopology *t, const CsScenario *s, GError **error
   return true;
 }
 
+/* Where a link's settings were last given (defaults:, its links[] entry,
+ * a links_override), else the file. */
+static CsLoc link_loc(const CsScenario *s, const CsLink *k) { return k->spec.at.file ? k->spec.at : s->topology.at; }
+
 /* PFC's headroom: what arrives after a switch sends XOFF, until the
  * sender has stopped (the frame's flight, the bytes already on the wire
  * coming back, a packet being sent at each end), must fit in the port's
@@ -81,7 +85,7 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
     const CsLink *k = &t->links[l];
     const CsLinkSpec *x = &k->spec;
     const char *a = t->nodes[k->a].name, *b = t->nodes[k->b].name;
-    CsLoc where = x->at.file ? x->at : s->topology.at; /* what set the link, else the file */
+    CsLoc where = link_loc(s, k);
     if (x->ecn_kmax > 0 && x->queue == CS_QUEUE_RED) {
       cs_error_at(error, where,
                   "link %s-%s: ecn marking and queue red do not go together (RED drops early what ECN would mark): "
@@ -116,31 +120,36 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
   return true;
 }
 
-/* roce's RTO is fixed: one shorter than a round trip over some link would
- * time every packet crossing it out before its ACK came back (and abandon
- * its messages after max_timeouts), so it is refused here, naming the
- * link.  (Queues lengthen round trips further; run notes such timeouts.) */
-static bool check_roce_rto(const CsTopology *t, const CsScenario *s, GError **error) {
-  if (s->transport.protocol != CS_PROTO_ROCE) return true;
-  /* DCQCN never cuts a rate below min_rate: at or above a host's line rate
-   * it could never cut at all */
-  for (uint32_t l = 0; s->transport.roce_cc == CS_ROCE_CC_DCQCN && l < t->n_links; l++) {
+/* DCQCN never cuts a rate below min_rate: at or above a host's line rate
+ * it could never cut at all. */
+static bool check_dcqcn_min_rate(const CsTopology *t, const CsScenario *s, GError **error) {
+  if (s->transport.protocol != CS_PROTO_ROCE || s->transport.roce_cc != CS_ROCE_CC_DCQCN) return true;
+  for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *k = &t->links[l];
     uint32_t h = t->nodes[k->a].role != CS_ROLE_SWITCH ? k->a : t->nodes[k->b].role != CS_ROLE_SWITCH ? k->b : UINT32_MAX;
     if (h == UINT32_MAX || s->transport.dcqcn.min_rate < k->spec.bandwidth) continue;
     char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
-    cs_error_at(error, k->spec.at.file ? k->spec.at : s->topology.at,
+    cs_error_at(error, link_loc(s, k),
                 "transport.dcqcn.min_rate (%s) is not below host %s's line rate (%s on link %s-%s): DCQCN could never "
                 "cut its rate; lower min_rate, or use cc: none for line-rate queue pairs",
                 cs_format_bandwidth(s->transport.dcqcn.min_rate, b1), t->nodes[h].name,
                 cs_format_bandwidth(k->spec.bandwidth, b2), t->nodes[k->a].name, t->nodes[k->b].name);
     return false;
   }
+  return true;
+}
+
+/* roce's RTO is fixed: one shorter than a round trip over some link would
+ * time every packet crossing it out before its ACK came back (and abandon
+ * its messages after max_timeouts), so it is refused here, naming the
+ * link.  (Queues lengthen round trips further; run notes such timeouts.) */
+static bool check_roce_rto(const CsTopology *t, const CsScenario *s, GError **error) {
+  if (s->transport.protocol != CS_PROTO_ROCE) return true;
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *k = &t->links[l];
     if (s->transport.rto > 2 * k->spec.latency) continue;
     char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN];
-    cs_error_at(error, k->spec.at.file ? k->spec.at : s->topology.at,
+    cs_error_at(error, link_loc(s, k),
                 "transport.rto (%s) is not longer than a round trip over link %s-%s (2 x %s): with roce every packet "
                 "crossing it would time out before its ACK comes back; raise transport.rto",
                 cs_format_time(s->transport.rto, b1), t->nodes[k->a].name, t->nodes[k->b].name,
@@ -163,7 +172,7 @@ CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
       return NULL;
     }
   }
-  if (t && (!check_names(t, s, error) || !check_pfc(t, s, error) || !check_roce_rto(t, s, error))) {
+  if (t && (!check_names(t, s, error) || !check_pfc(t, s, error) || !check_dcqcn_min_rate(t, s, error) || !check_roce_rto(t, s, error))) {
     cs_topology_free(t);
     return NULL;
   }

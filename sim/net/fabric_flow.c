@@ -89,7 +89,6 @@ typedef struct {
  * two hosts (shortest routing), or a message's own (ECMP, background). */
 typedef struct {
   uint32_t n_fwd, n_rev;
-  int slow;         /* the slowest forward hop */
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
   Shape shape;      /* of the last size sent on it */
@@ -276,13 +275,12 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool 
   memcpy(r->dirs, fwd, sizeof(uint32_t) * n_fwd);
   memcpy(r->dirs + n_fwd, n->ports, sizeof(uint32_t) * n_rev);
   g_free(fwd);
-  double bmin = INFINITY, keep = 1, rtt0 = 0;
+  double keep = 1, rtt0 = 0;
   for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
     const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
     rtt0 += (double)l->latency * 1e-12;
     if (k >= r->n_fwd) continue;
     keep *= 1 - mean_loss(&l->loss);
-    if ((double)l->bandwidth < bmin) bmin = (double)l->bandwidth, r->slow = (int)k;
   }
   r->rtt0 = rtt0;
   r->keep = keep;
@@ -1113,9 +1111,8 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   /* after the fluid phase (its wire bytes at the slowest link's rate when
    * alone), what a lone message's packets add: the latencies and the
    * store-and-forward the packet network gives it */
-  double tail = r->n_fwd ? cs_path_message_time(packets ? packets : 1, (double)(n->mss + n->header), last, bps, lat_s,
-                                                (int)r->n_fwd) -
-                               8.0 * (double)wire / (double)n->t->links[r->dirs[r->slow] / 2].spec.bandwidth
+  double tail = r->n_fwd ? cs_path_message_tail(packets ? packets : 1, (double)(n->mss + n->header), last, bps, lat_s,
+                                                (int)r->n_fwd)
                          : 0;
   sh->ack_w = (double)(packets * n->ack) / (double)wire;
   /* lost packets are sent again: 1 / keep transmissions each, on average

@@ -443,10 +443,9 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
      * queue limit keeps that short), whatever the host port's buffer or
      * queue discipline */
     bool nic = in_dir == NO_DIR && net->roce && pk->kind != PKT_BG;
-    if (nic) {
-    } else if (in) { /* lossless: the ingress port's buffer, which PFC keeps from filling */
+    if (in) { /* lossless: the ingress port's buffer, which PFC keeps from filling */
       if (in->ing_bytes + pk->bytes > (uint64_t)in->ing_cap) drop = true, net->pfc_overflows += pk->bytes;
-    } else if (d->bounded)
+    } else if (d->bounded && !nic)
       drop = d->cap_pkt ? d->q.len + 1 > (uint64_t)d->cap : d->q_bytes + pk->bytes > (uint64_t)d->cap;
     /* a host's own queue holds what its transport lets in (host_queue);
      * open-loop background packets find it full at txqueuelen */

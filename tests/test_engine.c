@@ -606,6 +606,189 @@ START_TEST(test_timers_jump) {
 }
 END_TEST
 
+/* cs_engine_advance_own: a handler runs its own next event itself only
+ * when that event would run next and at once. */
+typedef struct {
+  Log log;
+  CsTime ask;      /* the own event's time the handler asks for */
+  int granted;     /* how many times it was */
+  bool stop_first; /* ask for a stop before asking */
+  int hooks;
+} Own;
+
+static bool count_hook(CsEngine *e, void *ctx) {
+  (void)e;
+  (*(int *)ctx)++;
+  return true;
+}
+
+static void own_handler(CsEngine *e, void *ctx, uint64_t arg) {
+  Own *o = ctx;
+  record(e, &o->log, arg);
+  if (arg != 1) return; /* only event 1 asks */
+  if (o->stop_first) cs_engine_stop(e);
+  while (o->ask != CS_TIME_MAX && cs_engine_advance_own(e, o->ask)) {
+    o->granted++;
+    record(e, &o->log, 100 + (uint64_t)o->granted); /* what the own event does */
+    o->ask += 5;
+  }
+}
+
+START_TEST(test_advance_own) {
+  /* event 1 at 10 asks for 20, 25, 30, ...; event 2 at 32: granted at 20,
+   * 25 and 30 (before 32), not at 35 */
+  Own o = {.ask = 20};
+  CsEngine *e = cs_engine_new();
+  cs_engine_schedule_at(e, 10, own_handler, &o, 1);
+  cs_engine_schedule_at(e, 32, own_handler, &o, 2);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(o.granted, 3);
+  ck_assert_int_eq(o.log.n, 5);
+  CsTime want_t[] = {10, 20, 25, 30, 32};
+  for (int i = 0; i < 5; i++) ck_assert_int_eq(o.log.time[i], want_t[i]);
+  ck_assert_int_eq(cs_engine_events_executed(e), 5); /* each granted one counts as executed */
+  cs_engine_free(e);
+
+  /* a tie is refused: the other event at 20 was scheduled first and runs first */
+  o = (Own){.ask = 20};
+  e = cs_engine_new();
+  cs_engine_schedule_at(e, 10, own_handler, &o, 1);
+  cs_engine_schedule_at(e, 20, own_handler, &o, 2);
+  cs_engine_run(e, CS_TIME_MAX);
+  ck_assert_int_eq(o.granted, 0);
+  cs_engine_free(e);
+
+  /* a timer, the run's limit and a stop refuse too */
+  for (int c = 0; c < 3; c++) {
+    o = (Own){.ask = 20, .stop_first = c == 2};
+    e = cs_engine_new();
+    cs_engine_schedule_at(e, 10, own_handler, &o, 1);
+    if (c == 0) cs_engine_schedule_timer_at(e, 20, own_handler, &o, 2);
+    cs_engine_run(e, c == 1 ? 19 : 100);
+    ck_assert_msg(o.granted == 0, "case %d granted %d", c, o.granted);
+    cs_engine_free(e);
+  }
+
+  /* the daemon and the hook run where the loop would run them: the
+   * daemon before the own event of its time, the hook after every event
+   * (every 1), own ones included */
+  o = (Own){.ask = 20};
+  e = cs_engine_new();
+  cs_engine_schedule_at(e, 10, own_handler, &o, 1);
+  cs_engine_set_daemon(e, 20, own_handler, &o); /* logs arg 0 */
+  cs_engine_set_hook(e, 1, count_hook, &o.hooks);
+  ck_assert_int_eq(cs_engine_run(e, 100), CS_RUN_EMPTY);
+  ck_assert_int_eq(o.granted, 17); /* 20, 25, ..., 100 */
+  ck_assert_int_eq(o.log.arg[1], 0); /* the daemon at 20 ... */
+  ck_assert_int_eq(o.log.time[1], 20);
+  ck_assert_int_eq(o.log.arg[2], 101); /* ... then the own event at 20 */
+  ck_assert_int_eq(o.hooks, 19);       /* event 1, 17 own ones and the daemon's run */
+  ck_assert_int_eq(cs_engine_events_executed(e), 18);
+  cs_engine_free(e);
+  /* the limit itself is allowed */
+  o = (Own){.ask = 20};
+  e = cs_engine_new();
+  cs_engine_schedule_at(e, 10, own_handler, &o, 1);
+  ck_assert_int_eq(cs_engine_run(e, 30), CS_RUN_EMPTY); /* (the handler schedules nothing when refused 35) */
+  ck_assert_int_eq(o.granted, 3); /* 20, 25, 30 */
+  ck_assert_int_eq(cs_engine_now(e), 30);
+  cs_engine_free(e);
+}
+END_TEST
+
+/* Random chains of events, some spawning others (ties at every step):
+ * running a chain's next event itself when cs_engine_advance_own allows
+ * gives the order and count that scheduling every one gives. */
+typedef struct {
+  CsRng rng;
+  bool own; /* use cs_engine_advance_own */
+  uint64_t next_id, left, granted;
+  int hooks; /* a hook every 7 events and a daemon every 3,000 ps: called as often */
+  int daemons;
+  int live;  /* chains going on: 1 to 4 */
+  uint64_t *log_id;
+  CsTime *log_t;
+  uint64_t n;
+  CsEngine *e;
+} Chains;
+
+#define CHAINS_LOG 100000 /* 20,000 steps and the events they spawn, each logged once more at the end */
+
+static void chain_fire(CsEngine *e, void *ctx, uint64_t id) {
+  Chains *c = ctx;
+  for (;;) {
+    ck_assert_uint_lt(c->n, CHAINS_LOG);
+    c->log_id[c->n] = id;
+    c->log_t[c->n++] = cs_engine_now(e);
+    if (c->left == 0) return;
+    c->left--;
+    if (c->live < 4 && cs_rng_below(&c->rng, 3) == 0) { /* a chain spawns another */
+      c->live++;
+      cs_engine_schedule_at(e, cs_engine_now(e) + (CsTime)cs_rng_below(&c->rng, 4) * 1000, chain_fire, c, c->next_id++);
+    }
+    if (c->live > 1 && cs_rng_below(&c->rng, 4) == 0) { /* the chain ends */
+      c->live--;
+      return;
+    }
+    CsTime next = cs_engine_now(e) + (CsTime)cs_rng_below(&c->rng, 4) * 1000;
+    if (c->own && cs_engine_advance_own(e, next)) {
+      c->granted++;
+      continue;
+    }
+    cs_engine_schedule_at(e, next, chain_fire, c, id);
+    return;
+  }
+}
+
+static void chains_daemon(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  Chains *c = ctx;
+  c->daemons++;
+  ck_assert_uint_lt(c->n, CHAINS_LOG);
+  c->log_id[c->n] = UINT64_MAX; /* in the log, where it ran */
+  c->log_t[c->n++] = cs_engine_now(e);
+  cs_engine_set_daemon(e, cs_engine_now(e) + 3000, chains_daemon, c);
+}
+
+static void run_chains(Chains *c, bool own, uint64_t *executed) {
+  CsEngine *e = cs_engine_new();
+  *c = (Chains){.own = own, .left = 20000, .next_id = 8};
+  cs_rng_init(&c->rng, 7, 1);
+  c->log_id = g_new(uint64_t, CHAINS_LOG);
+  c->log_t = g_new(CsTime, CHAINS_LOG);
+  c->live = 3;
+  for (uint64_t i = 0; i < 3; i++) cs_engine_schedule_at(e, (CsTime)i * 500, chain_fire, c, i);
+  cs_engine_set_hook(e, 7, count_hook, &c->hooks);
+  c->e = e;
+  cs_engine_set_daemon(e, 3000, chains_daemon, c);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  *executed = cs_engine_events_executed(e);
+  cs_engine_free(e);
+}
+
+START_TEST(test_advance_own_same_order) {
+  Chains a, b;
+  uint64_t ea, eb;
+  run_chains(&a, false, &ea);
+  run_chains(&b, true, &eb);
+  ck_assert_uint_eq(a.n, b.n);
+  ck_assert_uint_eq(ea, eb);
+  ck_assert_uint_eq(ea, a.n - (uint64_t)a.daemons); /* the daemon is not counted */
+  ck_assert_int_gt(a.daemons, 100);
+  ck_assert_int_eq(a.daemons, b.daemons);
+  ck_assert_int_eq(a.hooks, b.hooks);
+  ck_assert_int_eq(a.hooks, (int)(ea / 7) + a.daemons / 7); /* every 7 events, and every 7 runs of the daemon */
+  for (uint64_t i = 0; i < a.n; i++) {
+    ck_assert_uint_eq(a.log_id[i], b.log_id[i]);
+    ck_assert_int_eq(a.log_t[i], b.log_t[i]);
+  }
+  ck_assert_uint_gt(b.n, 20000); /* the chains lived to the end */
+  ck_assert_uint_gt(b.granted, 1000); /* the own path was taken, often */
+  ck_assert_uint_lt(b.granted, b.n / 2); /* and refused often (ties, spawned events) */
+  g_free(a.log_id), g_free(a.log_t), g_free(b.log_id), g_free(b.log_t);
+}
+END_TEST
+
 static Suite *engine_suite(void) {
   Suite *s = suite_create("engine");
   TCase *tc = tcase_create("core");
@@ -627,6 +810,8 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, test_peek_arg);
   tcase_add_test(tc, test_timers);
   tcase_add_test(tc, test_timers_jump);
+  tcase_add_test(tc, test_advance_own);
+  tcase_add_test(tc, test_advance_own_same_order);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -89,6 +89,20 @@ CsRunResult cs_engine_run(CsEngine *engine, CsTime until);
 /* Ask the running loop to return after the current event. */
 void cs_engine_stop(CsEngine *engine);
 
+/* For a handler about to schedule an event of its own at `when` (>= now):
+ * whether that event would run next and at once, i.e. every other
+ * pending event lies after `when` (a cancelled one counts as pending),
+ * `when` is within the running cs_engine_run's limit and no stop was
+ * asked.  Then what the loop does between two events is done here (the
+ * hook when due, the daemon when its time comes first, either of which
+ * may stop the run: false), the clock moves to `when` and the event
+ * counts as executed; the handler does what that event would do itself,
+ * the engine's schedule, sift and dispatch saved (a flow fidelity's
+ * next fluid end or delivery is most often such an event).  The events
+ * run, their order and their count are those of scheduling it.  False:
+ * schedule it.  Only from a handler. */
+bool cs_engine_advance_own(CsEngine *engine, CsTime when);
+
 /* Call `fn` between events, after every `every` events executed and every
  * `every` runs of the daemon (0 or a NULL fn: never); a false return stops
  * the run (CS_RUN_STOPPED).  For

@@ -65,6 +65,8 @@ struct CsEngine {
   bool top_dead;
   bool timer_dead; /* the same, for a timer that is executing (the timers' top) */
   bool stop;
+  bool running;   /* in cs_engine_run */
+  CsTime until;   /* the running cs_engine_run's limit */
   CsTime horizon; /* cs_engine_set_horizon: no jump passes it */
   bool overflow;
   /* cs_engine_set_daemon */
@@ -410,7 +412,75 @@ bool cs_engine_is_pending(const CsEngine *e, CsEventId id) {
   return lookup(e, id) != NULL;
 }
 
+/* The entry a heap would bring to its top once the running event's entry
+ * (dead) is popped: the least of the top's children; else its top.  NULL
+ * when there is none. */
+static inline const HeapEntry *heap_next(const HeapEntry *h, size_t len, bool dead) {
+  if (len <= dead) return NULL; /* none but the running event's (a flow fidelity's heap, mostly) */
+  if (!dead) return &h[0];
+  const HeapEntry *best = &h[least_of_four(h, 1)]; /* a dead top: len >= 1, sentinels past the end */
+  return best->time == CS_TIME_MAX ? NULL : best;
+}
+
+static CsRunResult run_loop(CsEngine *e, CsTime until);
+
 CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
+  g_assert(!e->running);
+  e->running = true;
+  e->until = until;
+  CsRunResult r = run_loop(e, until);
+  e->running = false;
+  return r;
+}
+
+/* The time of heap_next's entry (CS_TIME_MAX: none). */
+static inline CsTime heap_next_time(const HeapEntry *h, size_t len, bool dead) {
+  const HeapEntry *x = heap_next(h, len, dead);
+  return x ? x->time : CS_TIME_MAX;
+}
+
+/* The daemon, at its time (the loop's, and cs_engine_advance_own's). */
+static void run_daemon(CsEngine *e) {
+  e->now = e->daemon_at;
+  e->daemon_at = CS_TIME_MAX;
+  e->daemon_fn(e, e->daemon_ctx, 0);
+  /* a daemon that fires far more often than events (a tiny sampling
+   * interval, with --force) lets the hook run all the same: an
+   * interrupt is seen within `hook_every` of its runs */
+  if (G_UNLIKELY(e->hook_at != UINT64_MAX && ++e->daemon_runs % e->hook_every == 0) && !e->hook(e, e->hook_ctx))
+    e->stop = true;
+}
+
+/* The hook, due (executed == hook_at). */
+static void run_hook(CsEngine *e) {
+  e->hook_at += e->hook_every;
+  if (!e->hook(e, e->hook_ctx)) e->stop = true;
+}
+
+/* Another event before or at `when`: the own event would not run next. */
+static inline bool other_by(const CsEngine *e, CsTime when) {
+  return heap_next_time(e->heap, e->heap_len, e->top_dead) <= when ||
+         heap_next_time(e->timers, e->timers_len, e->timer_dead) <= when;
+}
+
+bool cs_engine_advance_own(CsEngine *e, CsTime when) {
+  g_assert(e->running && when >= e->now);
+  if (e->stop || when > e->until || other_by(e, when)) return false;
+  /* between the event that ran and this one, what the loop does there:
+   * the hook when due, the daemon when its time comes first (so that
+   * neither changes which events run, nor their count) */
+  if (G_UNLIKELY(e->executed == e->hook_at)) run_hook(e);
+  while (G_UNLIKELY(e->daemon_at <= when) && !e->stop) {
+    run_daemon(e);
+    if (other_by(e, when)) return false; /* (a daemon that schedules) */
+  }
+  if (e->stop) return false;
+  e->now = when;
+  e->executed++;
+  return true;
+}
+
+static CsRunResult run_loop(CsEngine *e, CsTime until) {
   e->stop = false;
   while (!e->stop) {
     /* an event was dropped at the end of time: with nothing left before
@@ -433,14 +503,7 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
       return CS_RUN_LIMIT;
     }
     if (G_UNLIKELY(e->daemon_at <= top.time)) { /* the daemon goes first at its time */
-      e->now = e->daemon_at;
-      e->daemon_at = CS_TIME_MAX;
-      e->daemon_fn(e, e->daemon_ctx, 0);
-      /* a daemon that fires far more often than events (a tiny sampling
-       * interval, with --force) lets the hook run all the same: an
-       * interrupt is seen within `hook_every` of its runs */
-      if (G_UNLIKELY(e->hook_at != UINT64_MAX && ++e->daemon_runs % e->hook_every == 0) && !e->hook(e, e->hook_ctx))
-        e->stop = true;
+      run_daemon(e);
       continue;
     }
     void *ctx = sl->ctx;
@@ -463,10 +526,7 @@ CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
         heap_pop(e);
       }
     }
-    if (G_UNLIKELY(e->executed == e->hook_at)) {
-      e->hook_at += e->hook_every;
-      if (!e->hook(e, e->hook_ctx)) e->stop = true;
-    }
+    if (G_UNLIKELY(e->executed == e->hook_at)) run_hook(e);
   }
   return CS_RUN_STOPPED;
 }
@@ -538,14 +598,6 @@ static void settle_top(CsEngine *e) {
   }
 }
 
-/* The entry a heap would bring to its top once the running event's entry
- * (dead) is popped: the least of the top's children; else its top.  NULL
- * when there is none. */
-static inline const HeapEntry *heap_next(const HeapEntry *h, size_t len, bool dead) {
-  if (!dead) return len ? &h[0] : NULL;
-  const HeapEntry *best = &h[least_of_four(h, 1)]; /* a dead top: len >= 1, sentinels past the end */
-  return best->time == CS_TIME_MAX ? NULL : best;
-}
 
 /* Called from a handler at the end of each of the flow fabric's events:
  * the pop of the running event's entry is left to the next schedule

@@ -30,7 +30,9 @@
  * Rates change only where a flow starts or ends: the flows that share a
  * link direction with one that changed, and so on (a connected component),
  * are refilled together, once per instant however many flows start or end
- * at it.  One engine event stands for the next fluid end.  Queues, drops,
+ * at it.  One engine event stands for the next fluid end, one for the
+ * next delivery; when the next of them would run right after the event
+ * under way, that event runs it itself (flush_plans).  Queues, drops,
  * losses and retransmissions are not modelled: the run reports them as
  * such (empty, not 0).
  */
@@ -168,6 +170,8 @@ typedef struct {
   uint32_t n_dlv, cap_dlv;
   uint64_t dlv_seq, dlv_gen;
   CsTime dlv_at;                    /* of the delivery event in force */
+  bool dlv_sched;                   /* an engine event stands for it (else flush_plans will see to it) */
+  uint64_t dlv_stamp;               /* plan_stamp when it was planned */
   /* the ends of the flows in their fluid phase: an entry per end set
    * (new_rate), in order on a ring when it comes after the ring's last
    * (a message's end is mostly the latest yet), else in a min-heap; an
@@ -203,6 +207,9 @@ typedef struct {
   CsTime rounds_at;
   uint64_t next_gen; /* the completion event in force */
   CsTime next_at;
+  bool next_sched;     /* an engine event stands for it (else flush_plans will see to it) */
+  uint64_t next_stamp; /* plan_stamp when it was planned */
+  uint64_t plan_stamp; /* plans made so far: which of two came first */
   CsIdleFn idle;
   void *idle_ctx;
   uint32_t *ports;
@@ -871,7 +878,8 @@ static void plan_next(FlowNet *n) {
   if (next == n->next_at) return;
   n->next_at = next;
   n->next_gen++;
-  if (next != CS_TIME_MAX) cs_engine_schedule_at(n->engine, next, on_complete, n, n->next_gen);
+  n->next_sched = false; /* flush_plans, at the end of the event */
+  n->next_stamp = ++n->plan_stamp;
 }
 
 /* One refill of the dirty flows: their component's rates. */
@@ -902,6 +910,8 @@ static void refill_after(FlowNet *n) {
   plan_next(n);
 }
 
+static void flush_plans(FlowNet *n);
+
 static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e, (void)arg;
   FlowNet *n = ctx;
@@ -909,6 +919,7 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
   n->in_handler++;
   if (n->refill_pending) refill_round(n);
   refill_after(n);
+  flush_plans(n);
 }
 
 static void flow_release(FlowNet *n, uint32_t fi) {
@@ -980,19 +991,27 @@ static inline __attribute__((always_inline)) void plan_deliveries(FlowNet *n) {
   if (next == n->dlv_at) return;
   n->dlv_at = next;
   n->dlv_gen++;
-  if (next != CS_TIME_MAX) cs_engine_schedule_at(n->engine, next, on_deliveries, n, n->dlv_gen);
+  n->dlv_sched = false; /* flush_plans, at the end of the event */
+  n->dlv_stamp = ++n->plan_stamp;
 }
 
+
 /* The flows delivered now, in the order their last bits left (the callbacks may send). */
-static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen) {
-  FlowNet *n = ctx;
-  if (gen != n->dlv_gen) return; /* replaced by an earlier delivery */
+static void deliver_now(FlowNet *n) {
   n->dlv_at = CS_TIME_MAX;
-  CsTime now = cs_engine_now(e);
+  CsTime now = *n->clock;
   n->in_handler++;
   for (const Delivery *d; (d = dlv_first(n)) && d->at <= now;) finish(n, dlv_pop(n).flow, false);
   plan_deliveries(n);
   refill_after(n);
+}
+
+static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen) {
+  (void)e;
+  FlowNet *n = ctx;
+  if (gen != n->dlv_gen) return; /* replaced by an earlier delivery */
+  deliver_now(n);
+  flush_plans(n);
 }
 
 static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
@@ -1001,6 +1020,7 @@ static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
   n->in_handler++;
   finish(n, (uint32_t)arg, true);
   refill_after(n);
+  flush_plans(n);
 }
 
 /* The other live flows that share a data direction with flow fi: refilled. */
@@ -1015,10 +1035,7 @@ static inline __attribute__((always_inline)) void neighbours_dirty(FlowNet *n, u
 }
 
 /* The flows whose last bit has left: their links are free; delivery after their tails. */
-static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
-  (void)e;
-  FlowNet *n = ctx;
-  if (gen != n->next_gen) return; /* replaced by a later plan */
+static void complete_now(FlowNet *n) {
   n->next_at = CS_TIME_MAX;
   CsTime now = *n->clock;
   n->in_handler++;
@@ -1036,6 +1053,37 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
   plan_next(n); /* the others' ends come on, refill or not */
   plan_deliveries(n);
   refill_after(n);
+}
+
+static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
+  (void)e;
+  FlowNet *n = ctx;
+  if (gen != n->next_gen) return; /* replaced by a later plan */
+  complete_now(n);
+  flush_plans(n);
+}
+
+/* The end of each of the fabric's events: its plans (the next fluid end,
+ * the next delivery) become engine events, in the order they were made,
+ * unless the earlier of them would run next and at once (nothing else
+ * pending until then): the fabric then runs it itself, as part of this
+ * event (cs_engine_advance_own).  A ring of 1,024 workers has about as
+ * many such instants as messages, the engine's schedule and dispatch of
+ * each a tenth of the run. */
+static void flush_plans(FlowNet *n) {
+  for (;;) {
+    bool c = !n->next_sched && n->next_at != CS_TIME_MAX, d = !n->dlv_sched && n->dlv_at != CS_TIME_MAX;
+    if (!c && !d) return;
+    bool c_first = c && (!d || cs_time_key_less(n->next_at, n->next_stamp, n->dlv_at, n->dlv_stamp));
+    if (!cs_engine_advance_own(n->engine, c_first ? n->next_at : n->dlv_at)) {
+      if (c_first) n->next_sched = true, cs_engine_schedule_at(n->engine, n->next_at, on_complete, n, n->next_gen);
+      if (d) n->dlv_sched = true, cs_engine_schedule_at(n->engine, n->dlv_at, on_deliveries, n, n->dlv_gen);
+      if (c && !c_first) n->next_sched = true, cs_engine_schedule_at(n->engine, n->next_at, on_complete, n, n->next_gen);
+      return;
+    }
+    if (c_first) complete_now(n);
+    else deliver_now(n);
+  }
 }
 
 /* A TCP flow's rate under random loss p on a path of round trip `rtt`

@@ -131,52 +131,56 @@ static const char *incast =
     "  - {src: w1, dst: w3, size: 2MB}\n"
     "  - {src: w2, dst: w3, size: 2MB}\n";
 
+/* The scenario run twice, the second with --check's checks: they ran
+ * every CS_SIM_CHECK_EVERY events, and the two runs had the same events
+ * and end (each test then compares what is its own, and frees). */
+typedef struct {
+  CsScenario *s1, *s2;
+  CsSim *a, *b;
+} Checked;
+
+static Checked run_checked(const char *yaml) {
+  Checked c;
+  c.a = sim_of(yaml, &c.s1);
+  c.b = sim_of(yaml, &c.s2);
+  cs_sim_set_checks(c.b, true);
+  g_autoptr(GError) e = NULL;
+  ck_assert(cs_sim_run(c.a, &e));
+  ck_assert_msg(cs_sim_run(c.b, &e), "%s", e ? e->message : "");
+  ck_assert_uint_gt(cs_sim_events(c.b), 10000);
+  ck_assert_uint_eq(cs_sim_checks_run(c.b), cs_engine_events_executed(cs_sim_engine(c.b)) / CS_SIM_CHECK_EVERY);
+  ck_assert_uint_eq(cs_sim_checks_run(c.a), 0);
+  ck_assert_uint_eq(cs_sim_events(c.a), cs_sim_events(c.b));
+  ck_assert_int_eq(cs_sim_end_time(c.a), cs_sim_end_time(c.b));
+  return c;
+}
+
+static void checked_free(Checked *c) {
+  cs_sim_free(c->a);
+  cs_sim_free(c->b);
+  cs_scenario_free(c->s1);
+  cs_scenario_free(c->s2);
+}
+
 /* The flow fidelity runs most of its events itself, inside the one
  * before (cs_engine_advance_own): the checks (and an interrupt, which
  * uses the same hook) still come every 1,024 events. */
 START_TEST(checks_run_at_flow_fidelity) {
-  static const char *ring =
-      "topology: {type: star, workers: 128}\n"
-      "fidelity: flow\n"
-      "workload: {params: 1M, iterations: 1, compute: 0s, buckets: 0, collective: ring,\n"
-      "           compression: {method: none, cost: {encode: 0s, decode: 0s, reduce: 0s}}}\n";
-  CsScenario *s1, *s2;
-  CsSim *a = sim_of(ring, &s1), *b = sim_of(ring, &s2);
-  cs_sim_set_checks(b, true);
-  g_autoptr(GError) e = NULL;
-  ck_assert(cs_sim_run(a, &e));
-  ck_assert_msg(cs_sim_run(b, &e), "%s", e ? e->message : "");
-  ck_assert_uint_gt(cs_sim_events(b), 10000);
-  ck_assert_uint_eq(cs_sim_checks_run(b), cs_engine_events_executed(cs_sim_engine(b)) / CS_SIM_CHECK_EVERY);
-  ck_assert_uint_eq(cs_sim_events(a), cs_sim_events(b));
-  ck_assert_int_eq(cs_sim_end_time(a), cs_sim_end_time(b));
-  cs_sim_free(a);
-  cs_sim_free(b);
-  cs_scenario_free(s1);
-  cs_scenario_free(s2);
+  Checked c = run_checked("topology: {type: star, workers: 128}\n"
+                          "fidelity: flow\n"
+                          "workload: {params: 1M, iterations: 1, compute: 0s, buckets: 0, collective: ring,\n"
+                          "           compression: {method: none, cost: {encode: 0s, decode: 0s, reduce: 0s}}}\n");
+  checked_free(&c);
 }
 END_TEST
 
+/* every 1024 events; the same events at the same times, the same drops */
 START_TEST(checks_run_and_change_nothing) {
-  CsScenario *s1, *s2;
-  CsSim *a = sim_of(incast, &s1), *b = sim_of(incast, &s2);
-  cs_sim_set_checks(b, true);
-  g_autoptr(GError) e = NULL;
-  ck_assert(cs_sim_run(a, &e));
-  ck_assert_msg(cs_sim_run(b, &e), "%s", e ? e->message : "");
-  /* every 1024 events: at least events / 1024 checks ran */
-  ck_assert_uint_gt(cs_sim_events(b), 10000);
-  ck_assert_uint_eq(cs_sim_checks_run(b), cs_engine_events_executed(cs_sim_engine(b)) / CS_SIM_CHECK_EVERY);
-  ck_assert_uint_eq(cs_sim_checks_run(a), 0);
-  /* the same events at the same times, the same drops */
-  ck_assert_uint_eq(cs_sim_events(a), cs_sim_events(b));
-  ck_assert_int_eq(cs_sim_end_time(a), cs_sim_end_time(b));
+  Checked c = run_checked(incast);
+  CsSim *a = c.a, *b = c.b;
   ck_assert_uint_eq(cs_net_totals(cs_sim_net(a)).data.dropped, cs_net_totals(cs_sim_net(b)).data.dropped);
   ck_assert_uint_gt(cs_net_totals(cs_sim_net(a)).data.dropped, 0); /* the incast overflows 32KB */
-  cs_sim_free(a);
-  cs_sim_free(b);
-  cs_scenario_free(s1);
-  cs_scenario_free(s2);
+  checked_free(&c);
 }
 END_TEST
 

@@ -696,6 +696,31 @@ START_TEST(test_advance_own) {
 }
 END_TEST
 
+/* A run that stops at its limit runs the daemon's times up to the limit
+ * first (a run cut by its duration samples to its end; in slices, as one
+ * run): the only event lies past the limit. */
+static void tick_daemon(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)arg;
+  record(e, ctx, 0);
+  cs_engine_set_daemon(e, cs_engine_now(e) + 10, tick_daemon, ctx);
+}
+
+START_TEST(test_daemon_to_limit) {
+  Log log = {.n = 0};
+  CsEngine *e = cs_engine_new();
+  cs_engine_schedule_at(e, 100, record, &log, 7);
+  cs_engine_set_daemon(e, 10, tick_daemon, &log);
+  ck_assert_int_eq(cs_engine_run(e, 55), CS_RUN_LIMIT);
+  ck_assert_int_eq(log.n, 5); /* 10, 20, 30, 40, 50 */
+  ck_assert_int_eq(log.time[4], 50);
+  ck_assert_int_eq(cs_engine_now(e), 55);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(log.n, 5 + 5 + 1); /* 60..100 (the daemon first at 100), then the event */
+  ck_assert_int_eq(log.arg[10], 7);
+  cs_engine_free(e);
+}
+END_TEST
+
 /* Random chains of events, some spawning others (ties at every step):
  * running a chain's next event itself when cs_engine_advance_own allows
  * gives the order and count that scheduling every one gives. */
@@ -811,6 +836,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, test_timers);
   tcase_add_test(tc, test_timers_jump);
   tcase_add_test(tc, test_advance_own);
+  tcase_add_test(tc, test_daemon_to_limit);
   tcase_add_test(tc, test_advance_own_same_order);
   suite_add_tcase(s, tc);
   return s;

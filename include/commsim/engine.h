@@ -102,6 +102,11 @@ void cs_engine_stop(CsEngine *engine);
  * run, their order and their count are those of scheduling it.  False:
  * schedule it.  Only from a handler. */
 bool cs_engine_advance_own(CsEngine *engine, CsTime when);
+/* Whether cs_engine_advance_own may say yes (true by default).  Off, it
+ * always says no, and its callers schedule every event as it comes: the
+ * reference that tests compare the own path with. */
+void cs_engine_set_own(CsEngine *engine, bool allowed);
+bool cs_engine_own_allowed(const CsEngine *engine);
 
 /* Call `fn` between events, after every `every` events executed and every
  * `every` runs of the daemon (0 or a NULL fn: never); a false return stops

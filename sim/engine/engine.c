@@ -66,6 +66,7 @@ struct CsEngine {
   bool timer_dead; /* the same, for a timer that is executing (the timers' top) */
   bool stop;
   bool running;   /* in cs_engine_run */
+  bool own_off;   /* cs_engine_set_own(false) */
   CsTime until;   /* the running cs_engine_run's limit */
   CsTime horizon; /* cs_engine_set_horizon: no jump passes it */
   bool overflow;
@@ -465,7 +466,7 @@ static inline bool other_by(const CsEngine *e, CsTime when) {
 
 bool cs_engine_advance_own(CsEngine *e, CsTime when) {
   g_assert(e->running && when >= e->now);
-  if (e->stop || when > e->until || other_by(e, when)) return false;
+  if (e->own_off || e->stop || when > e->until || other_by(e, when)) return false;
   /* between the event that ran and this one, what the loop does there:
    * the hook when due, the daemon when its time comes first (so that
    * neither changes which events run, nor their count) */
@@ -479,6 +480,9 @@ bool cs_engine_advance_own(CsEngine *e, CsTime when) {
   e->executed++;
   return true;
 }
+
+void cs_engine_set_own(CsEngine *e, bool allowed) { e->own_off = !allowed; }
+bool cs_engine_own_allowed(const CsEngine *e) { return !e->own_off; }
 
 static CsRunResult run_loop(CsEngine *e, CsTime until) {
   e->stop = false;
@@ -499,6 +503,11 @@ static CsRunResult run_loop(CsEngine *e, CsTime until) {
       continue;
     }
     if (G_UNLIKELY(top.time > until)) {
+      /* the daemon's times up to the limit come before that event: run
+       * them now (a run in slices, or one cut by its duration, samples
+       * as one run does, whatever events lie past the limit) */
+      while (e->daemon_at <= until && !e->stop) run_daemon(e);
+      if (e->stop) continue;
       if (until > e->now) e->now = until;
       return CS_RUN_LIMIT;
     }

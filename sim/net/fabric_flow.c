@@ -871,6 +871,26 @@ static void new_rate(FlowNet *n, Flow *f, double rate) {
   ends_set(n, (uint32_t)(f - n->flows));
 }
 
+/* ... unless it is due now: then at once, before what the event does
+ * next (a refill that sees it queues itself behind it, as before plans
+ * waited); and always when the engine's own path is off (the reference
+ * order: every plan scheduled as it is made). */
+static inline bool plan_may_wait(const FlowNet *n, CsTime at) {
+  return at != *n->clock && cs_engine_own_allowed(n->engine);
+}
+
+static void schedule_next(FlowNet *n) {
+  n->next_sched = true;
+  cs_engine_schedule_at(n->engine, n->next_at, on_complete, n, n->next_gen);
+}
+
+static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen);
+
+static void schedule_deliveries(FlowNet *n) {
+  n->dlv_sched = true;
+  cs_engine_schedule_at(n->engine, n->dlv_at, on_deliveries, n, n->dlv_gen);
+}
+
 /* The one event for the next fluid end among the live flows. */
 static void plan_next(FlowNet *n) {
   const EndAt *first = ends_first(n);
@@ -878,8 +898,9 @@ static void plan_next(FlowNet *n) {
   if (next == n->next_at) return;
   n->next_at = next;
   n->next_gen++;
-  n->next_sched = false; /* flush_plans, at the end of the event */
+  n->next_sched = false; /* flush_plans, at the end of the event ... */
   n->next_stamp = ++n->plan_stamp;
+  if (next != CS_TIME_MAX && !plan_may_wait(n, next)) schedule_next(n);
 }
 
 /* One refill of the dirty flows: their component's rates. */
@@ -991,8 +1012,9 @@ static inline __attribute__((always_inline)) void plan_deliveries(FlowNet *n) {
   if (next == n->dlv_at) return;
   n->dlv_at = next;
   n->dlv_gen++;
-  n->dlv_sched = false; /* flush_plans, at the end of the event */
+  n->dlv_sched = false; /* flush_plans, at the end of the event ... */
   n->dlv_stamp = ++n->plan_stamp;
+  if (next != CS_TIME_MAX && !plan_may_wait(n, next)) schedule_deliveries(n);
 }
 
 
@@ -1067,7 +1089,11 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
  * the next delivery) become engine events, in the order they were made,
  * unless the earlier of them would run next and at once (nothing else
  * pending until then): the fabric then runs it itself, as part of this
- * event (cs_engine_advance_own).  A ring of 1,024 workers has about as
+ * event (cs_engine_advance_own).  A plan so handed over at the end comes
+ * after what the event scheduled since it was made: the same order as
+ * scheduling it when made, but for an event scheduled later for the
+ * plan's very picosecond (a plan due at once is scheduled at once, and
+ * two plans of one instant both, so that a refill sees them).  A ring of 1,024 workers has about as
  * many such instants as messages, the engine's schedule and dispatch of
  * each a tenth of the run. */
 static void flush_plans(FlowNet *n) {
@@ -1075,10 +1101,16 @@ static void flush_plans(FlowNet *n) {
     bool c = !n->next_sched && n->next_at != CS_TIME_MAX, d = !n->dlv_sched && n->dlv_at != CS_TIME_MAX;
     if (!c && !d) return;
     bool c_first = c && (!d || cs_time_key_less(n->next_at, n->next_stamp, n->dlv_at, n->dlv_stamp));
+    if (c && d && n->next_at == n->dlv_at) {
+      /* two at one instant: both to the engine, in the order they were
+       * planned (run here, the first's refill would not see the second) */
+      if (c_first) schedule_next(n), schedule_deliveries(n);
+      else schedule_deliveries(n), schedule_next(n);
+      return;
+    }
     if (!cs_engine_advance_own(n->engine, c_first ? n->next_at : n->dlv_at)) {
-      if (c_first) n->next_sched = true, cs_engine_schedule_at(n->engine, n->next_at, on_complete, n, n->next_gen);
-      if (d) n->dlv_sched = true, cs_engine_schedule_at(n->engine, n->dlv_at, on_deliveries, n, n->dlv_gen);
-      if (c && !c_first) n->next_sched = true, cs_engine_schedule_at(n->engine, n->next_at, on_complete, n, n->next_gen);
+      if (c_first) schedule_next(n);
+      else schedule_deliveries(n);
       return;
     }
     if (c_first) complete_now(n);

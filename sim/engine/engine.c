@@ -423,13 +423,13 @@ static inline const HeapEntry *heap_next(const HeapEntry *h, size_t len, bool de
   return best->time == CS_TIME_MAX ? NULL : best;
 }
 
-static CsRunResult run_loop(CsEngine *e, CsTime until);
+static CsRunResult run_loop(CsEngine *e);
 
 CsRunResult cs_engine_run(CsEngine *e, CsTime until) {
   g_assert(!e->running);
   e->running = true;
   e->until = until;
-  CsRunResult r = run_loop(e, until);
+  CsRunResult r = run_loop(e);
   e->running = false;
   return r;
 }
@@ -484,7 +484,9 @@ bool cs_engine_advance_own(CsEngine *e, CsTime when) {
 void cs_engine_set_own(CsEngine *e, bool allowed) { e->own_off = !allowed; }
 bool cs_engine_own_allowed(const CsEngine *e) { return !e->own_off; }
 
-static CsRunResult run_loop(CsEngine *e, CsTime until) {
+/* cs_engine_run's loop, to e->until. */
+static CsRunResult run_loop(CsEngine *e) {
+  const CsTime until = e->until;
   e->stop = false;
   while (!e->stop) {
     /* an event was dropped at the end of time: with nothing left before
@@ -606,7 +608,6 @@ static void settle_top(CsEngine *e) {
     e->cancelled_pending--;
   }
 }
-
 
 /* Called from a handler at the end of each of the flow fabric's events:
  * the pop of the running event's entry is left to the next schedule

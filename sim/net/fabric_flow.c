@@ -871,10 +871,11 @@ static void new_rate(FlowNet *n, Flow *f, double rate) {
   ends_set(n, (uint32_t)(f - n->flows));
 }
 
-/* ... unless it is due now: then at once, before what the event does
- * next (a refill that sees it queues itself behind it, as before plans
- * waited); and always when the engine's own path is off (the reference
- * order: every plan scheduled as it is made). */
+/* Whether a plan made at this instant for `at` may wait for flush_plans
+ * at the end of the event: not when it is due now (scheduled at once, a
+ * refill in the same event sees it and queues itself behind it), nor when
+ * the engine's own path is off (the reference order: every plan
+ * scheduled as it is made). */
 static inline bool plan_may_wait(const FlowNet *n, CsTime at) {
   return at != *n->clock && cs_engine_own_allowed(n->engine);
 }
@@ -891,6 +892,12 @@ static void schedule_deliveries(FlowNet *n) {
   cs_engine_schedule_at(n->engine, n->dlv_at, on_deliveries, n, n->dlv_gen);
 }
 
+/* The plan of the fluid end (`end`) or of the delivery, to the engine. */
+static void schedule_plan(FlowNet *n, bool end) {
+  if (end) schedule_next(n);
+  else schedule_deliveries(n);
+}
+
 /* The one event for the next fluid end among the live flows. */
 static void plan_next(FlowNet *n) {
   const EndAt *first = ends_first(n);
@@ -898,7 +905,7 @@ static void plan_next(FlowNet *n) {
   if (next == n->next_at) return;
   n->next_at = next;
   n->next_gen++;
-  n->next_sched = false; /* flush_plans, at the end of the event ... */
+  n->next_sched = false; /* for flush_plans, at the end of the event, or: */
   n->next_stamp = ++n->plan_stamp;
   if (next != CS_TIME_MAX && !plan_may_wait(n, next)) schedule_next(n);
 }
@@ -1012,11 +1019,10 @@ static inline __attribute__((always_inline)) void plan_deliveries(FlowNet *n) {
   if (next == n->dlv_at) return;
   n->dlv_at = next;
   n->dlv_gen++;
-  n->dlv_sched = false; /* flush_plans, at the end of the event ... */
+  n->dlv_sched = false; /* for flush_plans, at the end of the event, or: */
   n->dlv_stamp = ++n->plan_stamp;
   if (next != CS_TIME_MAX && !plan_may_wait(n, next)) schedule_deliveries(n);
 }
-
 
 /* The flows delivered now, in the order their last bits left (the callbacks may send). */
 static void deliver_now(FlowNet *n) {
@@ -1093,9 +1099,9 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
  * after what the event scheduled since it was made: the same order as
  * scheduling it when made, but for an event scheduled later for the
  * plan's very picosecond (a plan due at once is scheduled at once, and
- * two plans of one instant both, so that a refill sees them).  A ring of 1,024 workers has about as
- * many such instants as messages, the engine's schedule and dispatch of
- * each a tenth of the run. */
+ * two plans of one instant both, so that a refill sees them).  A ring of
+ * 1,024 workers has about as many such instants as messages, the
+ * engine's schedule and dispatch of each a tenth of the run. */
 static void flush_plans(FlowNet *n) {
   for (;;) {
     bool c = !n->next_sched && n->next_at != CS_TIME_MAX, d = !n->dlv_sched && n->dlv_at != CS_TIME_MAX;
@@ -1104,13 +1110,12 @@ static void flush_plans(FlowNet *n) {
     if (c && d && n->next_at == n->dlv_at) {
       /* two at one instant: both to the engine, in the order they were
        * planned (run here, the first's refill would not see the second) */
-      if (c_first) schedule_next(n), schedule_deliveries(n);
-      else schedule_deliveries(n), schedule_next(n);
+      schedule_plan(n, c_first);
+      schedule_plan(n, !c_first);
       return;
     }
     if (!cs_engine_advance_own(n->engine, c_first ? n->next_at : n->dlv_at)) {
-      if (c_first) schedule_next(n);
-      else schedule_deliveries(n);
+      schedule_plan(n, c_first);
       return;
     }
     if (c_first) complete_now(n);

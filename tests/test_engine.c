@@ -729,6 +729,8 @@ typedef struct {
   bool own; /* use cs_engine_advance_own */
   uint64_t next_id, left, granted;
   int hooks; /* a hook every 7 events and a daemon every 3,000 ps: called as often */
+  int stop_at; /* the hook's call that stops the run (0: none) */
+  bool in_own, stopped_in_own; /* in cs_engine_advance_own; the stop came there */
   int daemons;
   int live;  /* chains going on: 1 to 4 */
   uint64_t *log_id;
@@ -756,7 +758,10 @@ static void chain_fire(CsEngine *e, void *ctx, uint64_t id) {
       return;
     }
     CsTime next = cs_engine_now(e) + (CsTime)cs_rng_below(&c->rng, 4) * 1000;
-    if (c->own && cs_engine_advance_own(e, next)) {
+    c->in_own = c->own;
+    bool granted = c->own && cs_engine_advance_own(e, next);
+    c->in_own = false;
+    if (granted) {
       c->granted++;
       continue;
     }
@@ -775,42 +780,73 @@ static void chains_daemon(CsEngine *e, void *ctx, uint64_t arg) {
   cs_engine_set_daemon(e, cs_engine_now(e) + 3000, chains_daemon, c);
 }
 
-static void run_chains(Chains *c, bool own, uint64_t *executed) {
+/* The hook, logged where it ran (its order against the daemon and the
+ * events is the loop's); its stop_at-th call stops the run. */
+static bool chains_hook(CsEngine *e, void *ctx) {
+  Chains *c = ctx;
+  c->hooks++;
+  ck_assert_uint_lt(c->n, CHAINS_LOG);
+  c->log_id[c->n] = UINT64_MAX - 1;
+  c->log_t[c->n++] = cs_engine_now(e);
+  if (c->hooks == c->stop_at) c->stopped_in_own = c->in_own;
+  return c->hooks != c->stop_at;
+}
+
+static CsRunResult run_chains(Chains *c, bool own, int stop_at, uint64_t hook_every, uint64_t *executed) {
   CsEngine *e = cs_engine_new();
-  *c = (Chains){.own = own, .left = 20000, .next_id = 8};
+  *c = (Chains){.own = own, .left = 20000, .next_id = 8, .stop_at = stop_at};
   cs_rng_init(&c->rng, 7, 1);
   c->log_id = g_new(uint64_t, CHAINS_LOG);
   c->log_t = g_new(CsTime, CHAINS_LOG);
   c->live = 3;
   for (uint64_t i = 0; i < 3; i++) cs_engine_schedule_at(e, (CsTime)i * 500, chain_fire, c, i);
-  cs_engine_set_hook(e, 7, count_hook, &c->hooks);
+  cs_engine_set_hook(e, hook_every, chains_hook, c);
   c->e = e;
   cs_engine_set_daemon(e, 3000, chains_daemon, c);
-  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  CsRunResult res = cs_engine_run(e, CS_TIME_MAX);
   *executed = cs_engine_events_executed(e);
   cs_engine_free(e);
+  return res;
+}
+
+static void chains_same(const Chains *a, const Chains *b) {
+  ck_assert_uint_eq(a->n, b->n);
+  for (uint64_t i = 0; i < a->n; i++) {
+    ck_assert_uint_eq(a->log_id[i], b->log_id[i]);
+    ck_assert_int_eq(a->log_t[i], b->log_t[i]);
+  }
 }
 
 START_TEST(test_advance_own_same_order) {
   Chains a, b;
   uint64_t ea, eb;
-  run_chains(&a, false, &ea);
-  run_chains(&b, true, &eb);
-  ck_assert_uint_eq(a.n, b.n);
+  ck_assert_int_eq(run_chains(&a, false, 0, 7, &ea), CS_RUN_EMPTY);
+  ck_assert_int_eq(run_chains(&b, true, 0, 7, &eb), CS_RUN_EMPTY);
+  chains_same(&a, &b); /* events, daemon and hook in one order */
   ck_assert_uint_eq(ea, eb);
-  ck_assert_uint_eq(ea, a.n - (uint64_t)a.daemons); /* the daemon is not counted */
+  ck_assert_uint_eq(ea, a.n - (uint64_t)a.daemons - (uint64_t)a.hooks); /* the daemon is not counted */
   ck_assert_int_gt(a.daemons, 100);
   ck_assert_int_eq(a.daemons, b.daemons);
   ck_assert_int_eq(a.hooks, b.hooks);
   ck_assert_int_eq(a.hooks, (int)(ea / 7) + a.daemons / 7); /* every 7 events, and every 7 runs of the daemon */
-  for (uint64_t i = 0; i < a.n; i++) {
-    ck_assert_uint_eq(a.log_id[i], b.log_id[i]);
-    ck_assert_int_eq(a.log_t[i], b.log_t[i]);
-  }
-  ck_assert_uint_gt(b.n, 20000); /* the chains lived to the end */
+  ck_assert_uint_gt(eb, 20000); /* the chains lived to the end */
   ck_assert_uint_gt(b.granted, 1000); /* the own path was taken, often */
   ck_assert_uint_lt(b.granted, b.n / 2); /* and refused often (ties, spawned events) */
   g_free(a.log_id), g_free(a.log_t), g_free(b.log_id), g_free(b.log_t);
+  /* a hook (after every event) that stops the run: it ends where the
+   * loop's would, whichever call stops it (inside cs_engine_advance_own,
+   * after an event of the loop's, or after the daemon's run) */
+  int inside = 0;
+  for (int stop_at = 40; stop_at < 1000; stop_at += 37) {
+    ck_assert_int_eq(run_chains(&a, false, stop_at, 1, &ea), CS_RUN_STOPPED);
+    ck_assert_int_eq(run_chains(&b, true, stop_at, 1, &eb), CS_RUN_STOPPED);
+    chains_same(&a, &b);
+    ck_assert_uint_eq(ea, eb);
+    ck_assert_int_eq(a.hooks, stop_at);
+    inside += b.stopped_in_own;
+    g_free(a.log_id), g_free(a.log_t), g_free(b.log_id), g_free(b.log_t);
+  }
+  ck_assert_int_gt(inside, 3); /* (the case a missing stop check would get wrong) */
 }
 END_TEST
 

@@ -121,24 +121,30 @@ static inline CsTime roce_next_slot(Conn *c) {
 /* The earliest of two deadlines, 0 (disarmed) being later than any. */
 static inline uint64_t earlier(uint64_t a, uint64_t b) { return a - 1 < b - 1 ? a : b; }
 
-static void timer_update(CsNet *net, uint32_t ci) {
+/* The connection's event for deadline d, which comes before the pending
+ * one if there is one (timer_update). */
+static G_GNUC_NO_INLINE void timer_arm(CsNet *net, Conn *c, uint32_t ci, CsTime d) {
+  if (c->timer_event) { /* an earlier deadline replaces the event */
+    cs_engine_cancel(net->engine, c->timer_id);
+    c->timer_event = false;
+  }
+  c->timer_event = true;
+  c->timer_at = d;
+  c->timer_id = cs_engine_schedule_timer_at(net->engine, d, on_conn_timer, net, ci);
+}
+
+/* Inline: most calls (an ACK of a paced queue pair, of a connection whose
+ * RTO lies ahead) find the pending event early enough and return. */
+static inline void timer_update(CsNet *net, uint32_t ci) {
   Conn *c = &net->conns[ci];
   uint64_t send = c->t_send == CS_HELD ? 0 : (uint64_t)c->t_send; /* held by PFC: a resume wakes it */
   CsTime d = (CsTime)earlier(earlier(earlier((uint64_t)c->t_rto, (uint64_t)c->t_tlp), earlier((uint64_t)c->t_reo,
                                                                                                 (uint64_t)c->t_ack)),
                              send);
   if (d == 0) return; /* a pending event finds nothing due and stops */
-  /* a later deadline is honoured when the event fires (it sleeps again);
-   * an earlier one replaces the event */
-  if (c->timer_event && d < c->timer_at) {
-    cs_engine_cancel(net->engine, c->timer_id);
-    c->timer_event = false;
-  }
-  if (!c->timer_event) {
-    c->timer_event = true;
-    c->timer_at = d;
-    c->timer_id = cs_engine_schedule_timer_at(net->engine, d, on_conn_timer, net, ci);
-  }
+  /* a later deadline is honoured when the event fires (it sleeps again) */
+  if (c->timer_event && d >= c->timer_at) return;
+  timer_arm(net, c, ci, d);
 }
 
 static CsTime rto_of(const CsNet *net, const RttState *st) {
@@ -327,11 +333,17 @@ static bool next_packet(CsNet *net, Message *f, uint32_t *seq, bool *retx) {
 }
 
 /* Send what the window allows, the oldest message first. */
+/* What the window lets a connection have in flight: fmin's, inline (libm's is a call; the window is never NaN). */
+static inline double conn_window(const CsNet *net, const Conn *c) {
+  double cw = c->cc.cwnd, win = (double)net->window;
+  return cw < win ? cw : win;
+}
+
 static void conn_send(CsNet *net, uint32_t ci) {
   Conn *c = &net->conns[ci];
   if (c->t_send > 0 || c->head == NONE) return; /* paused, or nothing to send */
   CsTime now = now_of(net);
-  double w = fmin(c->cc.cwnd, (double)net->window);
+  double w = conn_window(net, c);
   uint32_t limit = w < 1.0 ? 1 : (uint32_t)w;
   if (c->in_flight >= limit) return;
   bool sent = false, wanted = false; /* wanted: a packet was ready when the window closed */
@@ -361,7 +373,7 @@ static void conn_send(CsNet *net, uint32_t ci) {
           now - c->cc.last_send > c->rto) {
         cwnd_restart(c, now - c->cc.last_send);
         if (c->ops->on_event) c->ops->on_event(&c->cc, CS_CC_CWND_RESTART, now);
-        w = fmin(c->cc.cwnd, (double)net->window);
+        w = conn_window(net, c);
         limit = w < 1.0 ? 1 : (uint32_t)w;
       }
       if (c->ops->on_event) c->ops->on_event(&c->cc, CS_CC_TX_START, now);

@@ -224,6 +224,28 @@ START_TEST(test_background_blocks) {
 END_TEST
 
 /* hybrid.rounds and hybrid.tolerance are checked where they stand. */
+/* A run's duration that cuts a jump: the jump ends at the duration (the
+ * watch used to look again at that instant forever: found with a window
+ * of 2 packets, steady at once, and a duration of 100 us). */
+START_TEST(test_duration_cuts_a_jump) {
+  const char *y = "topology: {type: star, workers: 2}\n"
+                  "transport: {window: 2pkt}\n"
+                  "flows: [{src: w0, dst: w1, size: 100KB}]\n"
+                  "duration: 100us\n";
+  const char *protocols[] = {"reno", "roce", "fixed"};
+  for (int i = 0; i < 3; i++) {
+    g_autofree char *proto = g_strdup_printf("transport.protocol=%s", protocols[i]);
+    const char *sets[] = {"fidelity=hybrid", proto, NULL};
+    Run r = sim_load(y, "cut.yaml", sets);
+    sim_go(&r);
+    ck_assert_uint_eq(cs_sim_unfinished(r.sim), 1); /* 100 KB at 2 packets per round trip: not by 100 us */
+    ck_assert_int_eq(cs_sim_end_time(r.sim), 100 * CS_US);
+    ck_assert_double_gt(cs_sim_summary(r.sim)->fast_forward_s, 0); /* it did jump, up to the end */
+    sim_done(&r);
+  }
+}
+END_TEST
+
 START_TEST(test_keys) {
   GError *e = NULL;
   CsScenario *s = cs_scenario_load_string("fidelity: hybrid\nhybrid: {rounds: 1}\ntopology: {type: star, workers: 2}\n"
@@ -255,6 +277,10 @@ static Suite *hybrid_suite(void) {
   tcase_add_test(tc, test_shared_bottleneck_not_frozen);
   tcase_add_test(tc, test_keys);
   suite_add_tcase(s, tc);
+  TCase *quick = tcase_create("cut"); /* a hang fails in seconds, not at the core's timeout */
+  tcase_set_timeout(quick, 20);
+  tcase_add_test(quick, test_duration_cuts_a_jump);
+  suite_add_tcase(s, quick);
   return s;
 }
 

@@ -153,6 +153,7 @@ CsTime cs_engine_next_time_other(CsEngine *engine, const void *ctx);
  * (a progress display) jumps as one run does, and a jump may take the
  * clock past a slice's end. */
 void cs_engine_set_horizon(CsEngine *engine, CsTime t);
+CsTime cs_engine_horizon(const CsEngine *engine);
 /* The earliest pending event whose context is `ctx` (the running
  * handler's own aside), or CS_TIME_MAX when it has none. */
 CsTime cs_engine_next_time_of(CsEngine *engine, const void *ctx);

@@ -647,6 +647,7 @@ CsTime cs_engine_next_time_other(CsEngine *e, const void *ctx) {
 }
 
 void cs_engine_set_horizon(CsEngine *e, CsTime t) { e->horizon = t; }
+CsTime cs_engine_horizon(const CsEngine *e) { return e->horizon; }
 
 CsTime cs_engine_next_time_of(CsEngine *e, const void *ctx) { return earliest(e, ctx, true, CS_TIME_MAX); }
 

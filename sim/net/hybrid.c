@@ -294,8 +294,14 @@ static bool plan(CsNet *net, CsHybrid *h, CsTime now, CsTime round) {
 
 /* Carry the planned jump out as far as the next event of another's;
  * true when that event stops it short of its end (the watch resumes
- * right after it). */
+ * right after it).  At the horizon (the run's duration) the jump ends:
+ * nothing comes after this instant to let the watch go on (it used to
+ * look again at the same instant forever). */
 static bool advance(CsNet *net, CsHybrid *h, CsTime now) {
+  if (now >= cs_engine_horizon(net->engine)) {
+    h->planned = false;
+    return false;
+  }
   CsTime to = MIN(h->end, cs_engine_next_time_other(net->engine, net));
   if (to <= now) return true; /* another's event at this instant first */
   CsTime d = to - now;

@@ -162,6 +162,33 @@ START_TEST(test_headroom) {
 }
 END_TEST
 
+/* Background packets larger than transport.mtu: the headroom holds two of
+ * them (2 x 1 us x 10 Gbps / 8 + 2 x 9000 B = 20500 B above xoff).  Found
+ * by a random campaign: with room for two MTUs only (5500 B) the run
+ * dropped 2,295,000 B that came in by PFC ports, an internal error. */
+START_TEST(test_headroom_background) {
+  const char *y = "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 120500B, pfc: {xoff: 100000B}}\n"
+                  "topology: {type: star, workers: 3}\n"
+                  "transport: {protocol: roce}\n"
+                  "background:\n"
+                  "  - {src: w1, dst: w0, pattern: cbr, rate: 10Gbps, size: 9000B}\n"
+                  "  - {src: w2, dst: w0, pattern: cbr, rate: 10Gbps, size: 9000B}\n"
+                  "duration: 2ms\n";
+  Run r = sim_load(y, "bg", NULL);
+  sim_go(&r); /* (a drop at a PFC port fails the run) */
+  ck_assert_uint_eq(cs_sim_summary(r.sim)->bg_packets_dropped, 0);
+  ck_assert_uint_gt(cs_sim_summary(r.sim)->pause_frames, 0);
+  sim_done(&r);
+  GError *e = NULL;
+  CsScenario *s = cs_scenario_load_string(y, "bg", (const char *const[]){"defaults.buffer=120499B", NULL}, &e);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_null(cs_sim_new(s, &e));
+  ck_assert_msg(strstr(e->message, "(2 x latency x bandwidth + 2 x background[0]'s size = 20500 B)"), "%s", e->message);
+  g_clear_error(&e);
+  cs_scenario_free(s);
+}
+END_TEST
+
 /* The watchdog: a link that loses everything, retransmissions that never
  * arrive; after 50 ms without a delivered packet the run ends, naming the
  * message (before transport.max_timeouts of backoff would abandon it). */
@@ -223,6 +250,7 @@ static Suite *pfc_suite(void) {
   tcase_add_test(tc, test_deadlock);
   tcase_add_test(tc, test_lossy_pfc);
   tcase_add_test(tc, test_headroom);
+  tcase_add_test(tc, test_headroom_background);
   tcase_add_test(tc, test_watchdog);
   tcase_add_test(tc, test_review_cases);
   suite_add_tcase(s, tc);

@@ -79,8 +79,23 @@ static CsLoc link_loc(const CsScenario *s, const CsLink *k) { return k->spec.at.
  * sender has stopped (the frame's flight, the bytes already on the wire
  * coming back, a packet being sent at each end), must fit in the port's
  * buffer above xoff. */
+/* The largest packet a link may have to hold: transport.mtu, or a
+ * background source's `size` when larger (then *bg names it; else -1). */
+static uint64_t largest_packet(const CsScenario *s, int *bg) {
+  uint64_t most = (uint64_t)s->transport.mtu;
+  *bg = -1;
+  for (guint i = 0; i < s->background->len; i++) {
+    uint64_t size = (uint64_t)g_array_index(s->background, CsBackgroundSpec, i).size;
+    if (size > most) most = size, *bg = (int)i;
+  }
+  return most;
+}
+
 static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) {
-  uint64_t mtu = (uint64_t)s->transport.mtu;
+  int bg;
+  uint64_t mtu = largest_packet(s, &bg);
+  g_autofree char *what = bg < 0 ? g_strdup("transport.mtu") : g_strdup_printf("background[%d]'s size", bg);
+  g_autofree char *twice = bg < 0 ? g_strdup("2 MTU") : g_strdup_printf("2 x %s", what);
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *k = &t->links[l];
     const CsLinkSpec *x = &k->spec;
@@ -97,9 +112,9 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
     bool bounded = x->buffer_set || t->nodes[k->a].role == CS_ROLE_SWITCH || t->nodes[k->b].role == CS_ROLE_SWITCH;
     if (bounded && !x->buffer_pkt && (uint64_t)x->buffer < mtu) {
       cs_error_at(error, where,
-                  "link %s-%s: a buffer of %" G_GINT64_FORMAT " B holds no packet of transport.mtu (%" G_GUINT64_FORMAT
+                  "link %s-%s: a buffer of %" G_GINT64_FORMAT " B holds no packet of %s (%" G_GUINT64_FORMAT
                   " B): give at least one packet",
-                  a, b, (gint64)x->buffer, (guint64)mtu);
+                  a, b, (gint64)x->buffer, what, (guint64)mtu);
       return false;
     }
     if (x->pfc_xoff <= 0) continue;
@@ -112,8 +127,9 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
       cs_error_at(error, where,
                   "link %s-%s: PFC headroom: buffer %" G_GINT64_FORMAT " B - xoff %" G_GINT64_FORMAT
                   " B leaves %" G_GINT64_FORMAT " B, less than what arrives during a pause's round trip "
-                  "(2 x latency x bandwidth + 2 MTU = %.0f B): raise the buffer or lower xoff",
-                  a, b, (gint64)x->buffer, (gint64)x->pfc_xoff, (gint64)(x->buffer - x->pfc_xoff), need);
+                  "(2 x latency x bandwidth + %s = %.0f B): raise the buffer or lower xoff",
+                  a, b, (gint64)x->buffer, (gint64)x->pfc_xoff, (gint64)(x->buffer - x->pfc_xoff),
+                  twice, need);
       return false;
     }
   }

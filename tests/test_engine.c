@@ -850,6 +850,57 @@ START_TEST(test_advance_own_same_order) {
 }
 END_TEST
 
+/* A held place: the event scheduled at it comes, among those of its
+ * time, before the ones scheduled after the place was taken; renumbering
+ * at 2^32 keeps it there; a dropped place changes nothing. */
+static Log *place_log;
+
+static void place_run(CsEngine *e, const uint64_t *want, int n) {
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(place_log->n, n);
+  for (int i = 0; i < n; i++) ck_assert_uint_eq(place_log->arg[i], want[i]);
+  cs_engine_free(e);
+  place_log->n = 0;
+}
+
+START_TEST(test_place) {
+  static Log log;
+  place_log = &log;
+  log.n = 0;
+  CsEngine *e = cs_engine_new();
+  cs_engine_schedule_at(e, 10, record, &log, 1);
+  cs_engine_take_place(e);
+  ck_assert(cs_engine_holds_place(e));
+  cs_engine_schedule_at(e, 10, record, &log, 3);
+  cs_engine_schedule_at(e, 5, record, &log, 0);
+  cs_engine_schedule_at(e, 10, record, &log, 4);
+  cs_engine_schedule_at_place(e, 10, record, &log, 2);
+  ck_assert(!cs_engine_holds_place(e));
+  place_run(e, (const uint64_t[]){0, 1, 2, 3, 4}, 5);
+
+  /* the sequence passes 2^32 while the place is held: renumbered with it */
+  e = cs_engine_new();
+  cs_engine_set_next_seq(e, ((uint64_t)1 << 32) - 3);
+  cs_engine_schedule_at(e, 10, record, &log, 1); /* seq 2^32 - 3 */
+  cs_engine_take_place(e);                        /* 2^32 - 2 */
+  cs_engine_schedule_at(e, 10, record, &log, 3);  /* 2^32 - 1 */
+  cs_engine_schedule_at(e, 7, record, &log, 0);   /* 2^32: renumbered first (1, place, 3 become 0, 1, 2) */
+  cs_engine_schedule_at(e, 10, record, &log, 4);
+  cs_engine_schedule_at_place(e, 10, record, &log, 2);
+  place_run(e, (const uint64_t[]){0, 1, 2, 3, 4}, 5);
+
+  /* a place taken from a handler, the events it schedules after it, the
+   * one at the place last: as if scheduled first */
+  e = cs_engine_new();
+  cs_engine_take_place(e);
+  cs_engine_drop_place(e); /* dropped: nothing */
+  cs_engine_take_place(e);
+  cs_engine_schedule_at(e, 20, record, &log, 2);
+  cs_engine_schedule_at_place(e, 20, record, &log, 1);
+  place_run(e, (const uint64_t[]){1, 2}, 2);
+}
+END_TEST
+
 static Suite *engine_suite(void) {
   Suite *s = suite_create("engine");
   TCase *tc = tcase_create("core");
@@ -874,6 +925,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, test_advance_own);
   tcase_add_test(tc, test_daemon_to_limit);
   tcase_add_test(tc, test_advance_own_same_order);
+  tcase_add_test(tc, test_place);
   suite_add_tcase(s, tc);
   return s;
 }

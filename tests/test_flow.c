@@ -581,7 +581,7 @@ END_TEST
  * latency (a tail of 0: a delivery planned at the instant it is planned),
  * compute steps and buckets (sends from outside the fabric's events), and
  * a ring of 64 on a star. */
-static void own_matches_reference(const char *yaml) {
+static void own_matches_reference(const char *yaml, uint32_t min_messages) {
   Run r[2];
   for (int k = 0; k < 2; k++) {
     r[k] = sim_load(yaml, "own.yaml", NULL);
@@ -591,7 +591,7 @@ static void own_matches_reference(const char *yaml) {
   }
   const CsFabric *f0 = cs_sim_fabric(r[0].sim), *f1 = cs_sim_fabric(r[1].sim);
   ck_assert_uint_eq(cs_fabric_messages(f0), cs_fabric_messages(f1));
-  ck_assert_uint_gt(cs_fabric_messages(f0), 100);
+  ck_assert_uint_ge(cs_fabric_messages(f0), min_messages);
   for (uint32_t m = 0; m < cs_fabric_messages(f0); m++) {
     const CsMessageStats *a = cs_fabric_message(f0, m), *b = cs_fabric_message(f1, m);
     ck_assert_msg(a->src == b->src && a->dst == b->dst && a->start == b->start && a->end == b->end,
@@ -625,8 +625,37 @@ START_TEST(test_own_path_order) {
       "workload: {params: 4M, iterations: 1, compute: 0s, buckets: 0, collective: ring,\n"
       "  compression: {method: none, cost: {encode: 0s, decode: 0s, reduce: 0s}}}\n"
       "fidelity: flow\noutput: {traces: [summary, messages]}\n",
+      /* a later review's: an inline delivery's callback (w2's last add, 1 ps
+       * per element) scheduled a compute end for the very picosecond of a
+       * fluid end waiting to be handed over, and ran before it: w2 -> w3
+       * and w0 -> w1 took each other's message numbers */
+      "fidelity: flow\ntopology: {type: ring, workers: 4}\n"
+      "defaults: {bandwidth: 40Gbps, latency: 0s}\n"
+      "links_override: [{match: w0-w1, bandwidth: 10Gbps}, {match: w1-w2, latency: 1232800ps}]\n"
+      "transport: {protocol: fixed, mtu: 4096B, header: 58B}\n"
+      "workload: {collective: allgather, params: 1500, iterations: 3, compute: 0s, buckets: 2000B,\n"
+      "  compression: {method: none, cost: {encode: 0s, decode: 0s, reduce: 1ps}}}\n",
+      /* the same under ECMP, where a message's number picks its path: an
+       * iteration took 22 % longer */
+      "fidelity: flow\nseed: 3\nrouting: ecmp\n"
+      "defaults: {bandwidth: 1000000000000000000, latency: 0s}\n"
+      "nodes: [{name: w0, role: worker}, {name: w1, role: worker}, {name: w2, role: worker}, {name: w3, role: worker},\n"
+      "  {name: a0, role: switch}, {name: b0, role: switch}, {name: a1, role: switch}, {name: b1, role: switch},\n"
+      "  {name: a2, role: switch}, {name: b2, role: switch}, {name: a3, role: switch}, {name: b3, role: switch}]\n"
+      "links:\n"
+      "  - {a: w0, b: a0, bandwidth: 40Gbps}\n  - {a: w0, b: b0, bandwidth: 10Gbps}\n"
+      "  - {a: a0, b: w1}\n  - {a: b0, b: w1}\n"
+      "  - {a: w1, b: a1, bandwidth: 40Gbps, latency: 409600ps}\n  - {a: w1, b: b1, bandwidth: 40Gbps, latency: 409600ps}\n"
+      "  - {a: a1, b: w2}\n  - {a: b1, b: w2}\n"
+      "  - {a: w2, b: a2, bandwidth: 40Gbps}\n  - {a: w2, b: b2, bandwidth: 10Gbps}\n"
+      "  - {a: a2, b: w3}\n  - {a: b2, b: w3}\n"
+      "  - {a: w3, b: a3, bandwidth: 40Gbps}\n  - {a: w3, b: b3, bandwidth: 10Gbps}\n"
+      "  - {a: a3, b: w0}\n  - {a: b3, b: w0}\n"
+      "transport: {protocol: fixed, mtu: 4096B, header: 58B}\n"
+      "workload: {collective: allgather, params: 1500, iterations: 1, compute: 0s, buckets: 2000B,\n"
+      "  compression: {method: none, cost: {encode: 0s, decode: 0s, reduce: 1ps}}}\n",
   };
-  own_matches_reference(yamls[_i]);
+  own_matches_reference(yamls[_i], _i < 3 ? 100 : 10);
 }
 END_TEST
 
@@ -652,7 +681,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_tie_order);
   tcase_add_test(tc, test_many_changes);
   tcase_add_test(tc, test_ends_out_of_order);
-  tcase_add_loop_test(tc, test_own_path_order, 0, 3);
+  tcase_add_loop_test(tc, test_own_path_order, 0, 5);
   suite_add_tcase(s, tc);
   return s;
 }

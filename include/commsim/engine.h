@@ -102,6 +102,16 @@ void cs_engine_stop(CsEngine *engine);
  * run, their order and their count are those of scheduling it.  False:
  * schedule it.  Only from a handler. */
 bool cs_engine_advance_own(CsEngine *engine, CsTime when);
+/* A place in the order of events, for an event whose owner decides
+ * later whether to schedule it (a flow fidelity's plan, held back while
+ * the events it makes run inline).  Among the events of its time, the
+ * event scheduled with cs_engine_schedule_at_place comes where it would
+ * have come had it been scheduled when the place was taken: before those
+ * scheduled since.  One place at a time; dropping it schedules nothing. */
+void cs_engine_take_place(CsEngine *engine);
+CsEventId cs_engine_schedule_at_place(CsEngine *engine, CsTime when, CsEventFn fn, void *ctx, uint64_t arg);
+void cs_engine_drop_place(CsEngine *engine);
+bool cs_engine_holds_place(const CsEngine *engine);
 /* Whether cs_engine_advance_own may say yes (true by default).  Off, it
  * always says no, and its callers schedule every event as it comes: the
  * reference that tests compare the own path with. */

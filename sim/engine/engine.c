@@ -58,6 +58,8 @@ struct CsEngine {
   uint32_t pool_len, pool_cap;
   uint32_t free_head;
   uint64_t next_seq;
+  uint64_t place_seq; /* cs_engine_take_place's, while place_held */
+  bool place_held;
   uint64_t executed;
   size_t cancelled_pending; /* cancelled but still in the heap */
   /* The top entry is executing and may be overwritten by the first
@@ -262,29 +264,36 @@ static inline void pop_from(HeapEntry *h, size_t *len, const Slot *pool) {
 
 static inline void heap_pop(CsEngine *e) { pop_from(e->heap, &e->heap_len, e->pool); }
 
-static int cmp_entries(const void *a, const void *b) {
-  const HeapEntry *x = *(HeapEntry *const *)a, *y = *(HeapEntry *const *)b;
-  return key_less(x, y) ? -1 : key_less(y, x) ? 1 : 0;
+static int cmp_seq(const void *a, const void *b) {
+  uint64_t x = (*(HeapEntry *const *)a)->order >> 32, y = (*(HeapEntry *const *)b)->order >> 32;
+  return x < y ? -1 : x > y;
 }
 
-/* Give the pending events sequence numbers 0..n-1 in their present order. */
+/* Give the pending events sequence numbers 0..n-1 in the order of the
+ * ones they had (which keeps every comparison of two entries, so the
+ * heaps stay heaps), a held place its number among them. */
 static void renumber(CsEngine *e) {
   size_t n = e->heap_len + e->timers_len;
-  HeapEntry **by_key = g_new(HeapEntry *, n ? n : 1);
-  for (size_t i = 0; i < e->heap_len; i++) by_key[i] = &e->heap[i];
-  for (size_t i = 0; i < e->timers_len; i++) by_key[e->heap_len + i] = &e->timers[i];
-  qsort(by_key, n, sizeof *by_key, cmp_entries);
-  for (size_t i = 0; i < n; i++)
-    by_key[i]->order = ((uint64_t)i << 32) | ENTRY_SLOT(*by_key[i]);
-  g_free(by_key);
-  e->next_seq = n;
+  HeapEntry **by_seq = g_new(HeapEntry *, n ? n : 1);
+  for (size_t i = 0; i < e->heap_len; i++) by_seq[i] = &e->heap[i];
+  for (size_t i = 0; i < e->timers_len; i++) by_seq[e->heap_len + i] = &e->timers[i];
+  qsort(by_seq, n, sizeof *by_seq, cmp_seq);
+  uint64_t seq = 0;
+  bool placed = !e->place_held;
+  for (size_t i = 0; i < n; i++) {
+    if (!placed && (by_seq[i]->order >> 32) > e->place_seq) e->place_seq = seq++, placed = true;
+    by_seq[i]->order = (seq++ << 32) | ENTRY_SLOT(*by_seq[i]);
+  }
+  if (!placed) e->place_seq = seq++;
+  g_free(by_seq);
+  e->next_seq = seq;
 }
 
 /* A pool slot for the event and its heap entry; false past the end of
  * simulated time (not scheduled: the run reports it only if it would
  * have got there, see cs_engine_run). */
-static inline bool new_entry(CsEngine *e, CsTime when, CsEventFn fn, void *ctx, uint64_t arg, HeapEntry *x,
-                             uint32_t *slot) {
+static inline bool new_entry_seq(CsEngine *e, CsTime when, CsEventFn fn, void *ctx, uint64_t arg, HeapEntry *x,
+                                 uint32_t *slot, bool at_place) {
   g_assert(fn != NULL);
   if (G_UNLIKELY(when == CS_TIME_MAX)) {
     e->overflow = true;
@@ -300,9 +309,15 @@ static inline bool new_entry(CsEngine *e, CsTime when, CsEventFn fn, void *ctx, 
   sl->arg = arg;
   sl->next = SLOT_QUEUED;
   if (G_UNLIKELY(e->next_seq > UINT32_MAX)) renumber(e);
-  *x = (HeapEntry){when, (e->next_seq++ << 32) | s};
+  uint64_t seq = at_place ? e->place_seq : e->next_seq++;
+  *x = (HeapEntry){when, (seq << 32) | s};
   *slot = s;
   return true;
+}
+
+static inline bool new_entry(CsEngine *e, CsTime when, CsEventFn fn, void *ctx, uint64_t arg, HeapEntry *x,
+                             uint32_t *slot) {
+  return new_entry_seq(e, when, fn, ctx, arg, x, slot, false);
 }
 
 CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ctx,
@@ -318,6 +333,33 @@ CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ct
     if (G_UNLIKELY(e->heap_len == e->heap_cap)) {
       heap_resize(e, e->heap_cap * 2);
     }
+    sift_up(e->heap, e->heap_len++, x);
+  }
+  return make_id(s, e->pool[s].gen);
+}
+
+void cs_engine_take_place(CsEngine *e) {
+  g_assert(!e->place_held);
+  if (G_UNLIKELY(e->next_seq > UINT32_MAX)) renumber(e);
+  e->place_seq = e->next_seq++;
+  e->place_held = true;
+}
+
+void cs_engine_drop_place(CsEngine *e) { e->place_held = false; }
+bool cs_engine_holds_place(const CsEngine *e) { return e->place_held; }
+
+CsEventId cs_engine_schedule_at_place(CsEngine *e, CsTime when, CsEventFn fn, void *ctx, uint64_t arg) {
+  g_assert(e->place_held);
+  HeapEntry x;
+  uint32_t s;
+  bool made = new_entry_seq(e, when, fn, ctx, arg, &x, &s, true);
+  e->place_held = false;
+  if (!made) return CS_EVENT_NONE;
+  if (e->top_dead) { /* as cs_engine_schedule_at: the root's place, then down */
+    e->top_dead = false;
+    sift_down_root(e, e->heap_len, x);
+  } else {
+    if (G_UNLIKELY(e->heap_len == e->heap_cap)) heap_resize(e, e->heap_cap * 2);
     sift_up(e->heap, e->heap_len++, x);
   }
   return make_id(s, e->pool[s].gen);

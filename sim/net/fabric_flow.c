@@ -209,6 +209,7 @@ typedef struct {
   CsTime next_at;
   bool next_sched;     /* an engine event stands for it (else flush_plans will see to it) */
   uint64_t next_stamp; /* plan_stamp when it was planned */
+  bool next_placed;    /* it holds a place in the engine's order (flush_plans) */
   uint64_t plan_stamp; /* plans made so far: which of two came first */
   CsIdleFn idle;
   void *idle_ctx;
@@ -880,9 +881,24 @@ static inline bool plan_may_wait(const FlowNet *n, CsTime at) {
   return at != *n->clock && cs_engine_own_allowed(n->engine);
 }
 
+/* The fluid end's plan to the engine: at the place it took before an
+ * inline delivery ran (flush_plans), if it did. */
 static void schedule_next(FlowNet *n) {
   n->next_sched = true;
-  cs_engine_schedule_at(n->engine, n->next_at, on_complete, n, n->next_gen);
+  if (n->next_placed) {
+    n->next_placed = false;
+    cs_engine_schedule_at_place(n->engine, n->next_at, on_complete, n, n->next_gen);
+  } else {
+    cs_engine_schedule_at(n->engine, n->next_at, on_complete, n, n->next_gen);
+  }
+}
+
+/* The fluid end's plan is replaced or done: the place it took goes. */
+static inline void drop_next_place(FlowNet *n) {
+  if (G_UNLIKELY(n->next_placed)) {
+    n->next_placed = false;
+    cs_engine_drop_place(n->engine);
+  }
 }
 
 static void on_deliveries(CsEngine *e, void *ctx, uint64_t gen);
@@ -903,6 +919,7 @@ static void plan_next(FlowNet *n) {
   const EndAt *first = ends_first(n);
   CsTime next = first ? first->at : CS_TIME_MAX;
   if (next == n->next_at) return;
+  drop_next_place(n);
   n->next_at = next;
   n->next_gen++;
   n->next_sched = false; /* for flush_plans, at the end of the event, or: */
@@ -1064,6 +1081,7 @@ static inline __attribute__((always_inline)) void neighbours_dirty(FlowNet *n, u
 
 /* The flows whose last bit has left: their links are free; delivery after their tails. */
 static void complete_now(FlowNet *n) {
+  drop_next_place(n);
   n->next_at = CS_TIME_MAX;
   CsTime now = *n->clock;
   n->in_handler++;
@@ -1116,10 +1134,23 @@ static void flush_plans(FlowNet *n) {
     }
     if (!cs_engine_advance_own(n->engine, c_first ? n->next_at : n->dlv_at)) {
       schedule_plan(n, c_first);
+      if (c && d) schedule_plan(n, !c_first); /* (events before the next of the fabric's could come at its instant) */
       return;
     }
-    if (c_first) complete_now(n);
-    else deliver_now(n);
+    if (c_first) {
+      complete_now(n); /* (no callback: nothing of another's is scheduled in it) */
+    } else {
+      /* the deliveries' callbacks may schedule events for the waiting
+       * end's instant: the end, planned before them, keeps its place
+       * ahead of them (found by review: a compute end at the very
+       * picosecond of a fluid end ran first, and two sends swapped their
+       * message numbers) */
+      if (c && !n->next_placed) {
+        cs_engine_take_place(n->engine);
+        n->next_placed = true;
+      }
+      deliver_now(n);
+    }
   }
 }
 

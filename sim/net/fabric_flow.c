@@ -50,6 +50,10 @@
 #define NONE UINT32_MAX
 /* ACK load a direction may gain or lose before its data flows are refilled, of its capacity */
 #define ACK_SLACK 1e-3
+/* A message's ACK load, at most this much of its data rate (the reader
+ * admits ACKs of at most a tenth of mtu: only messages of one small packet
+ * reach it) */
+#define ACK_W_MAX 0.1
 
 /* A link direction: what every start and end reads and writes, in one
  * cache line (a ring of 4,096 workers has 16,384 of them) ... */
@@ -1230,7 +1234,11 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   double tail = r->n_fwd ? cs_path_message_tail(packets ? packets : 1, (double)(n->mss + n->header), last, bps, lat_s,
                                                 (int)r->n_fwd)
                          : 0;
-  sh->ack_w = (double)(packets * n->ack) / (double)wire;
+  /* ACK bits per data bit, at most a tenth (ACK_W_MAX): a message of a
+   * few bytes, whose one ACK outweighs its packet, would load its reverse
+   * route past its capacity while that packet is sent (its ACK comes
+   * after it, not beside it) */
+  sh->ack_w = fmin((double)(packets * n->ack) / (double)wire, ACK_W_MAX);
   /* lost packets are sent again: 1 / keep transmissions each, on average
    * (go-back-n: every loss also costs what was sent after it) */
   bool gbn = r->keep > 0 && r->keep < 1 && n->cfg->transport.protocol == CS_PROTO_ROCE &&

@@ -47,6 +47,7 @@ typedef struct {
   uint32_t una[MAX_ROUNDS + 1];    /* delivered (una + sacked), at each sample */
   uint32_t flight[MAX_ROUNDS + 1]; /* sent and not known delivered, at each sample */
   CsTime when[MAX_ROUNDS + 1];     /* when its connection last learnt of a delivery, at each sample */
+  CsTime srtt[MAX_ROUNDS + 1];     /* its connection's smoothed RTT, at each sample */
 } Watch;
 
 struct CsHybrid {
@@ -142,6 +143,7 @@ static bool sample(CsNet *net, CsHybrid *h, CsTime now, bool record) {
       memmove(h->w[i].una, h->w[i].una + 1, h->rounds * sizeof(uint32_t));
       memmove(h->w[i].flight, h->w[i].flight + 1, h->rounds * sizeof(uint32_t));
       memmove(h->w[i].when, h->w[i].when + 1, h->rounds * sizeof(CsTime));
+      memmove(h->w[i].srtt, h->w[i].srtt + 1, h->rounds * sizeof(CsTime));
     }
     memmove(h->at, h->at + 1, h->rounds * sizeof(CsTime));
     h->filled--;
@@ -151,6 +153,7 @@ static bool sample(CsNet *net, CsHybrid *h, CsTime now, bool record) {
     h->w[i].una[h->filled] = f->una + f->sacked_out;
     h->w[i].flight[h->filled] = f->nxt - f->una - f->sacked_out;
     h->w[i].when[h->filled] = net->conns[f->conn].delivered_time;
+    h->w[i].srtt[h->filled] = net->rtts[net->conns[f->conn].pair].srtt;
   }
   h->at[h->filled++] = now;
   return same;
@@ -209,6 +212,15 @@ static bool steady(const CsNet *net, const CsHybrid *h) {
     uint32_t lo = w->flight[S], hi = w->flight[S];
     for (uint32_t r = S + 1; r <= R; r++) lo = MIN(lo, w->flight[r]), hi = MAX(hi, w->flight[r]);
     if ((double)(hi - lo) > h->tolerance / 2 * (double)hi + 1.0) return false;
+    /* nor its round trip: a queue on its path still filling (with the
+     * ACKs of another flow that its own window does not count) slows it
+     * by less than the tolerance over a few rounds, and a jump would
+     * freeze it at a rate it is leaving (a flow 10 % early, found by a
+     * random campaign) */
+    bool up = true, down = true;
+    for (uint32_t r = S + 1; r <= R; r++) up &= w->srtt[r] >= w->srtt[r - 1], down &= w->srtt[r] <= w->srtt[r - 1];
+    CsTime rlo = MIN(w->srtt[S], w->srtt[R]), rhi = MAX(w->srtt[S], w->srtt[R]);
+    if ((up || down) && (double)(rhi - rlo) > h->tolerance / 2 * (double)rhi) return false;
   }
   return true;
 }

@@ -22,6 +22,15 @@ static Run run(const char *yaml, const char *fidelity, const char *const *more) 
   return r;
 }
 
+/* Messages 0..n-1 end in hybrid within `tol` of their packet-level ends. */
+static void ends_within(Run *p, Run *h, uint32_t n, double tol) {
+  for (uint32_t m = 0; m < n; m++) {
+    const CsMessageStats *a = cs_fabric_message(cs_sim_fabric(p->sim), m), *b = cs_fabric_message(cs_sim_fabric(h->sim), m);
+    ck_assert_msg(fabs((double)b->end / (double)a->end - 1.0) < tol, "message %u: %.9f s against %.9f s", m,
+                  (double)b->end * 1e-12, (double)a->end * 1e-12);
+  }
+}
+
 /* ---- the engine's jump ---- */
 
 static int order[16], n_order;
@@ -186,10 +195,7 @@ START_TEST(test_shared_bottleneck_not_frozen) {
                    "  - {src: w0, dst: w4, size: 50MB}\n"
                    "  - {src: w1, dst: w5, size: 50MB}\n";
   Run p = run(db, "packet", NULL), h = run(db, "hybrid", NULL);
-  for (uint32_t m = 0; m < 2; m++) {
-    const CsMessageStats *a = cs_fabric_message(cs_sim_fabric(p.sim), m), *b = cs_fabric_message(cs_sim_fabric(h.sim), m);
-    ck_assert_double_eq_tol((double)b->end / (double)a->end, 1.0, 0.01);
-  }
+  ends_within(&p, &h, 2, 0.01);
   /* no link carries more than it can: a jump's rates fit every link */
   ck_assert_double_le(cs_sim_summary(h.sim)->link_util_max, 1.0);
   sim_done(&p);
@@ -240,11 +246,7 @@ START_TEST(test_rtt_drift) {
                   "  - {src: w2, dst: w3, size: 20MB, start: 1ms}\n"
                   "  - {src: w3, dst: w0, size: 10MB, start: 2ms}\n";
   Run p = run(y, "packet", NULL), h = run(y, "hybrid", NULL);
-  for (uint32_t m = 0; m < 3; m++) {
-    const CsMessageStats *a = cs_fabric_message(cs_sim_fabric(p.sim), m), *b = cs_fabric_message(cs_sim_fabric(h.sim), m);
-    ck_assert_msg(fabs((double)b->end / (double)a->end - 1.0) < 0.01, "message %u: %.9f s against %.9f s", m,
-                  (double)b->end * 1e-12, (double)a->end * 1e-12);
-  }
+  ends_within(&p, &h, 3, 0.01);
   ck_assert_double_gt(cs_sim_summary(h.sim)->fast_forward_s, 0.015); /* it still jumps, once steady */
   sim_done(&p);
   sim_done(&h);

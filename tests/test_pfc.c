@@ -159,6 +159,14 @@ START_TEST(test_headroom) {
                 "%s", e->message);
   g_clear_error(&e);
   cs_scenario_free(s);
+  /* a --set that broke the headroom is named, not the file's defaults */
+  s = cs_scenario_load_string(incast, "incast", (const char *const[]){"defaults.pfc.xoff=295KB", NULL}, &e);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_null(cs_sim_new(s, &e));
+  ck_assert_msg(g_str_has_prefix(e->message, "--set defaults.pfc.xoff=295KB: error: link w0-sw0: PFC headroom"), "%s",
+                e->message);
+  g_clear_error(&e);
+  cs_scenario_free(s);
 }
 END_TEST
 

@@ -438,6 +438,23 @@ static bool read_loss(const CsYamlNode *v, const char *kp, CsLossSpec *loss, GEr
 }
 
 /* Link settings on top of `*spec` (already holding the inherited ones). */
+/* Where a map of link settings came from, for errors about the links
+ * it sets (world.c): the map, or the last of its values (or of those of
+ * its pfc, ecn and loss maps) that a --set gave, which is then most likely
+ * what the error is about (a headroom a --set of buffer or xoff broke). */
+static CsLoc settings_loc(CsScenario *s, const CsYamlNode *map) {
+  const CsYamlNode *from_set = g_str_has_prefix(map->origin, "--set ") ? map : NULL;
+  for (guint i = 0; map->kind == CS_YAML_MAP && i < map->items->len; i++) {
+    const CsYamlNode *v = map->items->pdata[i];
+    if (g_str_has_prefix(v->origin, "--set ")) from_set = v;
+    for (guint j = 0; v->kind == CS_YAML_MAP && j < v->items->len; j++) {
+      const CsYamlNode *w = v->items->pdata[j];
+      if (g_str_has_prefix(w->origin, "--set ")) from_set = w;
+    }
+  }
+  return loc_of(s, from_set ? from_set : map);
+}
+
 static bool read_link_settings(const CsYamlNode *map, const char *path, const char *section, CsLinkSpec *spec,
                                GError **error) {
   if (!read_params(map, path, section, CS_PARAM_LINK, spec, error)) return false;
@@ -638,7 +655,7 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
       return false;
     CsLinkDecl d = {NULL, NULL, s->defaults, loc_of(s, l)};
     d.spec.buffer_set = false;
-    d.spec.at = d.at;
+    d.spec.at = settings_loc(s, l);
     bool ok = get_name(l, path, "a", &d.a, error) && get_name(l, path, "b", &d.b, error) &&
               read_link_settings(l, path, "links[]", &d.spec, error);
     g_array_append_val(t->links, d);
@@ -666,7 +683,7 @@ static bool read_overrides(const CsYamlNode *v, CsScenario *s, GError **error) {
   for (guint i = 0; ok && i < v->items->len; i++) {
     CsYamlNode *e = v->items->pdata[i];
     g_autofree char *path = g_strdup_printf("links_override[%u]", i);
-    CsLinkOverride o = {NULL, s->defaults, 0, loc_of(s, e)};
+    CsLinkOverride o = {NULL, s->defaults, 0, settings_loc(s, e)};
     ok = expect_kind(e, CS_YAML_MAP, path, error) && check_keys(e, path, (const char *const *)allowed->pdata, error) &&
          require_key(e, path, "match", error);
     if (!ok) break;
@@ -1283,7 +1300,7 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
         !read_link_settings(v, "defaults", "defaults", &s->defaults, error))
       return false;
     s->defaults.buffer_set = false; /* a default buffer bounds switch ports only */
-    s->defaults.at = loc_of(s, v);
+    s->defaults.at = settings_loc(s, v);
   }
 
   CsYamlNode *topo = value_of(root, "topology"), *nodes = value_of(root, "nodes"),

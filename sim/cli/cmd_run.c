@@ -249,9 +249,16 @@ static void print_totals(CsSim *sim, const CsScenario *s) {
   if (s->transport.protocol == CS_PROTO_ROCE && tot.timeouts > 0 && tot.data.dropped + tot.data.lost + tot.ack.dropped +
                                                                         tot.ack.lost == 0) {
     char b[CS_FORMAT_LEN];
-    printf("note: %" G_GUINT64_FORMAT " timeouts and no packet dropped or lost: round trips outlast transport.rto (%s) in "
-           "the queues; every one resent what was in flight (see docs/network.md, RoCE)\n",
-           tot.timeouts, cs_format_time(s->transport.rto, b));
+    if (s->routing == CS_ROUTING_ECMP_PACKET && s->transport.retransmit == CS_RETX_GO_BACK_N)
+      printf("note: %" G_GUINT64_FORMAT " timeouts and no packet dropped or lost: routing ecmp-packet sprays each queue "
+             "pair's packets over several paths, and go-back-n discards every packet that comes out of order and "
+             "resends from the gap (retransmissions %" G_GUINT64_FORMAT "); retransmit: selective keeps them (see "
+             "docs/network.md, RoCE)\n",
+             tot.timeouts, tot.retransmissions);
+    else
+      printf("note: %" G_GUINT64_FORMAT " timeouts and no packet dropped or lost: round trips outlast transport.rto (%s) "
+             "in the queues; every one resent what was in flight (see docs/network.md, RoCE)\n",
+             tot.timeouts, cs_format_time(s->transport.rto, b));
   }
   if (tot.bg.delivered)
     printf("background one-way delay: mean %.3f us over %" G_GUINT64_FORMAT " packets\n",

@@ -265,11 +265,35 @@ START_TEST(test_run_console) {
 }
 END_TEST
 
+/* roce's timeouts with nothing dropped: the note names the cause, packet
+ * spraying under go-back-n (out of order: discarded), or else round trips
+ * longer than the RTO. */
+START_TEST(test_run_roce_timeout_note) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp_yaml("routing: ecmp-packet\n"
+                                       "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 512KB, pfc: {xoff: 200KB}}\n"
+                                       "topology: {type: fat-tree, k: 4, workers: 16}\n"
+                                       "transport: {protocol: roce}\n"
+                                       "flows:\n  - {src: w4, dst: w0, size: 2MB}\n  - {src: w8, dst: w0, size: 2MB}\n"
+                                       "  - {src: w12, dst: w0, size: 2MB}\n  - {src: w5, dst: w0, size: 2MB}\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", dir, NULL}, &out, &err), 0);
+  ck_assert_msg(strstr(out, "no packet dropped or lost: routing ecmp-packet sprays") != NULL, "%s", out);
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-o", dir, "--set", "transport.retransmit=selective", NULL},
+                               &out, &err), 0);
+  ck_assert(strstr(out, "routing ecmp-packet sprays") == NULL); /* selective keeps what comes out of order */
+  g_free(out), g_free(err);
+  rm_rf(dir);
+}
+END_TEST
+
 static Suite *run_suite(void) {
   Suite *s = suite_create("run");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_run_flows_and_messages_csv);
+  tcase_add_test(tc, test_run_roce_timeout_note);
   tcase_add_test(tc, test_run_example);
   tcase_add_test(tc, test_run_dead_link_exits_1);
   tcase_add_test(tc, test_run_errors);

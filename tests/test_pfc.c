@@ -159,6 +159,29 @@ START_TEST(test_headroom) {
                 "%s", e->message);
   g_clear_error(&e);
   cs_scenario_free(s);
+  /* an override that sets only ecn leaves the place with the buffer and
+   * xoff (defaults, line 1), and a dumbbell's bottleneck is its own */
+  s = cs_scenario_load_string("defaults: {bandwidth: 25Gbps, latency: 2us, pfc: {xoff: 50000B}, buffer: 60000B}\n"
+                              "topology: {type: star, workers: 2}\n"
+                              "links_override: [{match: '*', ecn: {kmin: 10KB, kmax: 100KB}}]\n"
+                              "transport: {protocol: roce, mtu: 9000B}\n"
+                              "flows: [{src: w0, dst: w1, size: 1MB}]\n",
+                              "e.yaml", NULL, &e);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_null(cs_sim_new(s, &e));
+  ck_assert_msg(g_str_has_prefix(e->message, "e.yaml:1:11: error: link w0-sw0: PFC headroom"), "%s", e->message);
+  g_clear_error(&e);
+  cs_scenario_free(s);
+  s = cs_scenario_load_string("defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                              "topology: {type: dumbbell, workers: 4,\n"
+                              "  bottleneck: {latency: 50us, buffer: 300KB, pfc: {xoff: 200KB}}}\n"
+                              "flows: [{src: w0, dst: w2, size: 1MB}]\n",
+                              "b.yaml", NULL, &e);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_null(cs_sim_new(s, &e));
+  ck_assert_msg(g_str_has_prefix(e->message, "b.yaml:3:15: error: link sw0-sw1: PFC headroom"), "%s", e->message);
+  g_clear_error(&e);
+  cs_scenario_free(s);
   /* a --set that broke the headroom is named, not the file's defaults */
   s = cs_scenario_load_string(incast, "incast", (const char *const[]){"defaults.pfc.xoff=295KB", NULL}, &e);
   ck_assert_ptr_nonnull(s);

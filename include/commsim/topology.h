@@ -64,6 +64,10 @@ typedef struct {
    * a links_override that matched it), for errors about one link; no file
    * when nothing gave them */
   CsLoc at;
+  /* where its bandwidth, latency, buffer or pfc were last given: what a
+   * PFC headroom or a buffer's error is about (an override of its ecn
+   * alone does not move it) */
+  CsLoc headroom_at;
 } CsLinkSpec;
 
 typedef struct {

@@ -621,6 +621,7 @@ static bool read_topology(const CsYamlNode *v, CsScenario *s, GError **error) {
         !check_keys(b, "topology.bottleneck", KEYS("topology.bottleneck"), error) ||
         !read_link_settings(b, "topology.bottleneck", "topology.bottleneck", &t->bottleneck, error))
       return false;
+    t->bottleneck.at = t->bottleneck.headroom_at = settings_loc(s, b);
   }
   return true;
 }
@@ -655,7 +656,7 @@ static bool read_explicit(const CsYamlNode *nodes, const CsYamlNode *links, CsSc
       return false;
     CsLinkDecl d = {NULL, NULL, s->defaults, loc_of(s, l)};
     d.spec.buffer_set = false;
-    d.spec.at = settings_loc(s, l);
+    d.spec.at = d.spec.headroom_at = settings_loc(s, l);
     bool ok = get_name(l, path, "a", &d.a, error) && get_name(l, path, "b", &d.b, error) &&
               read_link_settings(l, path, "links[]", &d.spec, error);
     g_array_append_val(t->links, d);
@@ -1300,7 +1301,7 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
         !read_link_settings(v, "defaults", "defaults", &s->defaults, error))
       return false;
     s->defaults.buffer_set = false; /* a default buffer bounds switch ports only */
-    s->defaults.at = settings_loc(s, v);
+    s->defaults.at = s->defaults.headroom_at = settings_loc(s, v);
   }
 
   CsYamlNode *topo = value_of(root, "topology"), *nodes = value_of(root, "nodes"),

@@ -75,6 +75,11 @@ static bool check_names(const CsTopology *t, const CsScenario *s, GError **error
  * a links_override), else the file. */
 static CsLoc link_loc(const CsScenario *s, const CsLink *k) { return k->spec.at.file ? k->spec.at : s->topology.at; }
 
+/* ... and of its buffer, PFC, bandwidth and latency, for the errors about them. */
+static CsLoc headroom_loc(const CsScenario *s, const CsLink *k) {
+  return k->spec.headroom_at.file ? k->spec.headroom_at : link_loc(s, k);
+}
+
 /* PFC's headroom: what arrives after a switch sends XOFF, until the
  * sender has stopped (the frame's flight, the bytes already on the wire
  * coming back, a packet being sent at each end), must fit in the port's
@@ -101,7 +106,7 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
     const CsLink *k = &t->links[l];
     const CsLinkSpec *x = &k->spec;
     const char *a = t->nodes[k->a].name, *b = t->nodes[k->b].name;
-    CsLoc where = link_loc(s, k);
+    CsLoc where = link_loc(s, k), room = headroom_loc(s, k);
     if (x->ecn_kmax > 0 && x->queue == CS_QUEUE_RED) {
       cs_error_at(error, where,
                   "link %s-%s: ecn marking and queue red do not go together (RED drops early what ECN would mark): "
@@ -112,7 +117,7 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
      * would wait (as 0pkt, refused when read) */
     bool bounded = x->buffer_set || t->nodes[k->a].role == CS_ROLE_SWITCH || t->nodes[k->b].role == CS_ROLE_SWITCH;
     if (bounded && !x->buffer_pkt && (uint64_t)x->buffer < (uint64_t)s->transport.mtu) {
-      cs_error_at(error, where,
+      cs_error_at(error, room,
                   "link %s-%s: a buffer of %" G_GINT64_FORMAT " B holds no packet of transport.mtu (%" G_GINT64_FORMAT
                   " B): give at least one packet",
                   a, b, (gint64)x->buffer, (gint64)s->transport.mtu);
@@ -120,12 +125,12 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
     }
     if (x->pfc_xoff <= 0) continue;
     if (x->buffer_pkt) {
-      cs_error_at(error, where, "link %s-%s: PFC counts bytes: give its buffer in bytes, not packets", a, b);
+      cs_error_at(error, room, "link %s-%s: PFC counts bytes: give its buffer in bytes, not packets", a, b);
       return false;
     }
     double need = 2.0 * (double)x->latency * 1e-12 * (double)x->bandwidth / 8.0 + 2.0 * (double)mtu;
     if ((double)(x->buffer - x->pfc_xoff) < need) {
-      cs_error_at(error, where,
+      cs_error_at(error, room,
                   "link %s-%s: PFC headroom: buffer %" G_GINT64_FORMAT " B - xoff %" G_GINT64_FORMAT
                   " B leaves %" G_GINT64_FORMAT " B, less than what arrives during a pause's round trip "
                   "(2 x latency x bandwidth + %s = %.0f B): raise the buffer or lower xoff",

@@ -344,6 +344,8 @@ uint32_t cs_topology_override(CsTopology *t, const CsLinkOverride *o) {
     if (!g_pattern_spec_match_string(pat, ab) && !g_pattern_spec_match_string(pat, ba)) continue;
     n++;
     s->at = o->at;
+    if (o->fields & (CS_LINK_SET_BANDWIDTH | CS_LINK_SET_LATENCY | CS_LINK_SET_BUFFER | CS_LINK_SET_PFC))
+      s->headroom_at = o->at;
     if (o->fields & CS_LINK_SET_BANDWIDTH) s->bandwidth = o->spec.bandwidth;
     if (o->fields & CS_LINK_SET_LATENCY) s->latency = o->spec.latency;
     if (o->fields & CS_LINK_SET_BUFFER) {

@@ -135,6 +135,17 @@ START_TEST(test_lossy_pfc) {
 }
 END_TEST
 
+/* `yaml` loads and its simulation is refused with a message that starts with `prefix`. */
+static void refused_at(const char *yaml, const char *name, const char *const *sets, const char *prefix) {
+  GError *e = NULL;
+  CsScenario *s = cs_scenario_load_string(yaml, name, sets, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  ck_assert_ptr_null(cs_sim_new(s, &e));
+  ck_assert_msg(g_str_has_prefix(e->message, prefix), "%s", e->message);
+  g_clear_error(&e);
+  cs_scenario_free(s);
+}
+
 START_TEST(test_headroom) {
   /* 100 us each way at 10 Gbps: 2 x 125 KB + 2 MTU must fit above xoff */
   GError *e = NULL;
@@ -149,47 +160,26 @@ START_TEST(test_headroom) {
   cs_scenario_free(s);
   /* the error names where the link's settings came from: here the
    * links_override entry of line 2 (it had no line at all) */
-  s = cs_scenario_load_string("topology: {type: star, workers: 2}\n"
-                              "links_override: [{match: w1-sw0, buffer: 50KB, pfc: {xoff: 48KB}}]\n"
-                              "flows: [{src: w0, dst: w1, size: 1MB}]\n",
-                              "o.yaml", NULL, &e);
-  ck_assert_ptr_nonnull(s);
-  ck_assert_ptr_null(cs_sim_new(s, &e));
-  ck_assert_msg(g_str_has_prefix(e->message, "o.yaml:2:18: error: link w1-sw0: PFC headroom: buffer 50000 B - xoff 48000 B"),
-                "%s", e->message);
-  g_clear_error(&e);
-  cs_scenario_free(s);
+  refused_at("topology: {type: star, workers: 2}\n"
+             "links_override: [{match: w1-sw0, buffer: 50KB, pfc: {xoff: 48KB}}]\n"
+             "flows: [{src: w0, dst: w1, size: 1MB}]\n",
+             "o.yaml", NULL, "o.yaml:2:18: error: link w1-sw0: PFC headroom: buffer 50000 B - xoff 48000 B");
   /* an override that sets only ecn leaves the place with the buffer and
    * xoff (defaults, line 1), and a dumbbell's bottleneck is its own */
-  s = cs_scenario_load_string("defaults: {bandwidth: 25Gbps, latency: 2us, pfc: {xoff: 50000B}, buffer: 60000B}\n"
-                              "topology: {type: star, workers: 2}\n"
-                              "links_override: [{match: '*', ecn: {kmin: 10KB, kmax: 100KB}}]\n"
-                              "transport: {protocol: roce, mtu: 9000B}\n"
-                              "flows: [{src: w0, dst: w1, size: 1MB}]\n",
-                              "e.yaml", NULL, &e);
-  ck_assert_ptr_nonnull(s);
-  ck_assert_ptr_null(cs_sim_new(s, &e));
-  ck_assert_msg(g_str_has_prefix(e->message, "e.yaml:1:11: error: link w0-sw0: PFC headroom"), "%s", e->message);
-  g_clear_error(&e);
-  cs_scenario_free(s);
-  s = cs_scenario_load_string("defaults: {bandwidth: 10Gbps, latency: 1us}\n"
-                              "topology: {type: dumbbell, workers: 4,\n"
-                              "  bottleneck: {latency: 50us, buffer: 300KB, pfc: {xoff: 200KB}}}\n"
-                              "flows: [{src: w0, dst: w2, size: 1MB}]\n",
-                              "b.yaml", NULL, &e);
-  ck_assert_ptr_nonnull(s);
-  ck_assert_ptr_null(cs_sim_new(s, &e));
-  ck_assert_msg(g_str_has_prefix(e->message, "b.yaml:3:15: error: link sw0-sw1: PFC headroom"), "%s", e->message);
-  g_clear_error(&e);
-  cs_scenario_free(s);
+  refused_at("defaults: {bandwidth: 25Gbps, latency: 2us, pfc: {xoff: 50000B}, buffer: 60000B}\n"
+             "topology: {type: star, workers: 2}\n"
+             "links_override: [{match: '*', ecn: {kmin: 10KB, kmax: 100KB}}]\n"
+             "transport: {protocol: roce, mtu: 9000B}\n"
+             "flows: [{src: w0, dst: w1, size: 1MB}]\n",
+             "e.yaml", NULL, "e.yaml:1:11: error: link w0-sw0: PFC headroom");
+  refused_at("defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+             "topology: {type: dumbbell, workers: 4,\n"
+             "  bottleneck: {latency: 50us, buffer: 300KB, pfc: {xoff: 200KB}}}\n"
+             "flows: [{src: w0, dst: w2, size: 1MB}]\n",
+             "b.yaml", NULL, "b.yaml:3:15: error: link sw0-sw1: PFC headroom");
   /* a --set that broke the headroom is named, not the file's defaults */
-  s = cs_scenario_load_string(incast, "incast", (const char *const[]){"defaults.pfc.xoff=295KB", NULL}, &e);
-  ck_assert_ptr_nonnull(s);
-  ck_assert_ptr_null(cs_sim_new(s, &e));
-  ck_assert_msg(g_str_has_prefix(e->message, "--set defaults.pfc.xoff=295KB: error: link w0-sw0: PFC headroom"), "%s",
-                e->message);
-  g_clear_error(&e);
-  cs_scenario_free(s);
+  refused_at(incast, "incast", (const char *const[]){"defaults.pfc.xoff=295KB", NULL},
+             "--set defaults.pfc.xoff=295KB: error: link w0-sw0: PFC headroom");
 }
 END_TEST
 

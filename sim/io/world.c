@@ -100,7 +100,7 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
   /* (a queue too small for a background packet drops it, counted: open
    * loop; with PFC nothing may be dropped, so its headroom holds two) */
   int bg;
-  uint64_t mtu = largest_packet(s, &bg);
+  uint64_t largest = largest_packet(s, &bg);
   g_autofree char *twice = bg < 0 ? g_strdup("2 MTU") : g_strdup_printf("2 x background[%d]'s size", bg);
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *k = &t->links[l];
@@ -128,7 +128,7 @@ static bool check_pfc(const CsTopology *t, const CsScenario *s, GError **error) 
       cs_error_at(error, room, "link %s-%s: PFC counts bytes: give its buffer in bytes, not packets", a, b);
       return false;
     }
-    double need = 2.0 * (double)x->latency * 1e-12 * (double)x->bandwidth / 8.0 + 2.0 * (double)mtu;
+    double need = 2.0 * (double)x->latency * 1e-12 * (double)x->bandwidth / 8.0 + 2.0 * (double)largest;
     if ((double)(x->buffer - x->pfc_xoff) < need) {
       cs_error_at(error, room,
                   "link %s-%s: PFC headroom: buffer %" G_GINT64_FORMAT " B - xoff %" G_GINT64_FORMAT

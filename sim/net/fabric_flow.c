@@ -1117,11 +1117,11 @@ static void on_complete(CsEngine *e, void *ctx, uint64_t gen) {
  * the next delivery) become engine events, in the order they were made,
  * unless the earlier of them would run next and at once (nothing else
  * pending until then): the fabric then runs it itself, as part of this
- * event (cs_engine_advance_own).  A plan so handed over at the end comes
- * after what the event scheduled since it was made: the same order as
- * scheduling it when made, but for an event scheduled later for the
- * plan's very picosecond (a plan due at once is scheduled at once, and
- * two plans of one instant both, so that a refill sees them).  A ring of
+ * event (cs_engine_advance_own).  The order is that of scheduling each
+ * plan when made: a plan due at once is scheduled at once, two plans of
+ * one instant both, and a fluid end that waits while a delivery runs
+ * inline takes its place in the engine's order first (the delivery's
+ * callbacks schedule events of their own).  A ring of
  * 1,024 workers has about as many such instants as messages, the
  * engine's schedule and dispatch of each a tenth of the run. */
 static void flush_plans(FlowNet *n) {

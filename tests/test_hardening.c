@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../sim/net/net_private.h"
+#include "../sim/run/sim_private.h"
 #include "commsim/sim.h"
 #include "testutil.h"
 
@@ -368,6 +369,58 @@ START_TEST(sample_interval_bounded) {
 }
 END_TEST
 
+/* The plan's estimate assumes an idle network; loss makes a run last far
+ * longer, and the run itself then raises the interval.  200 KB over
+ * 10 Gbps is estimated at about 0.17 ms: at 10ns, 16,700 samples and
+ * 67,000 rows over the 4 directions, within the limits.  With 5 % loss
+ * the roce flow retransmits for 3.66 ms and, forced, writes 100,792 rows.
+ * With the row limit lowered to 20,000 for the test, the first stage takes
+ * at most nine tenths of it, each later one half of what is left (plus
+ * one pass's rows, 4 here), so the run
+ * stays within 20,000 + 4 per raise; the results do not change. */
+START_TEST(sample_interval_bounded_while_running) {
+  const char *y = "topology: {type: star, workers: 2}\ndefaults: {loss: 0.05}\ntransport: {protocol: roce}\n"
+                  "flows: [{src: w0, dst: w1, size: 200KB}]\noutput: {sample_interval: 10ns, traces: [summary, links]}\n";
+  guint rows[2];
+  CsTime end[2];
+  uint64_t events[2];
+  for (int force = 0; force < 2; force++) {
+    GError *e = NULL;
+    g_autoptr(CsScenario) s = cs_scenario_load_string(y, "late.yaml", NULL, &e);
+    g_autoptr(CsSim) sim = cs_sim_new(s, &e);
+    ck_assert_ptr_null(cs_sim_note(sim)); /* the plan sees nothing wrong */
+    sim->budget_rows = 20000;
+    cs_sim_set_force(sim, force);
+    g_autofree char *dir = tmpdir();
+    cs_sim_set_output_dir(sim, dir);
+    ck_assert_msg(cs_sim_run(sim, &e), "%s", e ? e->message : "");
+    ck_assert(cs_sim_write_outputs(sim, dir, &e));
+    g_autofree char *links = slurp(dir, "links.csv");
+    rows[force] = 0;
+    for (const char *p = links; (p = strchr(p, '\n')); p++) rows[force]++;
+    rows[force]--; /* the header */
+    end[force] = cs_sim_end_time(sim);
+    events[force] = cs_sim_events(sim);
+    if (force) {
+      ck_assert_ptr_null(cs_sim_late_note(sim));
+      ck_assert_int_eq(cs_sim_sample_interval(sim), 10 * CS_NS);
+    } else {
+      ck_assert_uint_ge(sim->raises, 1);
+      ck_assert_uint_le(rows[0], 20000 + 4 * sim->raises);
+      CsTime iv = 10 * CS_NS;
+      for (uint32_t k = 0; k < sim->raises; k++) iv *= 10;
+      ck_assert_int_eq(cs_sim_sample_interval(sim), iv);
+      ck_assert_ptr_nonnull(strstr(cs_sim_late_note(sim), "late.yaml: warning: links.csv: the run lasted longer"));
+      ck_assert_ptr_nonnull(strstr(cs_sim_late_note(sim), "--force keeps 10ns"));
+    }
+    rm_rf(dir);
+  }
+  ck_assert_uint_gt(rows[1], 100000); /* 100,792 */
+  ck_assert_int_eq(end[0], end[1]);
+  ck_assert_uint_eq(events[0], events[1]);
+}
+END_TEST
+
 /* Background traffic faster than its host's link: the host queue drops
  * the excess at 1,000 packets waiting (it once grew until GLib aborted).
  * cbr at 20 Gbps into a 10 Gbps link for 50 ms: 83,334 packets of 1500 B
@@ -632,6 +685,7 @@ int main(void) {
   tcase_add_test(lim, loss_of_one_gives_up_and_reports);
   tcase_add_test(lim, unwritable_output_folder);
   tcase_add_test(lim, sample_interval_bounded);
+  tcase_add_test(lim, sample_interval_bounded_while_running);
   tcase_add_test(lim, background_faster_than_link);
   tcase_add_test(lim, disk_full);
   suite_add_tcase(s, lim);

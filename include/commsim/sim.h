@@ -64,6 +64,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSim, cs_sim_free)
 #define CS_SIM_MAX_SAMPLES 10000000.0
 #define CS_SIM_MAX_LINK_ROWS 2000000.0
 const char *cs_sim_note(const CsSim *sim);
+/* The estimate assumes an idle network; a run with loss or congestion
+ * can last far longer.  So the run counts too: when the rows (or samples)
+ * pass nine tenths of the limit, and after that each time those since
+ * the last raise pass half of what was left then, the interval is raised
+ * tenfold from the next sample on, which keeps a run of any length within
+ * the limits (but for one pass's rows at each raise).  After the run, cs_sim_late_note says so (NULL otherwise);
+ * --force keeps the interval here too. */
+const char *cs_sim_late_note(const CsSim *sim);
 void cs_sim_set_force(CsSim *sim, bool force);
 /* The plan alone, for a scenario's world (validate shows it): the
  * interval a run will sample at, and the note (to free) when raised. */

@@ -396,6 +396,7 @@ int cs_cmd_run(int argc, char **argv) {
     print_links(sim, s);
     print_totals(sim, s);
   }
+  if (cs_sim_late_note(sim) && !quiet) fprintf(stderr, "%s\n", cs_sim_late_note(sim));
   uint32_t failed = cs_sim_failed(sim), unfinished = cs_sim_unfinished(sim);
   uint32_t stuck = cs_sim_unfinished_workers(sim);
   if (!(cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)) { /* loss is a cap there, not packets lost and resent */

@@ -84,12 +84,14 @@ CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRo
 }
 
 void cs_sim_set_force(CsSim *sim, bool force) {
+  sim->force = force;
   if (!force) return;
   sim->sample_interval = sim->s->output.sample_interval;
   g_clear_pointer(&sim->note, g_free);
 }
 
 const char *cs_sim_note(const CsSim *sim) { return sim->note; }
+const char *cs_sim_late_note(const CsSim *sim) { return sim->late_note; }
 CsTime cs_sim_sample_interval(const CsSim *sim) { return sim->sample_interval; }
 
 /* A finished message the fabric forgets: what the summary and the
@@ -130,6 +132,8 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     if (!sim->wl) goto fail;
   }
   sim->sample_interval = cs_sim_plan_sampling(s, sim->t, sim->r, &sim->note);
+  sim->budget_rows = CS_SIM_MAX_LINK_ROWS;
+  sim->budget_passes = CS_SIM_MAX_SAMPLES;
   cs_sim_install_hook(sim);
   return sim;
 fail:
@@ -145,6 +149,7 @@ void cs_sim_free(CsSim *sim) {
   if (sim->packets_csv) cs_csv_abort(sim->packets_csv);
   g_free(sim->outdir);
   g_free(sim->note);
+  g_free(sim->late_note);
   g_clear_error(&sim->trace_error);
   g_clear_error(&sim->check_error);
   if (sim->queue_samples) g_array_free(sim->queue_samples, TRUE);

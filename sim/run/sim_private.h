@@ -55,6 +55,17 @@ struct CsSim {
   CsTime last_sample;
   CsTime sample_interval; /* output.sample_interval, or raised (plan_sampling) */
   char *note;             /* what plan_sampling changed, for the user */
+  /* the run's own check of the same limits (traces.c, keep_in_budget):
+   * the plan's estimate assumes an idle network */
+  bool force;                  /* --force: neither the plan nor the run raises the interval */
+  double budget_rows, budget_passes; /* CS_SIM_MAX_LINK_ROWS, CS_SIM_MAX_SAMPLES (tests lower them) */
+  uint64_t rows, passes;       /* link rows and sampling passes so far */
+  uint64_t stage_rows, stage_passes; /* their values at the last raise (0 before) */
+  uint32_t raises;             /* tenfold raises made while running */
+  CsTime raised_at;            /* simulated time of the first */
+  CsTime raised_from;          /* the interval before it */
+  uint64_t raised_rows, raised_passes; /* rows and passes then */
+  char *late_note;             /* what the run changed, for the user, or NULL */
   GArray *queue_samples;  /* QueueSample, for timeline.json's counters */
   uint64_t *queue_shown;  /* per link direction: the counter's last value */
   uint32_t *queue_seen;   /* per link direction: the last sampling pass that reported it */

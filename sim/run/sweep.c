@@ -252,6 +252,7 @@ GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, cons
       if (opt->interrupt) cs_sim_set_interrupt(sim, opt->interrupt);
     }
     if (sim && cs_sim_run(sim, &e) && cs_sim_write_outputs(sim, pdir, &e)) row = cs_sim_summary_fields(sim);
+    if (row && cs_sim_late_note(sim) && !opt->quiet) fprintf(stderr, "point %s: %s\n", pt->name, cs_sim_late_note(sim));
     cs_sim_free(sim);
   }
   cs_scenario_free(s);

@@ -461,6 +461,63 @@ START_TEST(test_compounded_error) {
 }
 END_TEST
 
+/* The nmse estimate draws each worker's gradient as the collective asks
+ * for it (cs_coll_reduce_real_from), in one buffer: the same numbers as
+ * drawing all P * n at once and running cs_coll_reduce_real on them, bit
+ * for bit, for every collective and the codecs each can carry (P = 8,
+ * machines of 4 for the hierarchical chain, pull on). */
+static double nmse_all_at_once(CsCollective kind, const CsCodecParams *in, uint32_t P, uint32_t group, size_t n,
+                               uint64_t seed) {
+  CsCodecParams params = *in;
+  params.error_feedback = false;
+  float *x = g_new(float, (size_t)P * n), *result = g_new0(float, n);
+  double *exact = g_new0(double, n);
+  CsRng rng;
+  cs_rng_init(&rng, seed, cs_rng_stream_id("collective-gradient", P, n));
+  cs_rng_normal_fill(&rng, x, (size_t)P * n);
+  for (size_t i = 0; i < (size_t)P * n; i++) exact[i % n] += x[i];
+  CsCodec **codecs = g_new0(CsCodec *, P);
+  for (uint32_t w = 0; w < P; w++) codecs[w] = cs_codec_new(&params, w, NULL);
+  bool ok = cs_coll_reduce_real(kind, codecs, codecs[0], P, group, x, n, 1, true, true, result, NULL);
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = (double)result[i] - exact[i];
+    num += d * d;
+    den += exact[i] * exact[i];
+  }
+  for (uint32_t w = 0; w < P; w++) cs_codec_free(codecs[w]);
+  g_free(codecs);
+  g_free(x);
+  g_free(result);
+  g_free(exact);
+  return ok ? num / den : NAN;
+}
+
+START_TEST(test_nmse_drawn_as_asked) {
+  const CsCodecMethod methods[] = {CS_CODEC_NONE, CS_CODEC_FP16, CS_CODEC_UNIFORM, CS_CODEC_STOCHASTIC,
+                                   CS_CODEC_TOPK, CS_CODEC_SIGN, CS_CODEC_TERNGRAD};
+  int compared = 0;
+  for (CsCollective c = 0; cs_collectives[c]; c++)
+    for (size_t m = 0; m < G_N_ELEMENTS(methods); m++) {
+      if (!(cs_codec_method_collectives(methods[m]) & (1u << c))) continue;
+      CsCodecParams p;
+      cs_codec_params_init(&p);
+      p.method = methods[m];
+      p.bits = 4;
+      p.ratio = 0.1;
+      p.bucket = 512;
+      GError *e = NULL;
+      double streamed = cs_coll_result_nmse(c, &p, 8, 4, 4096, 7, true, &e);
+      ck_assert_msg(!e, "%s", e ? e->message : "");
+      double whole = nmse_all_at_once(c, &p, 8, 4, 4096, 7);
+      ck_assert_msg(streamed == whole && streamed > 0, "collective %d, method %d: %.17g against %.17g", (int)c,
+                    (int)methods[m], streamed, whole);
+      compared++;
+    }
+  ck_assert_int_ge(compared, 20);
+}
+END_TEST
+
 /* The collectives' table agrees with what the codec layer says each
  * collective can carry (the scenario reader asks the table; the codec's
  * own check must say the same, with the same words), and every row is
@@ -569,6 +626,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_async_ps);
   tcase_add_test(tc, test_deterministic_outputs);
   tcase_add_test(tc, test_compounded_error);
+  tcase_add_test(tc, test_nmse_drawn_as_asked);
   tcase_add_test(tc, test_registry);
   tcase_add_test(tc, test_recv_from);
   tcase_add_test(tc, test_ring_steps_textbook);

@@ -229,6 +229,14 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params, uint3
  * done (a thousand workers' would otherwise all be held at once). */
 bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, uint32_t group,
                          const float *x, size_t n, uint64_t round, bool pull, bool once, float *result, GError **error);
+/* The same, with each worker's gradient from grad(ctx, w) instead of x:
+ * asked for once per worker, in increasing w, and read before the next is
+ * asked for, so that one buffer of n can serve every worker (the nmse
+ * estimate's gradients are drawn as asked: one worker's pages, not P's). */
+typedef const float *(*CsCollGradFn)(void *ctx, uint32_t w);
+bool cs_coll_reduce_real_from(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, uint32_t group,
+                              CsCollGradFn grad, void *ctx, size_t n, uint64_t round, bool pull, bool once, float *result,
+                              GError **error);
 
 /* Bytes on the wire for n elements under the codec (ceil of the bits). */
 uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n);

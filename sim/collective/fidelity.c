@@ -39,8 +39,9 @@ static bool reduce_into(CsCodec *c, uint64_t round, Payload *a, const Payload *b
   return ok;
 }
 
-bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, uint32_t group,
-                         const float *x, size_t n, uint64_t round, bool pull, bool once, float *result, GError **error) {
+bool cs_coll_reduce_real_from(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, uint32_t group,
+                              CsCollGradFn grad, void *ctx, size_t n, uint64_t round, bool pull, bool once, float *result,
+                              GError **error) {
   const CsCodecParams *params = cs_codec_get_params(codecs[0]);
   size_t cap = cs_codec_payload_size(params, n) * 2 + 64;
   Payload *pl = g_new0(Payload, P);
@@ -55,13 +56,14 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
   bool one_by_one = reduced ? def->chain == CS_CHAIN_LINE : !voting;
   bool ok = true;
   void *spare = NULL; /* reduce_into's next output */
-  for (uint32_t w = 0; ok && w < (one_by_one ? 1 : P); w++) ok = encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[w], error);
+  /* every path below asks for the workers' gradients in increasing order, each once */
+  for (uint32_t w = 0; ok && w < (one_by_one ? 1 : P); w++) ok = encode(codecs[w], round, grad(ctx, w), n, cap, &pl[w], error);
   memset(result, 0, n * sizeof *result);
   if (ok && reduced) {
     if (def->chain == CS_CHAIN_LINE) { /* a chain: each hop adds one worker's payload */
       Payload mine = {NULL, 0}; /* worker w's, one buffer for all */
       for (uint32_t w = 1; ok && w < P; w++) {
-        ok = encode(codecs[w], round, x + (size_t)w * n, n, cap, &mine, error) &&
+        ok = encode(codecs[w], round, grad(ctx, w), n, cap, &mine, error) &&
              reduce_into(codecs[w], round, &pl[0], &mine, cap, &spare, error);
         if (once) cs_codec_release_scratch(codecs[w]);
       }
@@ -91,7 +93,7 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
     g_free(lens);
   } else if (ok) { /* gathered: decode each and add exactly */
     for (uint32_t w = 0; ok && w < P; w++) { /* pl[0] holds each in turn */
-      ok = (w == 0 || encode(codecs[w], round, x + (size_t)w * n, n, cap, &pl[0], error)) &&
+      ok = (w == 0 || encode(codecs[w], round, grad(ctx, w), n, cap, &pl[0], error)) &&
            cs_codec_decode_add(pl[0].buf, pl[0].len, result, n, error);
       if (once && w > 0) cs_codec_release_scratch(codecs[w]);
     }
@@ -107,23 +109,57 @@ bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *ser
   return ok;
 }
 
+typedef struct {
+  const float *x;
+  size_t n;
+} Given;
+
+static const float *given(void *ctx, uint32_t w) {
+  const Given *g = ctx;
+  return g->x + (size_t)w * g->n;
+}
+
+bool cs_coll_reduce_real(CsCollective kind, CsCodec *const *codecs, CsCodec *server, uint32_t P, uint32_t group,
+                         const float *x, size_t n, uint64_t round, bool pull, bool once, float *result, GError **error) {
+  Given g = {x, n};
+  return cs_coll_reduce_real_from(kind, codecs, server, P, group, given, &g, n, round, pull, once, result, error);
+}
+
+/* The nmse estimate's gradients, drawn worker by worker into one buffer
+ * (the same stream as drawing all P * n at once) and added to the exact
+ * sum as they are (the same order of additions). */
+typedef struct {
+  CsRng rng;
+  float *x;
+  double *exact;
+  size_t n;
+  uint32_t next;
+} Drawn;
+
+static const float *drawn(void *ctx, uint32_t w) {
+  Drawn *d = ctx;
+  g_assert(w == d->next);
+  d->next++;
+  cs_rng_normal_fill(&d->rng, d->x, d->n);
+  for (size_t i = 0; i < d->n; i++) d->exact[i] += d->x[i];
+  return d->x;
+}
+
 double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, uint32_t P, uint32_t group, uint64_t n,
                            uint64_t seed, bool pull, GError **error) {
   CsCodecParams params = *params_in;
   params.error_feedback = false;
   if (P == 0 || n == 0) return 0.0;
-  float *x = g_new(float, (size_t)P * n);
-  double *exact = g_new0(double, n);
-  CsRng rng;
-  cs_rng_init(&rng, seed, cs_rng_stream_id("collective-gradient", P, n));
-  cs_rng_normal_fill(&rng, x, (size_t)P * n);
-  for (size_t i = 0; i < (size_t)P * n; i++) exact[i % n] += x[i];
+  Drawn dr = {.x = g_new(float, n), .exact = g_new0(double, n), .n = n};
+  cs_rng_init(&dr.rng, seed, cs_rng_stream_id("collective-gradient", P, n));
+  double *exact = dr.exact;
   float *result = g_new0(float, n);
   CsCodec **codecs = g_new0(CsCodec *, P);
   bool ok = true;
   for (uint32_t w = 0; ok && w < P; w++) ok = (codecs[w] = cs_codec_new(&params, w, error)) != NULL;
   /* no error feedback here: worker 0's codec serves for the server's pull encoding */
-  ok = ok && cs_coll_reduce_real(kind, codecs, codecs[0], P, group, x, n, 1, pull, true, result, error);
+  ok = ok && cs_coll_reduce_real_from(kind, codecs, codecs[0], P, group, drawn, &dr, n, 1, pull, true, result, error);
+  g_assert(!ok || dr.next == P); /* every worker's gradient is in the exact sum */
   double num = 0, den = 0;
   for (size_t i = 0; ok && i < n; i++) {
     double d = (double)result[i] - exact[i];
@@ -134,7 +170,7 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
   g_free(codecs);
   g_free(result);
   g_free(exact);
-  g_free(x);
+  g_free(dr.x);
   if (!ok) return NAN;
   return den > 0 ? num / den : 0.0;
 }

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "commsim/arena.h"
 #include "commsim/collective.h"
 #include "commsim/rng.h"
 
@@ -20,17 +21,18 @@ typedef struct {
   size_t len;
 } Payload;
 
-/* Encode into p->buf (cap bytes), allocated if it has none yet. */
-static bool encode(CsCodec *c, uint64_t round, const float *x, size_t n, size_t cap, Payload *p, GError **error) {
-  if (!p->buf) p->buf = g_malloc(cap);
+/* Encode into p->buf (cap bytes), taken from the arena if it has none yet. */
+static bool encode(CsCodec *c, uint64_t round, const float *x, size_t n, size_t cap, Payload *p, CsArena *ar,
+                   GError **error) {
+  if (!p->buf) p->buf = cs_arena_take(ar, cap);
   return cs_codec_encode(c, round, x, n, p->buf, cap, &p->len, error);
 }
 
 /* out = encode(decode(a) + decode(b)), replacing a; out is *spare when it
  * has one, and a's old buffer becomes the spare (no allocation per hop). */
 static bool reduce_into(CsCodec *c, uint64_t round, Payload *a, const Payload *b, size_t cap, void **spare,
-                        GError **error) {
-  void *out = *spare ? *spare : g_malloc(cap);
+                        CsArena *ar, GError **error) {
+  void *out = *spare ? *spare : cs_arena_take(ar, cap);
   size_t len = 0;
   bool ok = cs_codec_reduce(c, round, a->buf, a->len, b->buf, b->len, out, cap, &len, error);
   *spare = a->buf;
@@ -55,57 +57,56 @@ bool cs_coll_reduce_real_from(CsCollective kind, CsCodec *const *codecs, CsCodec
   bool reduced = summable && def->chain != CS_CHAIN_GATHER, voting = params->method == CS_CODEC_SIGN && servers;
   bool one_by_one = reduced ? def->chain == CS_CHAIN_LINE : !voting;
   bool ok = true;
+  /* the payloads' buffers: at most P (or 1 worker's at a time, one_by_one), a
+   * spare for reduce_into, and the pull's */
+  CsArena *ar = cs_arena_new(cs_arena_size(one_by_one ? 4 : (size_t)P + 2, cap));
   void *spare = NULL; /* reduce_into's next output */
   /* every path below asks for the workers' gradients in increasing order, each once */
-  for (uint32_t w = 0; ok && w < (one_by_one ? 1 : P); w++) ok = encode(codecs[w], round, grad(ctx, w), n, cap, &pl[w], error);
+  for (uint32_t w = 0; ok && w < (one_by_one ? 1 : P); w++) ok = encode(codecs[w], round, grad(ctx, w), n, cap, &pl[w], ar, error);
   memset(result, 0, n * sizeof *result);
   if (ok && reduced) {
     if (def->chain == CS_CHAIN_LINE) { /* a chain: each hop adds one worker's payload */
       Payload mine = {NULL, 0}; /* worker w's, one buffer for all */
       for (uint32_t w = 1; ok && w < P; w++) {
-        ok = encode(codecs[w], round, grad(ctx, w), n, cap, &mine, error) &&
-             reduce_into(codecs[w], round, &pl[0], &mine, cap, &spare, error);
+        ok = encode(codecs[w], round, grad(ctx, w), n, cap, &mine, ar, error) &&
+             reduce_into(codecs[w], round, &pl[0], &mine, cap, &spare, ar, error);
         if (once) cs_codec_release_scratch(codecs[w]);
       }
-      g_free(mine.buf);
     } else if (def->chain == CS_CHAIN_HIER) { /* a chain in each machine, then one over the machines' sums */
       uint32_t G = group > 1 && P % group == 0 ? group : 1;
       for (uint32_t h = 0; ok && h < P; h += G)
-        for (uint32_t g = 1; ok && g < G; g++) ok = reduce_into(codecs[h + g], round, &pl[h], &pl[h + g], cap, &spare, error);
-      for (uint32_t h = G; ok && h < P; h += G) ok = reduce_into(codecs[h], round, &pl[0], &pl[h], cap, &spare, error);
+        for (uint32_t g = 1; ok && g < G; g++) ok = reduce_into(codecs[h + g], round, &pl[h], &pl[h + g], cap, &spare, ar, error);
+      for (uint32_t h = G; ok && h < P; h += G) ok = reduce_into(codecs[h], round, &pl[0], &pl[h], cap, &spare, ar, error);
     } else { /* binomial: pairs, then pairs of pairs */
       for (uint32_t step = 1; ok && step < P; step *= 2)
         for (uint32_t w = 0; ok && w + step < P; w += 2 * step)
-          ok = reduce_into(codecs[w], round, &pl[w], &pl[w + step], cap, &spare, error);
+          ok = reduce_into(codecs[w], round, &pl[w], &pl[w + step], cap, &spare, ar, error);
     }
     ok = ok && cs_codec_decode(pl[0].buf, pl[0].len, result, n, error);
   } else if (ok && voting) { /* majority vote, scaled */
     const void **bufs = g_new(const void *, P);
     size_t *lens = g_new(size_t, P);
     for (uint32_t w = 0; w < P; w++) bufs[w] = pl[w].buf, lens[w] = pl[w].len;
-    void *vote = g_malloc(cap);
+    void *vote = cs_arena_take(ar, cap);
     size_t len = 0;
     ok = cs_codec_sign_vote(bufs, lens, P, vote, cap, &len, error) && cs_codec_decode(vote, len, result, n, error);
     /* the vote's scale is a mean: P workers' sum is P times it */
     for (size_t i = 0; ok && i < n; i++) result[i] *= (float)P;
-    g_free(vote);
     g_free(bufs);
     g_free(lens);
   } else if (ok) { /* gathered: decode each and add exactly */
     for (uint32_t w = 0; ok && w < P; w++) { /* pl[0] holds each in turn */
-      ok = (w == 0 || encode(codecs[w], round, grad(ctx, w), n, cap, &pl[0], error)) &&
+      ok = (w == 0 || encode(codecs[w], round, grad(ctx, w), n, cap, &pl[0], ar, error)) &&
            cs_codec_decode_add(pl[0].buf, pl[0].len, result, n, error);
       if (once && w > 0) cs_codec_release_scratch(codecs[w]);
     }
     if (ok && servers && pull) { /* the server encodes the sum once more */
       Payload back = {NULL, 0};
-      ok = encode(server, round + 1, result, n, cap, &back, error) && cs_codec_decode(back.buf, back.len, result, n, error);
-      g_free(back.buf);
+      ok = encode(server, round + 1, result, n, cap, &back, ar, error) && cs_codec_decode(back.buf, back.len, result, n, error);
     }
   }
-  for (uint32_t w = 0; w < P; w++) g_free(pl[w].buf);
   g_free(pl);
-  g_free(spare);
+  cs_arena_free(ar);
   return ok;
 }
 
@@ -150,10 +151,12 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
   CsCodecParams params = *params_in;
   params.error_feedback = false;
   if (P == 0 || n == 0) return 0.0;
-  Drawn dr = {.x = g_new(float, n), .exact = g_new0(double, n), .n = n};
+  CsArena *ar = cs_arena_new(cs_arena_size(1, n * sizeof(double)) + cs_arena_size(2, n * sizeof(float)));
+  Drawn dr = {.exact = cs_arena_take(ar, n * sizeof(double)), .x = cs_arena_take(ar, n * sizeof(float)), .n = n};
+  memset(dr.exact, 0, n * sizeof(double));
   cs_rng_init(&dr.rng, seed, cs_rng_stream_id("collective-gradient", P, n));
   double *exact = dr.exact;
-  float *result = g_new0(float, n);
+  float *result = cs_arena_take(ar, n * sizeof(float)); /* reduce_real sets it whole */
   CsCodec **codecs = g_new0(CsCodec *, P);
   bool ok = true;
   for (uint32_t w = 0; ok && w < P; w++) ok = (codecs[w] = cs_codec_new(&params, w, error)) != NULL;
@@ -168,9 +171,7 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
   }
   for (uint32_t w = 0; w < P; w++) cs_codec_free(codecs[w]);
   g_free(codecs);
-  g_free(result);
-  g_free(exact);
-  g_free(dr.x);
+  cs_arena_free(ar);
   if (!ok) return NAN;
   return den > 0 ? num / den : 0.0;
 }

@@ -26,7 +26,7 @@ shopt -s nullglob
 #
 #  level  public headers (include/commsim/NAME.h)
 LEVELS='
-   0     time error units yamltree csv plot rng engine ring
+   0     time error units yamltree csv plot rng engine ring arena
    1     codec topology routing loss
    2     net cc netstats
    3     fabric

@@ -57,9 +57,10 @@ bool cs_coll_reduce_real_from(CsCollective kind, CsCodec *const *codecs, CsCodec
   bool reduced = summable && def->chain != CS_CHAIN_GATHER, voting = params->method == CS_CODEC_SIGN && servers;
   bool one_by_one = reduced ? def->chain == CS_CHAIN_LINE : !voting;
   bool ok = true;
-  /* the payloads' buffers: at most P (or 1 worker's at a time, one_by_one), a
-   * spare for reduce_into, and the pull's */
-  CsArena *ar = cs_arena_new(cs_arena_size(one_by_one ? 4 : (size_t)P + 2, cap));
+  /* the payloads' buffers: one_by_one, a chain's first, the worker's and
+   * reduce_into's spare, or the gathered sum's and the pull's; else the P
+   * workers' and reduce_into's spare (or the vote) */
+  CsArena *ar = cs_arena_new(cs_arena_size(one_by_one ? 3 : (size_t)P + 1, cap), once);
   void *spare = NULL; /* reduce_into's next output */
   /* every path below asks for the workers' gradients in increasing order, each once */
   for (uint32_t w = 0; ok && w < (one_by_one ? 1 : P); w++) ok = encode(codecs[w], round, grad(ctx, w), n, cap, &pl[w], ar, error);
@@ -151,7 +152,7 @@ double cs_coll_result_nmse(CsCollective kind, const CsCodecParams *params_in, ui
   CsCodecParams params = *params_in;
   params.error_feedback = false;
   if (P == 0 || n == 0) return 0.0;
-  CsArena *ar = cs_arena_new(cs_arena_size(1, n * sizeof(double)) + cs_arena_size(2, n * sizeof(float)));
+  CsArena *ar = cs_arena_new(cs_arena_size(1, n * sizeof(double)) + cs_arena_size(2, n * sizeof(float)), TRUE);
   Drawn dr = {.exact = cs_arena_take(ar, n * sizeof(double)), .x = cs_arena_take(ar, n * sizeof(float)), .n = n};
   memset(dr.exact, 0, n * sizeof(double));
   cs_rng_init(&dr.rng, seed, cs_rng_stream_id("collective-gradient", P, n));

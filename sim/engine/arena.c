@@ -10,19 +10,6 @@
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
-/* Under AddressSanitizer each buffer is its own heap block, so that an
- * overrun of one into the next is still caught. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SEPARATE_BLOCKS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SEPARATE_BLOCKS 1
-#endif
-#endif
-#ifndef SEPARATE_BLOCKS
-#define SEPARATE_BLOCKS 0
-#endif
-
 struct CsArena {
   char *base;   /* the first buffer */
   size_t size;  /* what the buffers may take */
@@ -30,18 +17,18 @@ struct CsArena {
   void *map;    /* the mapping, or NULL */
   void *heap;   /* or the heap block base is in */
   size_t map_len;
-  GPtrArray *blocks; /* SEPARATE_BLOCKS: each buffer's */
+  GPtrArray *blocks; /* CS_ARENA_SEPARATE: each buffer's */
 };
 
-CsArena *cs_arena_new(size_t bytes) {
+CsArena *cs_arena_new(size_t bytes, gboolean one_off) {
   CsArena *a = g_new0(CsArena, 1);
   a->size = bytes;
-  if (SEPARATE_BLOCKS) {
+  if (CS_ARENA_SEPARATE) {
     a->blocks = g_ptr_array_new_with_free_func(g_free);
     return a;
   }
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (bytes >= CS_ARENA_HUGE && bytes <= SIZE_MAX / 2) {
+  if (one_off && bytes >= CS_ARENA_HUGE && bytes <= SIZE_MAX / 2) {
     size_t span = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
     size_t len = span + HUGE_PAGE; /* room to start on a 2 MB boundary */
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -410,7 +410,7 @@ START_TEST(sample_interval_bounded_while_running) {
       CsTime iv = 10 * CS_NS;
       for (uint32_t k = 0; k < sim->raises; k++) iv *= 10;
       ck_assert_int_eq(cs_sim_sample_interval(sim), iv);
-      ck_assert_ptr_nonnull(strstr(cs_sim_late_note(sim), "late.yaml: warning: links.csv: the run lasted longer"));
+      ck_assert_ptr_nonnull(strstr(cs_sim_late_note(sim), "late.yaml: warning: links.csv: the run outlasted its estimate"));
       ck_assert_ptr_nonnull(strstr(cs_sim_late_note(sim), "--force keeps 10ns"));
     }
     rm_rf(dir);
@@ -418,6 +418,43 @@ START_TEST(sample_interval_bounded_while_running) {
   ck_assert_uint_gt(rows[1], 100000); /* 100,792 */
   ck_assert_int_eq(end[0], end[1]);
   ck_assert_uint_eq(events[0], events[1]);
+}
+END_TEST
+
+/* A run whose estimate was right is left alone even between nine tenths
+ * of the limit and the limit: at flow fidelity a lone 1 MB flow's length
+ * is what the plan estimates (it is the closed form), so with the row
+ * limit set to its rows / 0.95 nothing is raised, and with its rows / 1.2
+ * (the limit passed) the interval is. */
+static guint run_rows(const char *y, double budget_of, gboolean force, gboolean *raised) {
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(y, "exact.yaml", NULL, &e);
+  g_autoptr(CsSim) sim = cs_sim_new(s, &e);
+  ck_assert_ptr_null(cs_sim_note(sim));
+  if (budget_of > 0) sim->budget_rows = budget_of;
+  cs_sim_set_force(sim, force);
+  g_autofree char *dir = tmpdir();
+  cs_sim_set_output_dir(sim, dir);
+  ck_assert_msg(cs_sim_run(sim, &e), "%s", e ? e->message : "");
+  ck_assert(cs_sim_write_outputs(sim, dir, &e));
+  g_autofree char *links = slurp(dir, "links.csv");
+  guint rows = 0;
+  for (const char *p = links; (p = strchr(p, '\n')); p++) rows++;
+  *raised = cs_sim_late_note(sim) != NULL;
+  rm_rf(dir);
+  return rows - 1;
+}
+
+START_TEST(sample_interval_estimate_kept) {
+  const char *y = "topology: {type: star, workers: 2}\nfidelity: flow\nflows: [{src: w0, dst: w1, size: 1MB}]\n"
+                  "output: {sample_interval: 100ns, traces: [summary, links]}\n";
+  gboolean raised;
+  guint all = run_rows(y, 0, TRUE, &raised);
+  ck_assert_uint_gt(all, 20000); /* 834 us / 100 ns x 4 directions: 33,000 or so */
+  ck_assert_uint_eq(run_rows(y, all / 0.95, FALSE, &raised), all);
+  ck_assert(!raised);
+  ck_assert_uint_lt(run_rows(y, all / 1.2, FALSE, &raised), all);
+  ck_assert(raised);
 }
 END_TEST
 
@@ -686,6 +723,7 @@ int main(void) {
   tcase_add_test(lim, unwritable_output_folder);
   tcase_add_test(lim, sample_interval_bounded);
   tcase_add_test(lim, sample_interval_bounded_while_running);
+  tcase_add_test(lim, sample_interval_estimate_kept);
   tcase_add_test(lim, background_faster_than_link);
   tcase_add_test(lim, disk_full);
   suite_add_tcase(s, lim);

@@ -56,20 +56,22 @@ void cs_sim_free(CsSim *sim);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSim, cs_sim_free)
 
 /* links.csv's sampling: a run whose output.sample_interval would take
- * more than CS_SIM_MAX_SAMPLES samples or write more than
+ * more than CS_SIM_PLAN_SHARE of CS_SIM_MAX_SAMPLES samples or of
  * CS_SIM_MAX_LINK_ROWS rows (estimated from the model and the flows
  * before it runs) samples at a raised interval instead, and cs_sim_note
  * says so (NULL otherwise); cs_sim_set_force(sim, true) keeps the
  * scenario's interval. */
 #define CS_SIM_MAX_SAMPLES 10000000.0
 #define CS_SIM_MAX_LINK_ROWS 2000000.0
+#define CS_SIM_PLAN_SHARE 0.9 /* of the limits, the plan's: the rest is for runs that outlast the estimate */
 const char *cs_sim_note(const CsSim *sim);
 /* The estimate assumes an idle network; a run with loss or congestion
  * can last far longer.  So the run counts too: when the rows (or samples)
- * pass nine tenths of the limit, and after that each time those since
- * the last raise pass half of what was left then, the interval is raised
- * tenfold from the next sample on, which keeps a run of any length within
- * the limits (but for one pass's rows at each raise).  After the run, cs_sim_late_note says so (NULL otherwise);
+ * pass both the estimate (by 5 %) and nine tenths of the limit, and after
+ * that each time those since the last raise pass half of what was left
+ * then, the interval is raised tenfold from the next sample on, which
+ * keeps a run of any length within the limits (but for one pass's rows
+ * at each raise).  After the run, cs_sim_late_note says so (NULL otherwise);
  * --force keeps the interval here too. */
 const char *cs_sim_late_note(const CsSim *sim);
 void cs_sim_set_force(CsSim *sim, bool force);

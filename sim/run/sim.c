@@ -52,22 +52,29 @@ static double estimate_run(const CsScenario *s, const CsTopology *t, const CsRou
 
 /* links.csv (and timeline.json's queue counters) sample every link
  * direction every sample_interval.  An interval that would take more than
- * CS_SIM_MAX_SAMPLES samples or write more than CS_SIM_MAX_LINK_ROWS rows
- * (by estimate_run) is raised, with a note, to the smallest of 1, 2, 5 x
- * 10^k ps that does not; cs_sim_set_force keeps it.  validate shows the
- * same plan. */
-CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note) {
+ * nine tenths of CS_SIM_MAX_SAMPLES samples or CS_SIM_MAX_LINK_ROWS rows
+ * (by estimate_run; the last tenth is for a run that outlasts it, which
+ * the run's own check handles, traces.c) is raised, with a note, to the
+ * smallest of 1, 2, 5 x 10^k ps that does not; cs_sim_set_force keeps
+ * it.  validate shows the same plan. */
+/* (and the estimate itself: the run's length in seconds and its link
+ * directions, for the run's own check, traces.c) */
+static CsTime plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note, double *end_s,
+                            uint32_t *n_dirs) {
   *note = NULL;
+  *end_s = 0, *n_dirs = 0;
   if (!(s->output.traces & (CS_TRACE_LINKS | CS_TRACE_TIMELINE))) return s->output.sample_interval;
   uint8_t *used = g_new0(uint8_t, 2 * (size_t)t->n_links + 1);
   double end = estimate_run(s, t, r, used);
   uint32_t dirs = 0;
   for (uint32_t d = 0; d < 2 * t->n_links; d++) dirs += used[d];
   g_free(used);
+  *end_s = end, *n_dirs = dirs;
   double iv = (double)s->output.sample_interval * 1e-12;
   double samples = end / iv, rows = samples * dirs;
-  if (samples <= CS_SIM_MAX_SAMPLES && rows <= CS_SIM_MAX_LINK_ROWS) return s->output.sample_interval;
-  double want = fmax(end / CS_SIM_MAX_SAMPLES, end * dirs / CS_SIM_MAX_LINK_ROWS);
+  if (samples <= CS_SIM_PLAN_SHARE * CS_SIM_MAX_SAMPLES && rows <= CS_SIM_PLAN_SHARE * CS_SIM_MAX_LINK_ROWS)
+    return s->output.sample_interval;
+  double want = fmax(end / (CS_SIM_PLAN_SHARE * CS_SIM_MAX_SAMPLES), end * dirs / (CS_SIM_PLAN_SHARE * CS_SIM_MAX_LINK_ROWS));
   CsTime raised = 0;
   for (CsTime decade = 1; !raised && decade <= CS_TIME_MAX / 10; decade *= 10)
     for (int m = 1; m <= 5 && !raised; m += m == 1 ? 1 : 3) /* 1, 2, 5 */
@@ -75,12 +82,22 @@ CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRo
   if (!raised) raised = CS_TIME_MAX / 10;
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
   *note = g_strdup_printf("%s: warning: output.sample_interval %s would take about %.3g samples and %.3g rows of "
-                              "links.csv (about %s of simulated time over %u link directions): raised to %s; "
+                              "%s (about %s of simulated time over %u link directions): raised to %s; "
                               "--force keeps %s",
                               s->file, cs_format_time(s->output.sample_interval, b1), samples, rows,
-                              cs_format_human_seconds(end, b3), dirs, cs_format_time(raised, b2),
+                              cs_sim_sampled_what(s), cs_format_human_seconds(end, b3), dirs, cs_format_time(raised, b2),
                               cs_format_time(s->output.sample_interval, b1));
   return raised;
+}
+
+CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note) {
+  double end;
+  uint32_t dirs;
+  return plan_sampling(s, t, r, note, &end, &dirs);
+}
+
+const char *cs_sim_sampled_what(const CsScenario *s) {
+  return s->output.traces & CS_TRACE_LINKS ? "links.csv" : "timeline.json's queue counters";
 }
 
 void cs_sim_set_force(CsSim *sim, bool force) {
@@ -131,7 +148,7 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     sim->wl = cs_workload_new(sim->env, sim->e, &s->workload, s->seed, sim->t, error);
     if (!sim->wl) goto fail;
   }
-  sim->sample_interval = cs_sim_plan_sampling(s, sim->t, sim->r, &sim->note);
+  sim->sample_interval = plan_sampling(s, sim->t, sim->r, &sim->note, &sim->est_end_s, &sim->est_dirs);
   sim->budget_rows = CS_SIM_MAX_LINK_ROWS;
   sim->budget_passes = CS_SIM_MAX_SAMPLES;
   cs_sim_install_hook(sim);

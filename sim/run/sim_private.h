@@ -24,6 +24,9 @@
 #include "commsim/sim.h"
 #include "commsim/workload.h"
 
+/* "links.csv", or timeline.json's counters when only they are sampled */
+const char *cs_sim_sampled_what(const CsScenario *s);
+
 struct CsSim {
   const CsScenario *s;
   CsTopology *t;
@@ -59,6 +62,8 @@ struct CsSim {
    * the plan's estimate assumes an idle network */
   bool force;                  /* --force: neither the plan nor the run raises the interval */
   double budget_rows, budget_passes; /* CS_SIM_MAX_LINK_ROWS, CS_SIM_MAX_SAMPLES (tests lower them) */
+  double est_end_s;            /* the plan's estimate of the run's length (s) ... */
+  uint32_t est_dirs;           /* ... and of the link directions it uses */
   uint64_t rows, passes;       /* link rows and sampling passes so far */
   uint64_t stage_rows, stage_passes; /* their values at the last raise (0 before) */
   uint32_t raises;             /* tenfold raises made while running */

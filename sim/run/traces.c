@@ -55,19 +55,34 @@ void cs_sim_sample_links(CsSim *sim) {
   sim->last_sample = cs_engine_now(sim->e);
 }
 
-/* The run's own check of links.csv's size (see cs_sim_late_note): the
- * rows or passes have passed nine tenths of their limit, or, after a
- * raise, those since the last one half of what was left then: the rest
- * of the run gets ten times fewer.  Each stage takes at most that share
- * of what is left, so the total stays under the limit however long the
- * run (but for one pass's rows at each raise), and each stage after the
- * second covers five times the simulated time of the one before.  A run
- * the plan got right (fat-tree.yaml traced: 1.7 M rows) is left alone. */
+/* Where the first stage ends: past the plan's estimate (by 5 %) and past
+ * nine tenths of the limit, at most at the limit.  The plan keeps the
+ * estimate within nine tenths (CS_SIM_PLAN_SHARE): a run it got right is
+ * left alone, and one that outlasts it keeps at least a twentieth of the
+ * limit for the stages after. */
+static double first_stage(double estimate, double limit) {
+  return fmin(limit, fmax(CS_SIM_PLAN_SHARE * limit, 1.05 * estimate));
+}
+
+/* The run's own check of the sampled rows (see cs_sim_late_note): the
+ * rows or passes have passed the first stage's end, or, after a raise,
+ * those since the last one half of what was left then: the rest of the
+ * run gets ten times fewer.  Each later stage takes at most half of what
+ * is left, so the total stays under the limit however long the run (but
+ * for one pass's rows at each raise), and with as many rows per sample
+ * each stage after the second covers five times the simulated time of
+ * the one before. */
 static void keep_in_budget(CsSim *sim) {
   if (sim->force) return;
-  double share = sim->raises ? 0.5 : 0.9;
-  bool rows = (double)(sim->rows - sim->stage_rows) > share * (sim->budget_rows - (double)sim->stage_rows);
-  bool passes = (double)(sim->passes - sim->stage_passes) > share * (sim->budget_passes - (double)sim->stage_passes);
+  bool rows, passes;
+  if (sim->raises) {
+    rows = (double)(sim->rows - sim->stage_rows) > 0.5 * (sim->budget_rows - (double)sim->stage_rows);
+    passes = (double)(sim->passes - sim->stage_passes) > 0.5 * (sim->budget_passes - (double)sim->stage_passes);
+  } else {
+    double est_passes = sim->est_end_s / ((double)sim->sample_interval * 1e-12);
+    rows = (double)sim->rows > first_stage(est_passes * sim->est_dirs, sim->budget_rows);
+    passes = (double)sim->passes > first_stage(est_passes, sim->budget_passes);
+  }
   if (!rows && !passes) return;
   if (sim->sample_interval > CS_TIME_MAX / 100) return; /* ten times more would outlast simulated time */
   if (!sim->raises) {
@@ -79,13 +94,15 @@ static void keep_in_budget(CsSim *sim) {
   sim->stage_rows = sim->rows, sim->stage_passes = sim->passes;
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
   GString *n = g_string_new(NULL);
+  double est = sim->est_end_s / ((double)sim->raised_from * 1e-12);
   g_string_printf(n,
-                  "%s: warning: links.csv: the run lasted longer than estimated (loss or congestion): at %s of "
-                  "simulated time its %" G_GUINT64_FORMAT " rows in %" G_GUINT64_FORMAT
-                  " samples had reached nine tenths of a limit (2M rows, 10M samples), so output.sample_interval went from "
-                  "%s to %s",
-                  sim->s->file, cs_format_human_seconds((double)sim->raised_at * 1e-12, b3), sim->raised_rows,
-                  sim->raised_passes, cs_format_time(sim->raised_from, b1), cs_format_time(sim->sample_interval, b2));
+                  "%s: warning: %s: the run outlasted its estimate (loss or congestion): at %s of simulated time "
+                  "its %" G_GUINT64_FORMAT " rows in %" G_GUINT64_FORMAT
+                  " samples had passed the estimate (about %.3g rows in %.3g samples) and nine tenths of a limit "
+                  "(2M rows, 10M samples), so output.sample_interval went from %s to %s",
+                  sim->s->file, cs_sim_sampled_what(sim->s), cs_format_human_seconds((double)sim->raised_at * 1e-12, b3),
+                  sim->raised_rows, sim->raised_passes, est * sim->est_dirs, est, cs_format_time(sim->raised_from, b1),
+                  cs_format_time(sim->sample_interval, b2));
   if (sim->raises > 1) g_string_append_printf(n, " in %u tenfold steps", sim->raises);
   g_string_append_printf(n, " (a row's t_start_s and t_end_s give its span); --force keeps %s",
                          cs_format_time(sim->s->output.sample_interval, b1));

@@ -326,6 +326,20 @@ START_TEST(loss_of_one_gives_up_and_reports) {
 }
 END_TEST
 
+/* Run sim into a new folder; links.csv's rows (not its header). */
+static guint run_links_rows(CsSim *sim) {
+  GError *e = NULL;
+  g_autofree char *dir = tmpdir();
+  cs_sim_set_output_dir(sim, dir);
+  ck_assert_msg(cs_sim_run(sim, &e), "%s", e ? e->message : "");
+  ck_assert(cs_sim_write_outputs(sim, dir, &e));
+  g_autofree char *links = slurp(dir, "links.csv");
+  guint rows = 0;
+  for (const char *p = links; (p = strchr(p, '\n')); p++) rows++;
+  rm_rf(dir);
+  return rows - 1;
+}
+
 /* A sampling interval that would sample for a quarter of an hour (1ps on
  * a 1 MB flow) or write 505 MB (100 KB over 1 Kbps) is raised, with a
  * warning; --force keeps it.  The raised intervals: the flow lasts about
@@ -346,16 +360,9 @@ START_TEST(sample_interval_bounded) {
     ck_assert_int_eq(cs_sim_sample_interval(sim), want[i]);
     ck_assert_ptr_nonnull(strstr(cs_sim_note(sim), "warning: output.sample_interval"));
     ck_assert_ptr_nonnull(strstr(cs_sim_note(sim), "--force keeps"));
-    g_autofree char *dir = tmpdir();
-    cs_sim_set_output_dir(sim, dir);
-    ck_assert_msg(cs_sim_run(sim, &e), "%s", e ? e->message : "");
-    ck_assert(cs_sim_write_outputs(sim, dir, &e));
-    g_autofree char *links = slurp(dir, "links.csv");
-    guint rows = 0;
-    for (const char *p = links; (p = strchr(p, '\n')); p++) rows++;
-    ck_assert_uint_le(rows, 2000001);
+    guint rows = run_links_rows(sim);
+    ck_assert_uint_le(rows, 2000000);
     ck_assert_uint_gt(rows, 1000);
-    rm_rf(dir);
     cs_sim_set_force(sim, true);
     ck_assert_int_eq(cs_sim_sample_interval(sim), s->output.sample_interval);
     ck_assert_ptr_null(cs_sim_note(sim));
@@ -391,14 +398,7 @@ START_TEST(sample_interval_bounded_while_running) {
     ck_assert_ptr_null(cs_sim_note(sim)); /* the plan sees nothing wrong */
     sim->budget_rows = 20000;
     cs_sim_set_force(sim, force);
-    g_autofree char *dir = tmpdir();
-    cs_sim_set_output_dir(sim, dir);
-    ck_assert_msg(cs_sim_run(sim, &e), "%s", e ? e->message : "");
-    ck_assert(cs_sim_write_outputs(sim, dir, &e));
-    g_autofree char *links = slurp(dir, "links.csv");
-    rows[force] = 0;
-    for (const char *p = links; (p = strchr(p, '\n')); p++) rows[force]++;
-    rows[force]--; /* the header */
+    rows[force] = run_links_rows(sim);
     end[force] = cs_sim_end_time(sim);
     events[force] = cs_sim_events(sim);
     if (force) {
@@ -413,7 +413,6 @@ START_TEST(sample_interval_bounded_while_running) {
       ck_assert_ptr_nonnull(strstr(cs_sim_late_note(sim), "late.yaml: warning: links.csv: the run outlasted its estimate"));
       ck_assert_ptr_nonnull(strstr(cs_sim_late_note(sim), "--force keeps 10ns"));
     }
-    rm_rf(dir);
   }
   ck_assert_uint_gt(rows[1], 100000); /* 100,792 */
   ck_assert_int_eq(end[0], end[1]);
@@ -433,16 +432,9 @@ static guint run_rows(const char *y, double budget_of, gboolean force, gboolean 
   ck_assert_ptr_null(cs_sim_note(sim));
   if (budget_of > 0) sim->budget_rows = budget_of;
   cs_sim_set_force(sim, force);
-  g_autofree char *dir = tmpdir();
-  cs_sim_set_output_dir(sim, dir);
-  ck_assert_msg(cs_sim_run(sim, &e), "%s", e ? e->message : "");
-  ck_assert(cs_sim_write_outputs(sim, dir, &e));
-  g_autofree char *links = slurp(dir, "links.csv");
-  guint rows = 0;
-  for (const char *p = links; (p = strchr(p, '\n')); p++) rows++;
+  guint rows = run_links_rows(sim);
   *raised = cs_sim_late_note(sim) != NULL;
-  rm_rf(dir);
-  return rows - 1;
+  return rows;
 }
 
 START_TEST(sample_interval_estimate_kept) {

@@ -82,7 +82,8 @@ static CsTime plan_sampling(const CsScenario *s, const CsTopology *t, const CsRo
   if (!raised) raised = CS_TIME_MAX / 10;
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
   *note = g_strdup_printf("%s: warning: output.sample_interval %s would take about %.3g samples and %.3g rows of "
-                              "%s (about %s of simulated time over %u link directions): raised to %s; "
+                              "%s (about %s of simulated time over %u link directions), past nine tenths of the limits (2M rows, "
+                              "10M samples; the rest is for a run that outlasts the estimate): raised to %s; "
                               "--force keeps %s",
                               s->file, cs_format_time(s->output.sample_interval, b1), samples, rows,
                               cs_sim_sampled_what(s), cs_format_human_seconds(end, b3), dirs, cs_format_time(raised, b2),

@@ -124,7 +124,7 @@ static void on_sample(CsEngine *e, void *ctx, uint64_t arg) {
    * links are busy between events: no skipping then.) */
   CsTime iv = sim->sample_interval, now = cs_engine_now(e);
   if (iv > CS_TIME_MAX - now) return; /* the end of simulated time */
-  CsTime at = now - now % iv + iv; /* now itself but after a raise */
+  CsTime at = now - now % iv + iv; /* the next multiple of iv: now + iv, but after a raise */
   if (!cs_fabric_busy(sim->fabric)) {
     CsTime next = cs_engine_next_time(e);
     if (next == CS_TIME_MAX) return;

@@ -5,9 +5,12 @@
 #include <check.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "commsim/csv.h"
 #include "commsim/sim.h"
 #include "commsim/sweep.h"
 
@@ -65,6 +68,35 @@ static GPtrArray *read_rows(const char *dir, const char *name, guint *ncols) {
   }
   return rows;
 }
+
+/* Numbers in files use a point whatever the user's locale: the process
+ * takes the user's locale but keeps its numeric category at C (with
+ * LC_ALL=de_DE.UTF-8 every real in summary.csv was written "1,43..." and
+ * timeline.json was not JSON).  C.UTF-8 is on every Debian machine: with
+ * it in LC_ALL the numeric category must still read "C".  Where a
+ * comma-decimal locale is installed, a half is formatted with it too. */
+START_TEST(test_numbers_whatever_the_locale) {
+  g_setenv("LC_ALL", "C.UTF-8", TRUE);
+  cs_locale_init();
+  ck_assert_str_eq(setlocale(LC_NUMERIC, NULL), "C");
+  const char *commas[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "it_IT.UTF-8", "es_ES.UTF-8"};
+  int tried = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(commas); i++) {
+    g_setenv("LC_ALL", commas[i], TRUE);
+    cs_locale_init();
+    const char *ctype = setlocale(LC_CTYPE, NULL);
+    if (!ctype || strcmp(ctype, commas[i]) != 0) continue; /* not installed here */
+    tried++;
+    char b[32];
+    snprintf(b, sizeof b, "%.1f", 0.5);
+    ck_assert_str_eq(b, "0.5");
+    ck_assert_str_eq(setlocale(LC_NUMERIC, NULL), "C");
+  }
+  if (!tried) fprintf(stderr, "test_numbers_whatever_the_locale: no comma-decimal locale installed: the C.UTF-8 check only\n");
+  g_unsetenv("LC_ALL");
+  setlocale(LC_ALL, "C");
+}
+END_TEST
 
 /* A small JSON checker: true if `p` holds exactly one JSON value. */
 static const char *ws(const char *p) {
@@ -258,6 +290,7 @@ static Suite *traces_suite(void) {
   Suite *s = suite_create("traces");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_numbers_whatever_the_locale);
   tcase_add_test(tc, test_links_csv_totals);
   tcase_add_test(tc, test_packets_csv);
   tcase_add_test(tc, test_timeline_json);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "commsim/csv.h"
 
 static char *commands_description(void) {
   GString *s = g_string_new(NULL);
@@ -25,7 +26,7 @@ static char *commands_description(void) {
 }
 
 int main(int argc, char **argv) {
-  setlocale(LC_ALL, "");
+  cs_locale_init(); /* the user's, but numbers as in C: files write 0.5, never 0,5 */
   if (argc > 1 && argv[1][0] != '-') {
     for (const CsCommand *c = cs_commands; c->name; c++)
       if (strcmp(c->name, argv[1]) == 0) {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +17,11 @@ struct CsCsv {
   char *tmp, *final;
   bool first; /* no field yet on this row */
 };
+
+void cs_locale_init(void) {
+  setlocale(LC_ALL, "");
+  setlocale(LC_NUMERIC, "C");
+}
 
 const char *cs_csv_format_time(CsTime ps, char *buf) {
   uint64_t mag = ps < 0 ? (uint64_t)(-(ps + 1)) + 1 : (uint64_t)ps;

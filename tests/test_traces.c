@@ -71,8 +71,9 @@ static GPtrArray *read_rows(const char *dir, const char *name, guint *ncols) {
 
 /* Numbers in files use a point whatever the user's locale: the process
  * takes the user's locale but keeps its numeric category at C (with
- * LC_ALL=de_DE.UTF-8 every real in summary.csv was written "1,43..." and
- * timeline.json was not JSON).  C.UTF-8 is on every Debian machine: with
+ * LC_ALL=de_DE.UTF-8, links.csv's utilization was written 0,36, unquoted,
+ * splitting it into two columns, and summary.csv's reals "1,43...").
+ * C.UTF-8 is on every Debian machine: with
  * it in LC_ALL the numeric category must still read "C".  Where a
  * comma-decimal locale is installed, a half is formatted with it too. */
 START_TEST(test_numbers_whatever_the_locale) {

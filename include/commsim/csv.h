@@ -21,8 +21,8 @@ typedef struct CsCsv CsCsv;
 
 /* The locale for a program that writes commsim's files: the user's for
  * messages and characters, "C" for numbers, so that a half is written
- * 0.5 and not 0,5 (which splits a CSV column and breaks JSON and YAML)
- * whatever LANG or LC_ALL say.  commsim's main() calls it first; a
+ * 0.5 and not 0,5 (which splits a CSV column in two) whatever LANG or
+ * LC_ALL say.  commsim's main() calls it first; a
  * program that embeds the library and sets a locale must keep LC_NUMERIC
  * at "C" as well. */
 void cs_locale_init(void);

@@ -229,7 +229,6 @@ START_TEST(test_background_blocks) {
 }
 END_TEST
 
-/* hybrid.rounds and hybrid.tolerance are checked where they stand. */
 /* A queue that keeps filling slowly on a flow's ACK path: w2 -> w3 fills
  * sw0 -> w3 with its window, and the ACKs of w3 -> w0 that share that
  * direction push its arrivals past the line, so its queue grows by their
@@ -275,6 +274,7 @@ START_TEST(test_duration_cuts_a_jump) {
 }
 END_TEST
 
+/* hybrid.rounds and hybrid.tolerance are checked where they stand. */
 START_TEST(test_keys) {
   GError *e = NULL;
   CsScenario *s = cs_scenario_load_string("fidelity: hybrid\nhybrid: {rounds: 1}\ntopology: {type: star, workers: 2}\n"

@@ -437,7 +437,6 @@ static bool read_loss(const CsYamlNode *v, const char *kp, CsLossSpec *loss, GEr
   return true;
 }
 
-/* Link settings on top of `*spec` (already holding the inherited ones). */
 /* Where a map of link settings came from, for errors about the links
  * it sets (world.c): the map, or the last of its values (or of those of
  * its pfc, ecn and loss maps) that a --set gave, which is then most likely
@@ -455,6 +454,7 @@ static CsLoc settings_loc(CsScenario *s, const CsYamlNode *map) {
   return loc_of(s, from_set ? from_set : map);
 }
 
+/* Link settings on top of `*spec` (already holding the inherited ones). */
 static bool read_link_settings(const CsYamlNode *map, const char *path, const char *section, CsLinkSpec *spec,
                                GError **error) {
   if (!read_params(map, path, section, CS_PARAM_LINK, spec, error)) return false;

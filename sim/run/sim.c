@@ -56,9 +56,8 @@ static double estimate_run(const CsScenario *s, const CsTopology *t, const CsRou
  * (by estimate_run; the last tenth is for a run that outlasts it, which
  * the run's own check handles, traces.c) is raised, with a note, to the
  * smallest of 1, 2, 5 x 10^k ps that does not; cs_sim_set_force keeps
- * it.  validate shows the same plan. */
-/* (and the estimate itself: the run's length in seconds and its link
- * directions, for the run's own check, traces.c) */
+ * it.  validate shows the same plan.  *end_s and *n_dirs: the estimate
+ * itself (the run's length and its link directions), for that check. */
 static CsTime plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note, double *end_s,
                             uint32_t *n_dirs) {
   *note = NULL;

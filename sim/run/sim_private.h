@@ -64,8 +64,8 @@ struct CsSim {
   double budget_rows, budget_passes; /* CS_SIM_MAX_LINK_ROWS, CS_SIM_MAX_SAMPLES (tests lower them) */
   double est_end_s;            /* the plan's estimate of the run's length (s) ... */
   uint32_t est_dirs;           /* ... and of the link directions it uses */
-  uint64_t rows, passes;       /* link rows and sampling passes so far */
-  uint64_t stage_rows, stage_passes; /* their values at the last raise (0 before) */
+  uint64_t rows;               /* link rows so far (sampling passes: sample_pass) */
+  uint64_t stage_rows, stage_passes; /* rows and passes at the last raise (0 before) */
   uint32_t raises;             /* tenfold raises made while running */
   CsTime raised_at;            /* simulated time of the first */
   CsTime raised_from;          /* the interval before it */

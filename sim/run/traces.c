@@ -47,7 +47,6 @@ static void link_row(void *ctx, uint32_t link, int dir, const CsLinkSample *x) {
 
 void cs_sim_sample_links(CsSim *sim) {
   sim->sample_pass++;
-  sim->passes++;
   cs_fabric_sample_links(sim->fabric, sim->last_sample, link_row, sim);
   if (sim->queue_samples) /* directions idle over the whole interval: back to 0 */
     for (uint32_t di = 0; di < 2 * sim->t->n_links; di++)
@@ -74,24 +73,25 @@ static double first_stage(double estimate, double limit) {
  * the one before. */
 static void keep_in_budget(CsSim *sim) {
   if (sim->force) return;
-  bool rows, passes;
+  uint64_t passes = sim->sample_pass; /* (the check holds them far below 2^32) */
+  bool over;
   if (sim->raises) {
-    rows = (double)(sim->rows - sim->stage_rows) > 0.5 * (sim->budget_rows - (double)sim->stage_rows);
-    passes = (double)(sim->passes - sim->stage_passes) > 0.5 * (sim->budget_passes - (double)sim->stage_passes);
+    over = (double)(sim->rows - sim->stage_rows) > 0.5 * (sim->budget_rows - (double)sim->stage_rows) ||
+           (double)(passes - sim->stage_passes) > 0.5 * (sim->budget_passes - (double)sim->stage_passes);
   } else {
     double est_passes = sim->est_end_s / ((double)sim->sample_interval * 1e-12);
-    rows = (double)sim->rows > first_stage(est_passes * sim->est_dirs, sim->budget_rows);
-    passes = (double)sim->passes > first_stage(est_passes, sim->budget_passes);
+    over = (double)sim->rows > first_stage(est_passes * sim->est_dirs, sim->budget_rows) ||
+           (double)passes > first_stage(est_passes, sim->budget_passes);
   }
-  if (!rows && !passes) return;
+  if (!over) return;
   if (sim->sample_interval > CS_TIME_MAX / 100) return; /* ten times more would outlast simulated time */
   if (!sim->raises) {
     sim->raised_at = cs_engine_now(sim->e), sim->raised_from = sim->sample_interval;
-    sim->raised_rows = sim->rows, sim->raised_passes = sim->passes;
+    sim->raised_rows = sim->rows, sim->raised_passes = passes;
   }
   sim->raises++;
   sim->sample_interval *= 10;
-  sim->stage_rows = sim->rows, sim->stage_passes = sim->passes;
+  sim->stage_rows = sim->rows, sim->stage_passes = passes;
   char b1[CS_FORMAT_LEN], b2[CS_FORMAT_LEN], b3[CS_FORMAT_LEN];
   GString *n = g_string_new(NULL);
   double est = sim->est_end_s / ((double)sim->raised_from * 1e-12);

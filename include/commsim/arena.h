@@ -1,7 +1,7 @@
 /* arena.h - one block for a computation's large scratch buffers.
  *
- * A first touch of a page costs 6-17 us on the virtual machines commsim
- * is measured on (0.1-0.3 us on bare metal): the nmse estimate's 1-2 MB
+ * A first touch of a page costs 12-17 us on the virtual machines commsim
+ * is measured on (bench/RESULTS.md): the nmse estimate's 1-2 MB
  * of buffers took more page faults than the whole packet simulation of
  * the hybrid ns-3 ring.  A one-off block (a computation the process does
  * once) of CS_ARENA_HUGE bytes or more is mapped on 2 MB boundaries and

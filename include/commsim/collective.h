@@ -10,8 +10,9 @@
  * and each later step when the previous one is done, so workers that
  * reach a bucket at different times are handled as they are.  Messages
  * between the same two nodes are delivered in order, one after another
- * (one connection per pair, as NCCL and MPI keep), which is what makes
- * `chunks` pipeline the tree.
+ * (one connection per pair, as NCCL and MPI keep).  A participant's steps
+ * may run in more than one lane at once (a pipelined tree's reduce and
+ * broadcast).
  *
  * Sizes come from the codec's wire formula; compute times from its cost
  * per element.  Nothing here runs a kernel.
@@ -79,7 +80,7 @@ typedef struct {
   uint64_t elements;       /* of the gradient this operation reduces */
   CsCodecParams codec;
   CsCodecCost cost;
-  uint32_t chunks; /* tree: pieces pipelined */
+  uint32_t chunks; /* tree: pieces, pipelined (each rank reduces one while it broadcasts an earlier one) */
   bool pull;       /* ps: send the sum back */
   uint32_t group;  /* workers per machine (topology.gpus_per_host); 0 or 1: one each */
   /* Filled by the collective's prepare() in its plan's copy (zero
@@ -104,6 +105,9 @@ typedef struct {
   CsTime compute;      /* after the message arrived */
   bool wait_delivered; /* the step ends when its own message has arrived (tree rounds) */
   bool rendezvous;     /* its message may leave only once this step is reached (tree) */
+  uint8_t lane;        /* the sequence it runs in (cs_coll_set_lane; 0 by default) */
+  uint32_t after;      /* 1 + a step of the same participant, in another lane, that must be done before
+                        * this one starts (0: none) */
 } CsCollStep;
 
 typedef struct CsCollectiveDef CsCollectiveDef;
@@ -111,6 +115,8 @@ typedef struct CsCollectiveDef CsCollectiveDef;
 typedef struct {
   uint32_t n_parts;
   GArray **steps; /* per participant: CsCollStep; NULL when the collective computes its steps (step()) */
+  uint32_t lanes; /* 1 + the highest lane of any step (1: every participant's steps in one sequence) */
+  uint8_t build_lane; /* while building: the lane the next steps added go to */
   const CsCollectiveDef *def;
   CsCollSpec spec;
 } CsCollPlan;
@@ -132,6 +138,22 @@ void cs_coll_add_step(CsCollPlan *plan, uint32_t p, int32_t send_to, uint64_t by
 void cs_coll_add_round_recv(CsCollPlan *plan, uint32_t p, int32_t recv_from, CsTime compute);
 void cs_coll_add_round_send(CsCollPlan *plan, uint32_t p, int32_t send_to, uint64_t bytes);
 static inline uint64_t cs_coll_piece(uint64_t n, uint32_t parts, uint32_t i) { return n / parts + (i < n % parts); }
+/* Lanes: a participant's steps run one after another, unless its builder
+ * puts some in another lane: each lane then runs its own steps in order,
+ * alongside the others (a pipelined tree reduces one piece while it
+ * broadcasts an earlier one).  The steps added from now on go to `lane`
+ * (at most CS_COLL_LANES - 1); a participant is done when all its lanes
+ * are.  cs_coll_add_after: participant p's last step added starts only
+ * once its step `step` (in another lane) is done. */
+#define CS_COLL_LANES 2
+void cs_coll_set_lane(CsCollPlan *plan, uint8_t lane);
+void cs_coll_add_after(CsCollPlan *plan, uint32_t p, uint32_t step);
+/* Participant p's steps so far (while building: the index of the next). */
+static inline uint32_t cs_coll_plan_count(const CsCollPlan *plan, uint32_t p) { return plan->steps[p]->len; }
+/* The plan indices of participant p's steps in `lane`, in order, into a
+ * new array (its length into *n); NULL when the plan has one lane (the
+ * indices are then 0 .. cs_coll_plan_len - 1). */
+uint32_t *cs_coll_plan_lane_steps(const CsCollPlan *plan, uint32_t p, uint32_t lane, uint32_t *n);
 CsTime cs_coll_cost(double ps_per_element, uint64_t n);
 
 /* ---- the collectives: one row each ----

@@ -211,20 +211,41 @@ static void rpair_free(gpointer p) {
 }
 
 /* Replay the plan from time 0 (every worker has contributed); each
- * worker's result time into end[]. */
+ * worker's result time into end[].  A participant's lanes run side by
+ * side (a step that waits for a step of another lane starts once that one
+ * is done); its result is ready when its last lane is done. */
 static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
-  uint32_t N = plan->n_parts;
+  uint32_t N = plan->n_parts, L = plan->lanes;
   GHashTable *pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, rpair_free);
-  uint32_t *cur = g_new0(uint32_t, N);
-  bool *sent = g_new0(bool, N);
-  double *t = g_new0(double, N);
+  uint32_t *cur = g_new0(uint32_t, (size_t)N * L), *len = g_new0(uint32_t, (size_t)N * L);
+  uint32_t **at = g_new0(uint32_t *, (size_t)N * L);
+  double **done_t = L > 1 ? g_new0(double *, N) : NULL; /* per participant and plan step: when it was done */
+  uint32_t **place = L > 1 ? g_new0(uint32_t *, N) : NULL;
+  for (uint32_t lp = 0; lp < N * L; lp++) {
+    uint32_t p = lp % N;
+    at[lp] = cs_coll_plan_lane_steps(plan, p, lp / N, &len[lp]);
+    if (L > 1 && lp < N) {
+      done_t[p] = g_new0(double, cs_coll_plan_len(plan, p) + 1);
+      place[p] = g_new0(uint32_t, cs_coll_plan_len(plan, p) + 1);
+    }
+  }
+  for (uint32_t lp = 0; L > 1 && lp < N * L; lp++)
+    for (uint32_t i = 0; i < len[lp]; i++) place[lp % N][at[lp][i]] = i;
+  bool *sent = g_new0(bool, (size_t)N * L);
+  double *t = g_new0(double, (size_t)N * L);
   bool changed = true;
   while (changed) {
     changed = false;
-    for (uint32_t p = 0; p < N; p++) {
-      uint32_t len = cs_coll_plan_len(plan, p);
-      while (cur[p] < len) {
-        const CsCollStep stv = cs_coll_plan_step(plan, p, cur[p]), *st = &stv;
+    for (uint32_t lp = 0; lp < N * L; lp++) {
+      uint32_t p = lp % N;
+      while (cur[lp] < len[lp]) {
+        uint32_t k = at[lp] ? at[lp][cur[lp]] : cur[lp];
+        const CsCollStep stv = cs_coll_plan_step(plan, p, k), *st = &stv;
+        if (st->after && !sent[lp]) {
+          uint32_t dep = st->after - 1, dl = cs_coll_plan_step(plan, p, dep).lane;
+          if (cur[dl * N + p] <= place[p][dep]) break; /* not done yet */
+          t[lp] = fmax(t[lp], done_t[p][dep]);
+        }
         RPair *out = NULL;
         if (st->send_to >= 0) {
           gint64 key = ((gint64)p << 32) | (uint32_t)st->send_to;
@@ -234,13 +255,13 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
             out->msgs = g_array_new(FALSE, TRUE, sizeof(RMsg));
             g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), out);
           }
-          if (!sent[p]) {
+          if (!sent[lp]) {
             out->scan = cs_coll_plan_next_recv(plan, (uint32_t)st->send_to, p, out->scan);
-            RMsg m = {t[p], 0, 0, false, out->scan++};
+            RMsg m = {t[lp], 0, 0, false, out->scan++};
             g_array_append_val(out->msgs, m);
-            sent[p] = true;
           }
         }
+        sent[lp] = true;
         if (st->recv_from >= 0) {
           gint64 key = ((gint64)(uint32_t)st->recv_from << 32) | p;
           RPair *in = g_hash_table_lookup(pairs, &key);
@@ -248,30 +269,40 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
           RMsg *m = &g_array_index(in->msgs, RMsg, in->consumed);
           if (!m->resolved) {
             double prev = in->consumed ? g_array_index(in->msgs, RMsg, in->consumed - 1).end : 0;
-            m->start = fmax(fmax(m->post, prev), st->rendezvous ? t[p] : 0);
+            m->start = fmax(fmax(m->post, prev), st->rendezvous ? t[lp] : 0);
             double *sec = g_hash_table_lookup(o->pair_s, &key);
             m->end = m->start + (sec ? *sec : 0);
             m->resolved = true;
           }
           in->consumed++;
-          t[p] = fmax(t[p], m->end);
+          t[lp] = fmax(t[lp], m->end);
         }
         if (st->wait_delivered) {
           const RMsg *m = &g_array_index(out->msgs, RMsg, out->msgs->len - 1);
           if (!m->resolved) break; /* its receiver has not reached it */
-          t[p] = fmax(t[p], m->end);
+          t[lp] = fmax(t[lp], m->end);
         }
-        t[p] += (double)st->compute * 1e-12;
-        cur[p]++;
-        sent[p] = false;
+        t[lp] += (double)st->compute * 1e-12;
+        if (done_t) done_t[p][k] = t[lp];
+        cur[lp]++;
+        sent[lp] = false;
         changed = true;
       }
     }
   }
   for (uint32_t r = 0; r < o->spec.n_workers; r++) {
-    g_assert(cur[r] == cs_coll_plan_len(plan, r)); /* a collective's steps always complete */
-    end[r] = t[r];
+    end[r] = 0;
+    for (uint32_t l = 0; l < L; l++) {
+      g_assert(cur[l * N + r] == len[l * N + r]); /* a collective's steps always complete */
+      end[r] = fmax(end[r], t[l * N + r]);
+    }
   }
+  for (uint32_t lp = 0; lp < N * L; lp++) g_free(at[lp]);
+  for (uint32_t p = 0; L > 1 && p < N; p++) g_free(done_t[p]), g_free(place[p]);
+  g_free(done_t);
+  g_free(place);
+  g_free(at);
+  g_free(len);
   g_free(cur);
   g_free(sent);
   g_free(t);

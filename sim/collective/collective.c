@@ -110,10 +110,15 @@ uint64_t cs_coll_payload_bytes(const CsCodecParams *codec, uint64_t n) {
 
 typedef CsCollStep Step;
 
+/* A participant's lane (one per participant unless its plan has more:
+ * CsCollPlan.lanes); its steps are numbered by their place in the lane. */
 typedef struct {
   uint32_t n_steps;
   Step st;      /* steps[cur], while cur < n_steps */
   uint32_t cur;
+  uint32_t who;       /* its participant */
+  uint8_t lane;
+  const uint32_t *at; /* place in the lane -> index in the participant's plan (NULL: the same) */
   bool contributed, sent_cur, computing, computed_cur, done;
   /* the messages that came for its steps: steps cur..cur+63 in a word
    * (bit j: step cur + j), later ones in an array made when first needed
@@ -122,7 +127,7 @@ typedef struct {
   uint8_t *arrived_far;
   uint32_t n_far;      /* flags set in arrived_far for steps not yet in the word */
   bool delivered_cur;  /* the message of its current step got there (a step that waits for it stays current) */
-  struct Msg **held;  /* per step: a rendezvous message waiting for the step (NULL without rendezvous steps) */
+  struct Msg **held;  /* per step of the lane: a rendezvous message waiting for it (NULL without rendezvous steps) */
   CsTime first_send, last_recv;
   struct Pair *last_pair; /* the pair it last sent on */
   uint32_t last_dst;
@@ -131,9 +136,10 @@ typedef struct {
 typedef struct Msg Msg;
 struct Msg {
   CsCollOp *op;
-  uint32_t src, dst;
-  uint32_t step;      /* the receiver's step that waits for it */
-  uint32_t send_step; /* the sender's, for messages.csv */
+  uint32_t src, dst;  /* lanes (CsCollOp.parts) */
+  uint32_t step;      /* the receiver's step that waits for it, by its place in the lane */
+  uint32_t send_step; /* the sender's, by its index in the plan, for messages.csv */
+  uint32_t send_at;   /* ... and by its place in the lane */
   uint64_t bytes;
   bool wait_delivered; /* the sender's step ends with its delivery */
   struct Pair *pair;
@@ -151,8 +157,11 @@ struct CsCollOp {
   CsCollSpec spec;
   CsCollPlan *plan;
   uint32_t *nodes; /* per participant */
-  Part *parts;
-  uint32_t n_parts;
+  Part *parts;     /* per lane: lane l of participant p at l x n_parts + p */
+  uint32_t n_parts; /* participants */
+  uint32_t lanes;
+  uint32_t **place; /* with lanes: per participant, its steps' places in their lanes (by plan index) */
+  uint8_t *lanes_left; /* per participant: lanes not done */
   GHashTable *pairs; /* (src << 32 | dst) -> Pair */
   Msg *free_msgs;    /* delivered ones, to reuse (the others are freed with the op's slabs) */
   GPtrArray *slabs;  /* where messages live: MSG_SLAB each */
@@ -165,22 +174,49 @@ struct CsCollOp {
 };
 
 void cs_coll_add_step(CsCollPlan *plan, uint32_t p, int32_t send_to, uint64_t bytes, int32_t recv_from, CsTime compute) {
-  Step s = {send_to, recv_from, bytes, compute, false, false};
+  Step s = {send_to, recv_from, bytes, compute, false, false, plan->build_lane, 0};
   g_array_append_val(plan->steps[p], s);
+}
+
+void cs_coll_set_lane(CsCollPlan *plan, uint8_t lane) {
+  g_assert(lane < CS_COLL_LANES);
+  plan->build_lane = lane;
+  if (plan->lanes < lane + 1u) plan->lanes = lane + 1u;
+}
+
+void cs_coll_add_after(CsCollPlan *plan, uint32_t p, uint32_t step) {
+  GArray *a = plan->steps[p];
+  g_assert(a->len > 0 && step < a->len - 1);
+  Step *last = &g_array_index(a, Step, a->len - 1);
+  g_assert(g_array_index(a, Step, step).lane != last->lane); /* a lane runs its own steps in order anyway */
+  last->after = step + 1;
+}
+
+uint32_t *cs_coll_plan_lane_steps(const CsCollPlan *plan, uint32_t p, uint32_t lane, uint32_t *n) {
+  if (plan->lanes <= 1) {
+    *n = cs_coll_plan_len(plan, p);
+    return NULL;
+  }
+  GArray *a = plan->steps[p];
+  uint32_t *at = g_new(uint32_t, a->len + 1), k = 0;
+  for (uint32_t i = 0; i < a->len; i++)
+    if (g_array_index(a, Step, i).lane == lane) at[k++] = i;
+  *n = k;
+  return at;
 }
 
 /* A receive posted only when reached, as MPI's rendezvous for large
  * messages: the binomial tree's rounds stay rounds even when a leaf is
  * ready early. */
 void cs_coll_add_round_recv(CsCollPlan *plan, uint32_t p, int32_t recv_from, CsTime compute) {
-  Step s = {-1, recv_from, 0, compute, false, true};
+  Step s = {-1, recv_from, 0, compute, false, true, plan->build_lane, 0};
   g_array_append_val(plan->steps[p], s);
 }
 
 /* A send that ends its step only once delivered: the binomial tree sends
  * to one child per round, not to all at once. */
 void cs_coll_add_round_send(CsCollPlan *plan, uint32_t p, int32_t send_to, uint64_t bytes) {
-  Step s = {send_to, -1, bytes, 0, true, false};
+  Step s = {send_to, -1, bytes, 0, true, false, plan->build_lane, 0};
   g_array_append_val(plan->steps[p], s);
 }
 
@@ -196,6 +232,7 @@ CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec) {
   plan->n_parts = cs_coll_participants(spec);
   plan->def = cs_collective_def(spec->kind);
   plan->spec = *spec;
+  plan->lanes = 1;
   memset(&plan->spec.pieces, 0, sizeof plan->spec.pieces); /* this plan's own, if its collective fills them */
   if (plan->def->step) { /* computed when asked */
     if (plan->def->prepare) plan->def->prepare(&plan->spec);
@@ -204,6 +241,7 @@ CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec) {
   plan->steps = g_new(GArray *, plan->n_parts);
   for (uint32_t p = 0; p < plan->n_parts; p++) plan->steps[p] = g_array_new(FALSE, FALSE, sizeof(Step));
   plan->def->build(plan, spec);
+  plan->build_lane = 0;
   return plan;
 }
 
@@ -235,12 +273,12 @@ uint32_t cs_coll_plan_next_recv(const CsCollPlan *plan, uint32_t dst, uint32_t s
 
 /* ---- the step machine ---- */
 
-static void advance(CsCollOp *op, uint32_t p);
+static void advance(CsCollOp *op, uint32_t lp);
 
 static void post_now(CsCollOp *op, Msg *m);
 
-/* The message for step s of participant d has come (s >= its current step:
- * a step waits for its message). */
+/* The message for step s (its place in the lane) of lane d has come (s >=
+ * its current step: a step waits for its message). */
 static void set_arrived(Part *d, uint32_t s) {
   g_assert(s >= d->cur && s < d->n_steps);
   if (s - d->cur < 64) {
@@ -258,7 +296,7 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
   if (failed) return; /* the run reports the undeliverable message */
   (void)msg;
   if (m->wait_delivered) { /* its sender waits at that step for this */
-    g_assert(op->parts[m->src].cur == m->send_step);
+    g_assert(op->parts[m->src].cur == m->send_at);
     op->parts[m->src].delivered_cur = true;
   }
   Part *d = &op->parts[m->dst];
@@ -300,7 +338,8 @@ static void post_now(CsCollOp *op, Msg *m) {
   m->pair->busy = true;
   Part *src = &op->parts[m->src];
   if (src->first_send < 0) src->first_send = cs_engine_now(env->engine);
-  uint32_t a = (uint32_t)env->t->nodes[op->nodes[m->src]].host, b = (uint32_t)env->t->nodes[op->nodes[m->dst]].host;
+  uint32_t a = (uint32_t)env->t->nodes[op->nodes[src->who]].host;
+  uint32_t b = (uint32_t)env->t->nodes[op->nodes[op->parts[m->dst].who]].host;
   uint32_t id = cs_fabric_send(env->fabric, a, b, m->bytes, on_delivered, m);
   cs_fabric_tag(env->fabric, id, op->iteration, m->send_step);
 }
@@ -309,6 +348,9 @@ static void post_now(CsCollOp *op, Msg *m) {
 static inline Step plan_step(const CsCollPlan *plan, uint32_t p, uint32_t k) {
   return plan->steps ? g_array_index(plan->steps[p], Step, k) : plan->def->step(&plan->spec, p, k);
 }
+
+/* A lane's step by its place: its index in the participant's plan. */
+static inline uint32_t plan_index(const Part *pt, uint32_t at) { return pt->at ? pt->at[at] : at; }
 
 /* cs_coll_plan_next_recv for a computed plan, inline: the participant
  * knows its number of steps, and a ring's receive is found at the first
@@ -322,9 +364,11 @@ static inline uint32_t next_recv(const CsCollOp *op, uint32_t dst, uint32_t src,
   return from;
 }
 
-static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint32_t step, bool wait_delivered) {
+/* Lane lp sends `bytes` to participant dst, at its step `step` (plan index). */
+static void post(CsCollOp *op, uint32_t lp, uint32_t dst, uint64_t bytes, uint32_t step, bool wait_delivered) {
+  Part *sp = &op->parts[lp];
+  uint32_t src = sp->who;
   guint64 key = ((guint64)src << 32) | dst;
-  Part *sp = &op->parts[src];
   Pair *pair = sp->last_dst == dst ? sp->last_pair : g_hash_table_lookup(op->pairs, &key);
   if (!pair) { /* the pair's first message */
     pair = g_new0(Pair, 1);
@@ -335,12 +379,17 @@ static void post(CsCollOp *op, uint32_t src, uint32_t dst, uint64_t bytes, uint3
   sp->last_pair = pair;
   sp->last_dst = dst;
   pair->scan = next_recv(op, dst, src, pair->scan);
+  uint32_t k = pair->scan++, dl = dst, at = k; /* the receiver's step: its lane and place there */
+  if (op->place) {
+    dl = plan_step(op->plan, dst, k).lane * op->n_parts + dst;
+    at = op->place[dst][k];
+  }
   Msg *m = msg_new(op);
-  *m = (Msg){op, src, dst, pair->scan++, step, bytes, wait_delivered, pair, NULL};
-  Part *d = &op->parts[dst];
-  if (d->held && d->cur < m->step && cs_coll_plan_step(op->plan, dst, m->step).rendezvous) {
+  *m = (Msg){op, lp, dl, at, step, sp->cur, bytes, wait_delivered, pair, NULL};
+  Part *d = &op->parts[dl];
+  if (d->held && d->cur < at && cs_coll_plan_step(op->plan, dst, k).rendezvous) {
     pair->busy = true; /* it counts as the pair's message in flight */
-    d->held[m->step] = m;
+    d->held[at] = m;
     return;
   }
   if (pair->busy) { /* one message at a time per pair, in order */
@@ -361,8 +410,6 @@ static void on_step_computed(void *ctx, uint64_t arg) {
 }
 
 static void participant_done(CsCollOp *op, uint32_t p) {
-  Part *pt = &op->parts[p];
-  pt->done = true;
   uint32_t P = op->spec.n_workers;
   if (p < P) {
     op->workers_left--;
@@ -373,32 +420,41 @@ static void participant_done(CsCollOp *op, uint32_t p) {
   }
 }
 
-static void advance(CsCollOp *op, uint32_t p) {
-  Part *pt = &op->parts[p];
+/* Participant p's step k (plan index) is done. */
+static bool step_done(const CsCollOp *op, uint32_t p, uint32_t k) {
+  const Part *o = &op->parts[plan_step(op->plan, p, k).lane * op->n_parts + p];
+  return o->cur > op->place[p][k];
+}
+
+static void advance(CsCollOp *op, uint32_t lp) {
+  Part *pt = &op->parts[lp];
+  uint32_t p = pt->who;
   while (!pt->done) {
     if (pt->cur == pt->n_steps) {
-      participant_done(op, p);
+      pt->done = true;
+      if (--op->lanes_left[p] == 0) participant_done(op, p);
       return;
     }
     const Step stv = pt->st, *st = &stv;
     if (!pt->sent_cur) {
       if (!pt->contributed) return;
-      if (st->send_to >= 0) post(op, p, (uint32_t)st->send_to, st->send_bytes, pt->cur, st->wait_delivered);
+      if (st->after && !step_done(op, p, st->after - 1)) return; /* the lane that step is in wakes this one */
+      if (st->send_to >= 0) post(op, lp, (uint32_t)st->send_to, st->send_bytes, plan_index(pt, pt->cur), st->wait_delivered);
       pt->sent_cur = true;
-      pt = &op->parts[p];
+      pt = &op->parts[lp];
     }
     if (st->rendezvous && pt->held[pt->cur]) { /* the receive is posted: let the sender's message go */
       Msg *m = pt->held[pt->cur];
       pt->held[pt->cur] = NULL;
       post_now(op, m);
-      pt = &op->parts[p];
+      pt = &op->parts[lp];
     }
     if (st->recv_from >= 0 && !(pt->arrived_win & 1)) return;
     if (st->wait_delivered && !pt->delivered_cur) return;
     if (st->compute > 0 && !pt->computed_cur) {
       if (!pt->computing) {
         pt->computing = true;
-        cs_coll_compute(op->env, op->nodes[p], st->compute, on_step_computed, op, p);
+        cs_coll_compute(op->env, op->nodes[p], st->compute, on_step_computed, op, lp);
       }
       return;
     }
@@ -409,7 +465,12 @@ static void advance(CsCollOp *op, uint32_t p) {
       pt->arrived_win |= (uint64_t)1 << 63;
       pt->n_far--;
     }
-    if (pt->cur < pt->n_steps) pt->st = plan_step(op->plan, p, pt->cur);
+    if (pt->cur < pt->n_steps) pt->st = plan_step(op->plan, p, plan_index(pt, pt->cur));
+    if (G_UNLIKELY(op->lanes > 1)) /* a step done may be what another lane of p waits for */
+      for (uint32_t l = 0; l < op->lanes; l++) {
+        Part *o = &op->parts[l * op->n_parts + p];
+        if (o != pt && !o->done && !o->sent_cur && o->cur < o->n_steps && o->st.after) advance(op, l * op->n_parts + p);
+      }
   }
 }
 
@@ -426,46 +487,74 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
   op->nodes = g_new(uint32_t, op->n_parts);
   memcpy(op->nodes, spec->workers, sizeof(uint32_t) * P);
   if (S) memcpy(op->nodes + P, spec->servers, sizeof(uint32_t) * S);
-  op->parts = g_new0(Part, op->n_parts);
   op->plan = cs_coll_plan_new(spec);
-  for (uint32_t p = 0; p < op->n_parts; p++) {
-    op->parts[p].n_steps = cs_coll_plan_len(op->plan, p);
-    if (op->parts[p].n_steps) op->parts[p].st = cs_coll_plan_step(op->plan, p, 0);
-    op->parts[p].contributed = p >= P; /* servers hold nothing of their own */
-    op->parts[p].first_send = -1;
-    op->parts[p].last_recv = -1;
-    op->parts[p].last_dst = UINT32_MAX;
+  op->lanes = op->plan->lanes;
+  uint32_t N = op->n_parts, L = op->lanes;
+  op->parts = g_new0(Part, (size_t)N * L);
+  op->lanes_left = g_new(uint8_t, N);
+  memset(op->lanes_left, (int)L, N);
+  if (L > 1) op->place = g_new0(uint32_t *, N);
+  for (uint32_t p = 0; p < N; p++) {
+    if (L > 1) op->place[p] = g_new(uint32_t, cs_coll_plan_len(op->plan, p) + 1);
+    for (uint32_t l = 0; l < L; l++) {
+      Part *pt = &op->parts[l * N + p];
+      pt->who = p;
+      pt->lane = (uint8_t)l;
+      pt->at = cs_coll_plan_lane_steps(op->plan, p, l, &pt->n_steps);
+      for (uint32_t i = 0; L > 1 && i < pt->n_steps; i++) op->place[p][pt->at[i]] = i;
+      if (pt->n_steps) pt->st = cs_coll_plan_step(op->plan, p, plan_index(pt, 0));
+      pt->contributed = p >= P; /* servers hold nothing of their own */
+      pt->first_send = -1;
+      pt->last_recv = -1;
+      pt->last_dst = UINT32_MAX;
+      bool rendezvous = false; /* only a lane with rendezvous steps holds messages back (no computed plan has them) */
+      for (uint32_t k = 0; op->plan->steps && k < pt->n_steps && !rendezvous; k++)
+        rendezvous = cs_coll_plan_step(op->plan, p, plan_index(pt, k)).rendezvous;
+      pt->held = rendezvous ? g_new0(Msg *, pt->n_steps + 1) : NULL;
+    }
   }
   op->slabs = g_ptr_array_new_with_free_func(g_free);
   op->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   op->workers_left = P;
   op->servers_left = S;
-  for (uint32_t p = 0; p < op->n_parts; p++) {
-    uint32_t n = op->parts[p].n_steps;
-    bool rendezvous = false; /* only a participant with rendezvous steps holds messages back (no computed plan has them) */
-    for (uint32_t k = 0; op->plan->steps && k < n && !rendezvous; k++) rendezvous = cs_coll_plan_step(op->plan, p, k).rendezvous;
-    op->parts[p].held = rendezvous ? g_new0(Msg *, n + 1) : NULL;
-  }
-  for (uint32_t p = P; p < op->n_parts; p++) advance(op, p);
+  for (uint32_t p = P; p < N; p++)
+    for (uint32_t l = 0; l < L; l++) advance(op, l * N + p);
   return op;
 }
 
 void cs_coll_contribute(CsCollOp *op, uint32_t rank) {
-  op->parts[rank].contributed = true;
-  advance(op, rank);
+  for (uint32_t l = 0; l < op->lanes; l++) op->parts[l * op->n_parts + rank].contributed = true;
+  for (uint32_t l = 0; l < op->lanes; l++) advance(op, l * op->n_parts + rank);
 }
 
-CsTime cs_coll_first_send(const CsCollOp *op, uint32_t rank) { return op->parts[rank].first_send; }
-CsTime cs_coll_last_receive(const CsCollOp *op, uint32_t rank) { return op->parts[rank].last_recv; }
+CsTime cs_coll_first_send(const CsCollOp *op, uint32_t rank) {
+  CsTime t = -1;
+  for (uint32_t l = 0; l < op->lanes; l++) {
+    CsTime x = op->parts[l * op->n_parts + rank].first_send;
+    if (x >= 0 && (t < 0 || x < t)) t = x;
+  }
+  return t;
+}
+
+CsTime cs_coll_last_receive(const CsCollOp *op, uint32_t rank) {
+  CsTime t = -1;
+  for (uint32_t l = 0; l < op->lanes; l++) t = MAX(t, op->parts[l * op->n_parts + rank].last_recv);
+  return t;
+}
+
 bool cs_coll_finished(const CsCollOp *op) { return op->workers_left == 0 && op->servers_left == 0; }
 
 void cs_coll_free(CsCollOp *op) {
   if (!op) return;
   cs_coll_plan_free(op->plan);
-  for (uint32_t p = 0; p < op->n_parts; p++) {
-    g_free(op->parts[p].arrived_far);
-    g_free(op->parts[p].held);
+  for (uint32_t i = 0; i < op->n_parts * op->lanes; i++) {
+    g_free(op->parts[i].arrived_far);
+    g_free(op->parts[i].held);
+    g_free((uint32_t *)op->parts[i].at);
   }
+  for (uint32_t p = 0; op->place && p < op->n_parts; p++) g_free(op->place[p]);
+  g_free(op->place);
+  g_free(op->lanes_left);
   g_free(op->parts);
   g_free(op->nodes);
   g_hash_table_destroy(op->pairs);

@@ -36,10 +36,10 @@ static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
     uint32_t in = out == 0 ? P - 1 : out - 1;
     if (s->pieces.known)
       return (CsCollStep){(int32_t)next, (int32_t)prev, s->pieces.bytes[out < s->pieces.rem],
-                          s->pieces.cost[in < s->pieces.rem], false, false};
+                          s->pieces.cost[in < s->pieces.rem], false, false, 0, 0};
     return (CsCollStep){(int32_t)next, (int32_t)prev, cs_coll_payload_bytes(&s->codec, cs_coll_piece(s->elements, P, out)),
                         cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, cs_coll_piece(s->elements, P, in)), false,
-                        false};
+                        false, 0, 0};
   }
   if (k + 1 < 2 * P - 1) { /* all-gather: forward as received, piece r + 1 - j (mod P) */
     uint32_t out = r + 1 + P - (k - (P - 1)); /* in [r + 3, r + 1 + P], at most 2P */
@@ -47,9 +47,9 @@ static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
     if (out >= P) out -= P;
     uint64_t bytes = s->pieces.known ? s->pieces.bytes[out < s->pieces.rem]
                                      : cs_coll_payload_bytes(&s->codec, cs_coll_piece(s->elements, P, out));
-    return (CsCollStep){(int32_t)next, (int32_t)prev, bytes, 0, false, false};
+    return (CsCollStep){(int32_t)next, (int32_t)prev, bytes, 0, false, false, 0, 0};
   }
-  return (CsCollStep){-1, -1, 0, cs_coll_cost(c->decode_ps, s->elements), false, false}; /* decode once */
+  return (CsCollStep){-1, -1, 0, cs_coll_cost(c->decode_ps, s->elements), false, false, 0, 0}; /* decode once */
 }
 
 /* Whom rank r's step k waits for: the previous rank, but at the last step. */

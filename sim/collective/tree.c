@@ -1,7 +1,10 @@
 /* tree.c - binomial tree: reduce to rank 0, then broadcast back, the
- * message in `chunks` pieces.  The rounds are rendezvous and the root
- * broadcasts a piece before it takes the next, so the pieces do not
- * overlap: chunks add rounds (a pipelined tree is not built yet). */
+ * message in `chunks` pieces, pipelined.  Each rank runs two lanes at
+ * once: the reduce (a piece from each child in turn, rendezvous rounds,
+ * then on to its parent) and the broadcast (a piece from its parent, then
+ * to each child in turn, largest subtree first); the root broadcasts a
+ * piece as soon as it has reduced it, while it reduces the next.  One
+ * piece: the reduce, then the broadcast. */
 #include "config.h"
 
 #include "commsim/closed_form.h"
@@ -14,16 +17,23 @@ static void build(CsCollPlan *plan, const CsCollSpec *s) {
     /* children: r + 2^k for k < low, ascending for the reduce */
     for (uint32_t ch = 0; ch < C; ch++) {
       uint64_t n = cs_coll_piece(s->elements, C, ch);
+      cs_coll_set_lane(plan, 0);
       for (uint32_t k = 0; k < low && r + (1u << k) < P; k++)
         cs_coll_add_round_recv(plan, r, (int32_t)(r + (1u << k)), cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, n));
       if (r) cs_coll_add_step(plan, r, (int32_t)(r - (1u << low)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
-      else { /* the root broadcasts each chunk as soon as it is reduced */
+      else if (cs_coll_plan_count(plan, r) > 0) { /* the root broadcasts each piece once it has reduced it */
+        uint32_t reduced = cs_coll_plan_count(plan, r) - 1;
+        cs_coll_set_lane(plan, 1);
         for (int k = 31; k >= 0; k--)
-          if ((uint32_t)k < low && r + (1u << k) < P)
+          if ((uint32_t)k < low && r + (1u << k) < P) {
             cs_coll_add_round_send(plan, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n));
+            if (cs_coll_plan_step(plan, r, reduced).lane == 0) cs_coll_add_after(plan, r, reduced);
+            reduced = cs_coll_plan_count(plan, r) - 1;
+          }
       }
     }
-    if (r) /* then the broadcast: from the parent, on to the children, largest subtree first */
+    cs_coll_set_lane(plan, 1);
+    if (r) /* the broadcast: from the parent, on to the children, largest subtree first */
       for (uint32_t ch = 0; ch < C; ch++) {
         uint64_t n = cs_coll_piece(s->elements, C, ch);
         cs_coll_add_round_recv(plan, r, (int32_t)(r - (1u << low)), 0);
@@ -36,7 +46,10 @@ static void build(CsCollPlan *plan, const CsCollSpec *s) {
 }
 
 /* Level k joins r to its parent r - 2^k (r's lowest set bit k); a level's
- * messages (one chunk each) travel at once, up then down. */
+ * messages (one chunk each) travel at once, up then down.  The replay of
+ * the plan (closed_form.c) runs the pieces through the lanes with these
+ * times: it does not charge a rank's piece going up for the one it sends
+ * down over the same link at the same time. */
 static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers, L = 0, C = o->spec.chunks ? o->spec.chunks : 1;
   while ((1u << L) < P) L++;
@@ -63,14 +76,17 @@ static void model(CsModelOp *o) {
 }
 
 static const char *formula(const CsCollSpec *s) {
-  (void)s;
-  return "tree: C x ceil(log2 P) rounds up and as many down, each the slowest binomial level's chunk n/C; "
-         "ceil(log2 P) reduce(n) at the root; decode(n)";
+  if (s->chunks <= 1)
+    return "tree: ceil(log2 P) rounds up and as many down, each the slowest binomial level's message n; "
+           "ceil(log2 P) reduce(n) at the root; decode(n)";
+  return "tree, pipelined: C pieces of n/C, each level's piece timed as that level's round alone, replayed with "
+         "the reduce of a piece beside the broadcast of earlier ones (a lower bound where a rank's pieces up and "
+         "down share its link); ceil(log2 P) reduce(n) at the root; decode(n)";
 }
 
 const CsCollectiveDef cs_coll_tree = {
     .name = "tree",
-    .help = "binomial tree to rank 0 and back, in workload.chunks pieces one after the other",
+    .help = "binomial tree to rank 0 and back, in workload.chunks pieces, pipelined",
     .flags = CS_COLLF_REDUCES | CS_COLLF_CHUNKS,
     .chain = CS_CHAIN_BINOMIAL,
     .build = build,

@@ -1048,7 +1048,7 @@ const CsParam cs_params[] = {
      .names = cs_collective_names, .what = "collective", .choice_help = collective_help},
     {.key = "workload.chunks",
      .kind = CS_KEY_COUNT,
-     .help = "pieces the tree collective splits its message in, each reduced and broadcast before the next (tree only; they do not pipeline yet: [training.md](training.md))",
+     .help = "pieces the tree collective splits its message in, pipelined: each rank reduces a piece while it broadcasts an earlier one (tree only: [training.md](training.md))",
      .values = "count, >= 1",
      .doc_default = "1",
      .base = CS_PARAM_WORKLOAD,

@@ -605,6 +605,53 @@ static void own_matches_reference(const char *yaml, uint32_t min_messages) {
   sim_done(&r[1]);
 }
 
+/* Packet spraying (routing: ecmp-packet): a message's bits go over its 8
+ * paths, drawn as the packet network draws them, an eighth per path.  w0
+ * sends 10 MB to w1 over two equal-cost paths, through m1 (10 Gbps) or m2
+ * (1 Gbps).  The eighths that drew m2 share its 1 Gbps, those that drew
+ * m1 take what is left of w0's link (they are never the slower: j eighths
+ * on m2 get 1 Gbps / j each, the others 9 Gbps / (8 - j), more for any j
+ * >= 1), so the message ends when m2 has carried its j eighths: j x 1.25
+ * MB x 8 / 1 Gbps, plus a tail of microseconds (the latencies and
+ * store-and-forward).  Seed 1 draws m2 for 3 eighths: 30 ms; seed 2 for
+ * 6: 60 ms.  Under `ecmp` the whole message takes one path. */
+static const char *sprayed = "nodes: [{name: w0, role: host}, {name: w1, role: host}, {name: s1, role: switch},\n"
+                             "        {name: s2, role: switch}, {name: m1, role: switch}, {name: m2, role: switch}]\n"
+                             "links:\n"
+                             "  - {a: w0, b: s1}\n"
+                             "  - {a: s1, b: m1}\n"
+                             "  - {a: s1, b: m2, bandwidth: 1Gbps}\n"
+                             "  - {a: m1, b: s2}\n"
+                             "  - {a: m2, b: s2}\n"
+                             "  - {a: s2, b: w1}\n"
+                             "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                             "transport: {protocol: fixed, window: 100000pkt, mtu: 1000B, header: 0B, ack: 1B}\n"
+                             "flows: [{src: w0, dst: w1, size: 10MB}]\n";
+
+START_TEST(test_spraying) {
+  const char *seeds[] = {"seed=1", "seed=2"};
+  int want_j[] = {3, 6};
+  for (int i = 0; i < 2; i++) {
+    const char *sets[] = {"routing=ecmp-packet", seeds[i], NULL};
+    Run r = run(sprayed, "flow", sets);
+    CsFabric *f = cs_sim_fabric(r.sim);
+    uint64_t via_m1 = cs_fabric_link_stats(f, 1, 0).bytes, via_m2 = cs_fabric_link_stats(f, 2, 0).bytes;
+    ck_assert_uint_eq(via_m1 + via_m2, 10000000);
+    ck_assert_uint_eq(via_m2, (uint64_t)want_j[i] * 1250000);
+    double want = (double)via_m2 * 8 / 1e9;
+    ck_assert_msg(end_s(&r, 0) >= want && end_s(&r, 0) <= want + 20e-6, "%s: ends at %.9f s, %u eighths on m2: %.9f s",
+                  seeds[i], end_s(&r, 0), want_j[i], want);
+    done(&r);
+    const char *one[] = {"routing=ecmp", seeds[i], NULL};
+    Run e = run(sprayed, "flow", one);
+    f = cs_sim_fabric(e.sim);
+    via_m2 = cs_fabric_link_stats(f, 2, 0).bytes;
+    ck_assert(via_m2 == 0 || via_m2 == 10000000);
+    done(&e);
+  }
+}
+END_TEST
+
 /* Messages of a few bytes, whose one ACK (64 B) outweighs their packet
  * (59 B for 1 B): their ACK load is at most a tenth of their rate, so no
  * direction carries more than its capacity.  Found by a random campaign: a
@@ -706,6 +753,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_many_changes);
   tcase_add_test(tc, test_ends_out_of_order);
   tcase_add_test(tc, test_tiny_message_acks);
+  tcase_add_test(tc, test_spraying);
   tcase_add_loop_test(tc, test_own_path_order, 0, 5);
   suite_add_tcase(s, tc);
   return s;

@@ -20,6 +20,13 @@
  * capacity, that direction's data flows are refilled in turn (ACKs being a
  * few per cent of the data, this ends within a hop or two).
  *
+ * Packet spraying (`routing: ecmp-packet`).  A message's packets take one
+ * of its CS_ECMP_PACKET_PATHS paths each, drawn as the packet network
+ * draws them, in about equal numbers: its bits are as many flows, one per
+ * path (two on one path when the draw repeats it), each an equal part of
+ * its bytes and of its window's cap, and it is delivered when the last of
+ * them is.
+ *
  * When a flow's last bit has left its first link, its delivery follows
  * after what a lone message's packets add to its wire bytes at the
  * slowest link's rate: the route's latencies and the store-and-forward
@@ -137,6 +144,16 @@ typedef struct {
   uint32_t ver; /* its flow's end_ver when it was set */
 } EndAt;
 
+/* A sprayed message (ecmp-packet): its flows still to be delivered, and
+ * what its delivery calls. */
+typedef struct {
+  CsDeliverFn fn;
+  void *ctx;
+  uint32_t left;
+  uint32_t next_free;
+  bool failed;
+} Spray;
+
 /* A flow waiting for its delivery, its last bit gone (one engine event
  * for the next of them, not one each). */
 typedef struct {
@@ -159,6 +176,9 @@ typedef struct {
   const CsTopology *t;
   const CsRoutes *r;
   bool ecmp;
+  uint32_t spray; /* flows per message: CS_ECMP_PACKET_PATHS with ecmp-packet, else 1 */
+  Spray *sprays;  /* the sprayed messages not yet delivered (a pool) */
+  uint32_t n_sprays, cap_sprays, free_spray;
   uint64_t mss, header, ack, mtu;
   Dir *dirs;      /* per link direction, 64-byte aligned */
   DirFill *fills; /* per link direction */
@@ -978,13 +998,29 @@ static void flow_release(FlowNet *n, uint32_t fi) {
   CS_POOL_PUT(n->flows, n->free_flow, next_free, fi);
 }
 
-/* Message flow fi is over: delivered, or given up on (`failed`). */
+/* The `fn` of a sprayed message's flows (never called: finish() knows
+ * it); their `ctx` is the Spray's slot. */
+static void spray_part(void *ctx, uint32_t msg, bool failed) {
+  (void)ctx, (void)msg, (void)failed;
+  g_assert_not_reached();
+}
+
+/* Message flow fi is over: delivered, or given up on (`failed`); a
+ * sprayed message's flow ends its message only when it is the last. */
 static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi, bool failed) {
   Flow *f = &n->flows[fi];
   uint32_t m = f->msg;
   CsDeliverFn fn = f->fn;
   void *fctx = f->ctx;
   flow_release(n, fi); /* before the callback, which may send again */
+  if (G_UNLIKELY(fn == spray_part)) {
+    uint32_t si = (uint32_t)(uintptr_t)fctx;
+    Spray *sp = &n->sprays[si];
+    sp->failed |= failed;
+    if (--sp->left > 0) return;
+    failed = sp->failed, fn = sp->fn, fctx = sp->ctx;
+    CS_POOL_PUT(n->sprays, n->free_spray, next_free, si);
+  }
   CsMessageStats *st = cs_stats_at(&n->stats, m);
   if (failed) {
     st->failed = true;
@@ -1256,9 +1292,12 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   sh->packets = (uint32_t)packets;
 }
 
+static uint32_t spray_send(FlowNet *n, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx);
+
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   FlowNet *n = impl;
   g_assert(src != dst && src < n->t->n_hosts && dst < n->t->n_hosts && payload > 0);
+  if (G_UNLIKELY(n->spray > 1)) return spray_send(n, src, dst, payload, fn, ctx);
   uint32_t m = cs_stats_add(&n->stats);
   uint32_t fi = new_flow(n);
   Flow *f = &n->flows[fi];
@@ -1287,6 +1326,48 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   }
   go_live(n, fi);
   mark_dirty_as(n, fi);
+  return m;
+}
+
+/* ecmp-packet: message m's bits as n->spray flows, one per path drawn
+ * with the packet network's hashes (a message's k-th path: stream "flow",
+ * m x paths + k), each 1 / spray of its bits and of its window's cap; its
+ * tail, that of the whole message on the path (the store-and-forward of
+ * its last packet, and the latencies). */
+static uint32_t spray_send(FlowNet *n, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
+  uint32_t m = cs_stats_add(&n->stats), si, k = n->spray;
+  CS_POOL_TAKE(n->sprays, n->n_sprays, n->cap_sprays, n->free_spray, next_free, 16, si);
+  n->sprays[si] = (Spray){fn, ctx, k, CS_POOL_NONE, false};
+  n->active++;
+  for (uint32_t j = 0; j < k; j++) {
+    uint32_t fi = new_flow(n);
+    Flow *f = &n->flows[fi];
+    f->msg = m;
+    f->route = route_new(n, src, dst, cs_rng_stream_id("flow", n->cfg->seed, (uint64_t)m * k + j), true);
+    f->own_route = true;
+    Route *r = f->route;
+    shape_of(n, r, payload);
+    const Shape *sh = &r->shape;
+    f->ack_w = sh->ack_w;
+    f->remaining = sh->remaining / k;
+    f->tail = sh->tail;
+    f->cap = sh->cap / k;
+    f->fn = spray_part, f->ctx = (void *)(uintptr_t)si;
+    f->updated = *n->clock;
+    if (j == 0) {
+      CsMessageStats *st = cs_stats_at(&n->stats, m);
+      st->src = src, st->dst = dst, st->payload = payload;
+      st->wire_bytes = sh->wire_bytes;
+      st->packets = sh->packets;
+      st->start = *n->clock;
+    }
+    if (r->keep <= 0) { /* a link of this path loses every packet: the message is given up on */
+      cs_engine_schedule_at(n->engine, *n->clock, on_fail, n, fi);
+      continue;
+    }
+    go_live(n, fi);
+    mark_dirty_as(n, fi);
+  }
   return m;
 }
 
@@ -1444,6 +1525,7 @@ static void flow_free(void *impl) {
   g_free(n->heap);
   g_free(n->capped);
   g_free(n->ports);
+  g_free(n->sprays);
   g_free(n);
 }
 
@@ -1456,6 +1538,8 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->t = t;
   n->r = r;
   n->ecmp = cs_routes_mode(r) != CS_ROUTING_SHORTEST;
+  n->spray = cs_routes_mode(r) == CS_ROUTING_ECMP_PACKET ? CS_ECMP_PACKET_PATHS : 1;
+  n->free_spray = CS_POOL_NONE;
   const CsTransportSpec *tr = &n->cfg->transport;
   n->mtu = (uint64_t)tr->mtu;
   n->header = (uint64_t)tr->header;

@@ -137,6 +137,7 @@ typedef struct Msg Msg;
 struct Msg {
   CsCollOp *op;
   uint32_t src, dst;  /* lanes (CsCollOp.parts) */
+  uint32_t from, to;  /* their participants */
   uint32_t step;      /* the receiver's step that waits for it, by its place in the lane */
   uint32_t send_step; /* the sender's, by its index in the plan, for messages.csv */
   uint32_t send_at;   /* ... and by its place in the lane */
@@ -338,8 +339,7 @@ static void post_now(CsCollOp *op, Msg *m) {
   m->pair->busy = true;
   Part *src = &op->parts[m->src];
   if (src->first_send < 0) src->first_send = cs_engine_now(env->engine);
-  uint32_t a = (uint32_t)env->t->nodes[op->nodes[src->who]].host;
-  uint32_t b = (uint32_t)env->t->nodes[op->nodes[op->parts[m->dst].who]].host;
+  uint32_t a = (uint32_t)env->t->nodes[op->nodes[m->from]].host, b = (uint32_t)env->t->nodes[op->nodes[m->to]].host;
   uint32_t id = cs_fabric_send(env->fabric, a, b, m->bytes, on_delivered, m);
   cs_fabric_tag(env->fabric, id, op->iteration, m->send_step);
 }
@@ -364,10 +364,12 @@ static inline uint32_t next_recv(const CsCollOp *op, uint32_t dst, uint32_t src,
   return from;
 }
 
-/* Lane lp sends `bytes` to participant dst, at its step `step` (plan index). */
-static void post(CsCollOp *op, uint32_t lp, uint32_t dst, uint64_t bytes, uint32_t step, bool wait_delivered) {
+/* Lane lp sends `bytes` to participant dst, at its step `step` (plan
+ * index); `lanes` as advance_as's. */
+static inline __attribute__((always_inline)) void post(CsCollOp *op, uint32_t lp, uint32_t dst, uint64_t bytes,
+                                                       uint32_t step, bool wait_delivered, const bool lanes) {
   Part *sp = &op->parts[lp];
-  uint32_t src = sp->who;
+  uint32_t src = lanes ? sp->who : lp;
   guint64 key = ((guint64)src << 32) | dst;
   Pair *pair = sp->last_dst == dst ? sp->last_pair : g_hash_table_lookup(op->pairs, &key);
   if (!pair) { /* the pair's first message */
@@ -380,12 +382,12 @@ static void post(CsCollOp *op, uint32_t lp, uint32_t dst, uint64_t bytes, uint32
   sp->last_dst = dst;
   pair->scan = next_recv(op, dst, src, pair->scan);
   uint32_t k = pair->scan++, dl = dst, at = k; /* the receiver's step: its lane and place there */
-  if (op->place) {
+  if (lanes) {
     dl = plan_step(op->plan, dst, k).lane * op->n_parts + dst;
     at = op->place[dst][k];
   }
   Msg *m = msg_new(op);
-  *m = (Msg){op, lp, dl, at, step, sp->cur, bytes, wait_delivered, pair, NULL};
+  *m = (Msg){op, lp, dl, src, dst, at, step, sp->cur, bytes, wait_delivered, pair, NULL};
   Part *d = &op->parts[dl];
   if (d->held && d->cur < at && cs_coll_plan_step(op->plan, dst, k).rendezvous) {
     pair->busy = true; /* it counts as the pair's message in flight */
@@ -426,9 +428,12 @@ static bool step_done(const CsCollOp *op, uint32_t p, uint32_t k) {
   return o->cur > op->place[p][k];
 }
 
-static void advance(CsCollOp *op, uint32_t lp) {
+/* Run lane lp's steps as far as they go (`lanes`: the op has more than
+ * one lane; a constant where inlined, so that an op of one lane pays
+ * nothing for them). */
+static inline __attribute__((always_inline)) void advance_as(CsCollOp *op, uint32_t lp, const bool lanes) {
   Part *pt = &op->parts[lp];
-  uint32_t p = pt->who;
+  uint32_t p = lanes ? pt->who : lp;
   while (!pt->done) {
     if (pt->cur == pt->n_steps) {
       pt->done = true;
@@ -438,8 +443,10 @@ static void advance(CsCollOp *op, uint32_t lp) {
     const Step stv = pt->st, *st = &stv;
     if (!pt->sent_cur) {
       if (!pt->contributed) return;
-      if (st->after && !step_done(op, p, st->after - 1)) return; /* the lane that step is in wakes this one */
-      if (st->send_to >= 0) post(op, lp, (uint32_t)st->send_to, st->send_bytes, plan_index(pt, pt->cur), st->wait_delivered);
+      if (lanes && st->after && !step_done(op, p, st->after - 1)) return; /* the lane that step is in wakes this one */
+      if (st->send_to >= 0)
+        post(op, lp, (uint32_t)st->send_to, st->send_bytes, lanes ? plan_index(pt, pt->cur) : pt->cur, st->wait_delivered,
+             lanes);
       pt->sent_cur = true;
       pt = &op->parts[lp];
     }
@@ -465,13 +472,20 @@ static void advance(CsCollOp *op, uint32_t lp) {
       pt->arrived_win |= (uint64_t)1 << 63;
       pt->n_far--;
     }
-    if (pt->cur < pt->n_steps) pt->st = plan_step(op->plan, p, plan_index(pt, pt->cur));
-    if (G_UNLIKELY(op->lanes > 1)) /* a step done may be what another lane of p waits for */
+    if (pt->cur < pt->n_steps) pt->st = plan_step(op->plan, p, lanes ? plan_index(pt, pt->cur) : pt->cur);
+    if (lanes) /* a step done may be what another lane of p waits for */
       for (uint32_t l = 0; l < op->lanes; l++) {
         Part *o = &op->parts[l * op->n_parts + p];
         if (o != pt && !o->done && !o->sent_cur && o->cur < o->n_steps && o->st.after) advance(op, l * op->n_parts + p);
       }
   }
+}
+
+static G_GNUC_NO_INLINE void advance_lanes(CsCollOp *op, uint32_t lp) { advance_as(op, lp, true); }
+
+static void advance(CsCollOp *op, uint32_t lp) {
+  if (G_UNLIKELY(op->lanes > 1)) advance_lanes(op, lp);
+  else advance_as(op, lp, false);
 }
 
 CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn done, void *ctx) {

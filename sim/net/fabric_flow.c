@@ -1005,22 +1005,9 @@ static void spray_part(void *ctx, uint32_t msg, bool failed) {
   g_assert_not_reached();
 }
 
-/* Message flow fi is over: delivered, or given up on (`failed`); a
- * sprayed message's flow ends its message only when it is the last. */
-static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi, bool failed) {
-  Flow *f = &n->flows[fi];
-  uint32_t m = f->msg;
-  CsDeliverFn fn = f->fn;
-  void *fctx = f->ctx;
-  flow_release(n, fi); /* before the callback, which may send again */
-  if (G_UNLIKELY(fn == spray_part)) {
-    uint32_t si = (uint32_t)(uintptr_t)fctx;
-    Spray *sp = &n->sprays[si];
-    sp->failed |= failed;
-    if (--sp->left > 0) return;
-    failed = sp->failed, fn = sp->fn, fctx = sp->ctx;
-    CS_POOL_PUT(n->sprays, n->free_spray, next_free, si);
-  }
+/* Message m is over: delivered, or given up on (`failed`). */
+static inline __attribute__((always_inline)) void message_over(FlowNet *n, uint32_t m, CsDeliverFn fn, void *fctx,
+                                                               bool failed) {
   CsMessageStats *st = cs_stats_at(&n->stats, m);
   if (failed) {
     st->failed = true;
@@ -1033,6 +1020,29 @@ static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi
   if (fn) fn(fctx, m, failed); /* may send: st moves */
   cs_stats_done(&n->stats, m);
   if (n->active == 0 && n->idle) n->idle(n->idle_ctx);
+}
+
+/* A flow of sprayed message m (its Spray in slot si) is over: the
+ * message is, with the last of them. */
+static G_GNUC_NO_INLINE void spray_over(FlowNet *n, uint32_t m, uint32_t si, bool failed) {
+  Spray *sp = &n->sprays[si];
+  sp->failed |= failed;
+  if (--sp->left > 0) return;
+  Spray x = *sp;
+  CS_POOL_PUT(n->sprays, n->free_spray, next_free, si);
+  message_over(n, m, x.fn, x.ctx, x.failed);
+}
+
+/* Message flow fi is over: delivered, or given up on (`failed`); a
+ * sprayed message's flow ends its message only when it is the last. */
+static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi, bool failed) {
+  Flow *f = &n->flows[fi];
+  uint32_t m = f->msg;
+  CsDeliverFn fn = f->fn;
+  void *fctx = f->ctx;
+  flow_release(n, fi); /* before the callback, which may send again */
+  if (G_UNLIKELY(fn == spray_part)) spray_over(n, m, (uint32_t)(uintptr_t)fctx, failed);
+  else message_over(n, m, fn, fctx, failed);
 }
 
 /* ---- deliveries: a ring in order, and a heap; by time, then by when the last bit left ---- */

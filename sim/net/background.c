@@ -23,8 +23,8 @@ static void on_emit(CsEngine *e, void *ctx, uint64_t arg) {
   BgSource *b = &net->bg[i];
   if (b->stopped) return;
   CsTime now = cs_engine_now(e);
-  uint32_t p = cs_net_packet_alloc(net, PKT_BG);
-  Packet *pk = &net->pool[p];
+  Packet pkt, *pk = &pkt;
+  cs_net_packet_new(net, pk, PKT_BG);
   pk->stamp = now;
   pk->owner = i;
   pk->seq = 0;
@@ -32,7 +32,8 @@ static void on_emit(CsEngine *e, void *ctx, uint64_t arg) {
   pk->bytes = (uint32_t)b->spec.size;
   pk->path = b->path;
   pk->hops = b->hops;
-  cs_net_inject(net, p);
+  pk->xmit = 0;
+  cs_net_inject(net, pk);
   b = &net->bg[i];
   CsTime next;
   switch (b->spec.pattern) {
@@ -94,9 +95,9 @@ void cs_net_stop_background(CsNet *net) {
   for (uint32_t i = 0; i < net->n_bg; i++) net->bg[i].stopped = true;
 }
 
-void cs_background_receive(CsNet *net, uint32_t p) {
-  net->bg_delay_sum_s += (double)(cs_engine_now(net->engine) - net->pool[p].stamp) * 1e-12;
-  cs_net_packet_free(net, p);
+void cs_background_receive(CsNet *net, const Packet *pk) {
+  net->bg_delay_sum_s += (double)(cs_engine_now(net->engine) - pk->stamp) * 1e-12;
+  cs_net_packet_gone(net, pk);
 }
 
 const char *const *cs_pattern_names(void) {

@@ -18,39 +18,24 @@
 
 #define NO_DIR UINT32_MAX /* a packet that no link brought: its host sends it */
 
-/* ---- packet pool ---- */
+/* ---- packets ---- */
 
-uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind) {
-  uint32_t p;
-  if (G_LIKELY(net->n_free > 0)) {
-    p = net->free_slots[--net->n_free];
-    /* the slot the next packet takes, asked for now: its line is written then */
-    if (net->n_free > 0) __builtin_prefetch(&net->pool[net->free_slots[net->n_free - 1]], 1);
-  } else {
-    if (net->pool_len == net->pool_cap) {
-      net->pool_cap = net->pool_cap ? 2 * net->pool_cap : 1024;
-      net->pool = g_renew(Packet, net->pool, net->pool_cap);
-      net->free_slots = g_renew(uint32_t, net->free_slots, net->pool_cap); /* room for every slot */
-    }
-    p = net->pool_len++;
-  }
+void cs_net_packet_new(CsNet *net, Packet *pk, uint8_t kind) {
   net->counts[kind].sent++;
   net->counts[kind].in_flight++;
-  Packet *pk = &net->pool[p];
+  if (++net->alive > net->alive_max) net->alive_max = net->alive;
   pk->kind = kind;
   pk->flags = 0;
   pk->hop = 0;
-  return p;
 }
 
-void cs_net_packet_free(CsNet *net, uint32_t p) {
-  const Packet *pk = &net->pool[p];
+void cs_net_packet_gone(CsNet *net, const Packet *pk) {
   net->counts[pk->kind].in_flight--;
+  net->alive--;
   if (pk->kind != PKT_BG) { /* the last packet naming a done message lets its slot go */
     Message *f = &net->msgs[pk->owner];
     if (--f->refs == 0 && G_UNLIKELY(f->done)) cs_transport_zombie_check(net, pk->owner);
   }
-  net->free_slots[net->n_free++] = p;
 }
 
 /* ---- paths ---- */
@@ -177,19 +162,19 @@ static void on_pipe_pfc(CsEngine *e, void *ctx, uint64_t arg);
 
 /* Append to the pipe of direction `di`; the first in an empty pipe gets
  * the direction's event (a held packet gets it when its direction resumes). */
-static inline __attribute__((always_inline)) void pipe_push(CsNet *net, uint32_t di, uint32_t p, CsTime arrive) {
+static inline __attribute__((always_inline)) void pipe_push(CsNet *net, uint32_t di, const Packet *pk, CsTime arrive) {
   LinkDir *d = &net->dirs[di];
-  CS_RING_PUSH(d->pipe, 64, (InPipe){arrive, p});
-  /* without PFC the event names its packet (prefetched when it comes next); with it, the pipe's generation */
+  CS_RING_PUSH(d->pipe, 64, (InPipe){arrive, *pk});
+  /* with PFC the event names the pipe's generation as well */
   if (d->pipe.len == 1) {
     if (net->pfc) cs_engine_schedule_at(net->engine, arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
-    else cs_engine_schedule_at(net->engine, arrive, on_pipe, net, di | (uint64_t)p << 32);
+    else cs_engine_schedule_at(net->engine, arrive, on_pipe, net, di);
   }
 }
 
 /* A packet held at a paused direction: it gets its event on resume. */
-static void pipe_push_held(CsNet *net, uint32_t di, uint32_t p) {
-  CS_RING_PUSH(net->dirs[di].pipe, 64, (InPipe){CS_HELD, p});
+static void pipe_push_held(CsNet *net, uint32_t di, const Packet *pk) {
+  CS_RING_PUSH(net->dirs[di].pipe, 64, (InPipe){CS_HELD, *pk});
 }
 
 /* ---- PFC ----
@@ -332,7 +317,7 @@ static void pause_dir(CsNet *net, uint32_t di, CsTime tp) {
     Waiting *w = &CS_RING_AT(d->q, i);
     InPipe *x = &CS_RING_AT(d->pipe, base + i);
     CsTime end = x->arrive - d->latency;
-    const Packet *pk = &net->pool[x->packet];
+    const Packet *pk = &x->pk;
     if (pk->kind == PKT_DATA && pk->hop == 1 && pk->owner != last_msg) { /* sent from this host */
       cs_transport_tsq_paused(net, pk->owner, tp, di);
       last_msg = pk->owner;
@@ -380,8 +365,8 @@ static void resume_dir(CsNet *net, uint32_t di, CsTime tr) {
     d->st.packets++;
     net->hops++;
     x->arrive = cs_time_add(end, d->latency);
-    if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_TRANSMIT, x->packet, di / 2, (int)(di % 2), t);
-    const Packet *pk = &net->pool[x->packet];
+    if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_TRANSMIT, &x->pk, di / 2, (int)(di % 2), t);
+    const Packet *pk = &x->pk;
     if (pk->kind == PKT_DATA && pk->hop == 1) cs_transport_tsq_started(net, pk->owner, t, &cur, di); /* sent from this host */
     t = end;
   }
@@ -425,13 +410,12 @@ static __attribute__((noinline)) bool ecn_curve_mark(LinkDir *d) {
   return cs_rng_uniform(&d->red_rng) < p;
 }
 
-/* Packet p is at a node, in by direction `in` (NO_DIR: from its host), and leaves by port `port`. */
-static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint32_t p, uint32_t port, uint32_t in_dir,
+/* Packet *pk is at a node, in by direction `in` (NO_DIR: from its host), and leaves by port `port`. */
+static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packet *pk, uint32_t port, uint32_t in_dir,
                                                                const bool pfc) {
   CsTime now = cs_engine_now(net->engine);
   const CsPort *pt = &net->t->ports[port];
   LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
-  Packet *pk = &net->pool[p];
   catch_up_as(net, d, now, pfc);
   CsTime start = now > d->busy_until ? now : d->busy_until;
   if (start > now) { /* it would wait: does it fit, and what do RED and ECN say? */
@@ -455,8 +439,8 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
       d->st.drops++;
       d->drop_bytes += pk->bytes;
       net->counts[pk->kind].dropped++;
-      if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_DROP, p, pt->link, pt->dir, now);
-      cs_net_packet_free(net, p);
+      if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_DROP, pk, pt->link, pt->dir, now);
+      cs_net_packet_gone(net, pk);
       return now;
     }
     if (!nic && d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
@@ -479,9 +463,9 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
     if (pfc && d->paused) { /* held until the direction resumes; its loss is decided on arrival */
       d->held_n++;
       d->held_bytes += pk->bytes;
-      if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_ENQUEUE, p, pt->link, pt->dir, now);
+      if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_ENQUEUE, pk, pt->link, pt->dir, now);
       pk->hop++;
-      pipe_push_held(net, 2 * pt->link + pt->dir, p);
+      pipe_push_held(net, 2 * pt->link + pt->dir, pk);
       return CS_HELD;
     }
   } else if (d->queue == CS_QUEUE_RED) {
@@ -494,53 +478,51 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, uint3
   d->st.packets++;
   net->hops++;
   if (G_UNLIKELY(net->trace_fn)) {
-    cs_net_trace(net, CS_PKT_ENQUEUE, p, pt->link, pt->dir, now);
-    cs_net_trace(net, CS_PKT_TRANSMIT, p, pt->link, pt->dir, start);
+    cs_net_trace(net, CS_PKT_ENQUEUE, pk, pt->link, pt->dir, now);
+    cs_net_trace(net, CS_PKT_TRANSMIT, pk, pt->link, pt->dir, start);
   }
   if (!(pfc && d->pfc) && cs_loss_next(&d->loss)) {
     d->st.losses++;
     d->loss_bytes += pk->bytes;
     net->counts[pk->kind].lost++;
-    if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, p, pt->link, pt->dir, end);
-    cs_net_packet_free(net, p);
+    if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, pk, pt->link, pt->dir, end);
+    cs_net_packet_gone(net, pk);
     return start;
   }
   pk->hop++;
-  pipe_push(net, 2 * pt->link + pt->dir, p, cs_time_add(end, d->latency));
+  pipe_push(net, 2 * pt->link + pt->dir, pk, cs_time_add(end, d->latency));
   return start;
 }
 
-static CsTime forward(CsNet *net, uint32_t p, uint32_t port, uint32_t in_dir) {
-  return net->pfc ? forward_as(net, p, port, in_dir, true) : forward_as(net, p, port, in_dir, false);
+static CsTime forward(CsNet *net, Packet *pk, uint32_t port, uint32_t in_dir) {
+  return net->pfc ? forward_as(net, pk, port, in_dir, true) : forward_as(net, pk, port, in_dir, false);
 }
 
-/* Packet p has arrived at node `node` by direction `in`, the far end of
+/* Packet *pk has arrived at node `node` by direction `in`, the far end of
  * its last link (`pfc`: the network's, a constant where inlined). */
-static inline __attribute__((always_inline)) void arrive_as(CsNet *net, uint32_t p, uint32_t node, uint32_t in,
+static inline __attribute__((always_inline)) void arrive_as(CsNet *net, Packet *pk, uint32_t node, uint32_t in,
                                                             const bool pfc) {
-  Packet *pk = &net->pool[p];
   if (pk->hop == pk->hops) {
     net->counts[pk->kind].delivered++;
     net->node_delivered[node] += pk->bytes;
     if (G_UNLIKELY(net->trace_fn))
-      cs_net_trace(net, pk->kind == PKT_ACK ? CS_PKT_ACK : CS_PKT_DELIVER, p, UINT32_MAX, 0, cs_engine_now(net->engine));
-    net->deliver[pk->kind](net, p);
+      cs_net_trace(net, pk->kind == PKT_ACK ? CS_PKT_ACK : CS_PKT_DELIVER, pk, UINT32_MAX, 0, cs_engine_now(net->engine));
+    net->deliver[pk->kind](net, pk);
     return;
   }
-  forward_as(net, p, g_array_index(net->arena, uint32_t, pk->path + pk->hop), in, pfc);
+  forward_as(net, pk, g_array_index(net->arena, uint32_t, pk->path + pk->hop), in, pfc);
 }
 
 
 /* PFC links decide loss on arrival (a pause moves a transmission). */
-static G_GNUC_NO_INLINE bool pfc_lost(CsNet *net, uint32_t di, uint32_t p) {
+static G_GNUC_NO_INLINE bool pfc_lost(CsNet *net, uint32_t di, const Packet *pk) {
   LinkDir *d = &net->dirs[di];
   if (!cs_loss_next(&d->loss)) return false;
-  Packet *pk = &net->pool[p];
   d->st.losses++;
   d->loss_bytes += pk->bytes;
   net->counts[pk->kind].lost++;
-  if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, p, di / 2, (int)(di % 2), cs_engine_now(net->engine));
-  cs_net_packet_free(net, p);
+  if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, pk, di / 2, (int)(di % 2), cs_engine_now(net->engine));
+  cs_net_packet_gone(net, pk);
   return true;
 }
 
@@ -555,46 +537,40 @@ static void on_pipe_pfc(CsEngine *e, void *ctx, uint64_t arg) {
   uint32_t di = (uint32_t)arg;
   LinkDir *d = &net->dirs[di];
   if ((uint32_t)(arg >> 32) != d->gen) return;
-  uint32_t p = CS_RING_FRONT(d->pipe).packet;
+  Packet pk = CS_RING_FRONT(d->pipe).pk; /* a copy: what it sets off may push onto this pipe */
   CS_RING_POP(d->pipe);
   if (d->pipe.len > 0 && CS_RING_FRONT(d->pipe).arrive != CS_HELD)
     cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
   if (net->node_pausing[d->from_node]) catch_up_as(net, d, cs_engine_now(e), true);
-  if (d->pfc && d->loss.model != CS_LOSS_NONE && pfc_lost(net, di, p)) return;
-  d->out_bytes += net->pool[p].bytes;
-  arrive_as(net, p, d->to_node, di, true);
+  if (d->pfc && d->loss.model != CS_LOSS_NONE && pfc_lost(net, di, &pk)) return;
+  d->out_bytes += pk.bytes;
+  arrive_as(net, &pk, d->to_node, di, true);
 }
 
-/* A pipe in a network without PFC: the argument names its packet. */
+/* A pipe in a network without PFC: the argument names its direction. */
 static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   CsNet *net = ctx;
   uint32_t di = (uint32_t)arg;
   LinkDir *d = &net->dirs[di];
-  /* a network larger than the cache: what the next event is likely to
-   * read, asked for while this one runs (at 1,024 hosts a hop waited on
-   * its packet's line for most of its time) */
-  if (net->pool_cap >= net->prefetch_pool) {
+  /* a network larger than the cache: the next event's direction, asked
+   * for while this one runs */
+  if (net->prefetch_dirs) {
     uint64_t next = cs_engine_peek_arg(e, on_pipe);
-    if (next != UINT64_MAX) {
-      __builtin_prefetch(&net->pool[next >> 32]);
-      __builtin_prefetch(&net->dirs[(uint32_t)next]);
-    }
+    if (next != UINT64_MAX) __builtin_prefetch(&net->dirs[(uint32_t)next]);
   }
-  uint32_t p = CS_RING_FRONT(d->pipe).packet;
+  Packet pk = CS_RING_FRONT(d->pipe).pk; /* a copy: what it sets off may push onto this pipe */
   CS_RING_POP(d->pipe);
-  if (d->pipe.len > 0)
-    cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di | (uint64_t)CS_RING_FRONT(d->pipe).packet << 32);
-  d->out_bytes += net->pool[p].bytes;
-  arrive_as(net, p, d->to_node, di, false);
+  if (d->pipe.len > 0) cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di);
+  d->out_bytes += pk.bytes;
+  arrive_as(net, &pk, d->to_node, di, false);
 }
 
-CsTime cs_net_inject(CsNet *net, uint32_t p) {
-  Packet *pk = &net->pool[p];
+CsTime cs_net_inject(CsNet *net, Packet *pk) {
   uint32_t port = g_array_index(net->arena, uint32_t, pk->path);
   const CsPort *pt = &net->t->ports[port];
   const CsLink *l = &net->t->links[pt->link];
   net->node_injected[pt->dir ? l->b : l->a] += pk->bytes;
-  return forward(net, p, port, NO_DIR);
+  return forward(net, pk, port, NO_DIR);
 }
 
 
@@ -605,7 +581,7 @@ void cs_link_init(CsNet *net) {
   net->dirs = g_aligned_alloc0(2 * (size_t)t->n_links + 1, sizeof(LinkDir), _Alignof(LinkDir));
   net->node_pausing = g_new0(uint32_t, t->n_nodes + 1);
   size_t dir_bytes = 2 * (size_t)t->n_links * sizeof(LinkDir), l2 = (size_t)1 << 20;
-  net->prefetch_pool = dir_bytes >= l2 ? 0 : (uint32_t)MIN((l2 - dir_bytes) / sizeof(Packet), UINT32_MAX);
+  net->prefetch_dirs = dir_bytes >= l2 / 4;
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
     for (int dir = 0; dir < 2; dir++) {
@@ -670,7 +646,7 @@ static bool check_bytes(const CsNet *net, GError **error) {
   for (uint32_t di = 0; di < 2 * t->n_links; di++) {
     const LinkDir *d = &net->dirs[di];
     uint64_t wire = 0;
-    for (uint32_t i = 0; i < d->pipe.len; i++) wire += net->pool[CS_RING_AT(d->pipe, i).packet].bytes;
+    for (uint32_t i = 0; i < d->pipe.len; i++) wire += CS_RING_AT(d->pipe, i).pk.bytes;
     if (d->st.bytes + d->held_bytes != d->loss_bytes + d->out_bytes + wire)
       return internal_error(error,
                             "link %s: bytes do not add up: transmitted %" G_GUINT64_FORMAT " != lost %" G_GUINT64_FORMAT
@@ -741,8 +717,6 @@ static bool check_packets(const CsNet *net, GError **error) {
                             " + dropped %" G_GUINT64_FORMAT " + lost %" G_GUINT64_FORMAT " + in flight %" G_GUINT64_FORMAT,
                             names[k], c->sent, c->delivered, c->dropped, c->lost, c->in_flight);
   }
-  /* the pool: every slot is alive or on the free list */
-  uint64_t free_slots = net->n_free;
   uint64_t drops = 0, losses = 0, packets = 0;
   for (uint32_t i = 0; i < 2 * net->t->n_links; i++) {
     drops += net->dirs[i].st.drops;
@@ -751,12 +725,12 @@ static bool check_packets(const CsNet *net, GError **error) {
   }
   uint64_t dropped = 0, lost = 0;
   for (int k = 0; k < PKT_CLASSES; k++) dropped += net->counts[k].dropped, lost += net->counts[k].lost;
-  if (free_slots + alive != net->pool_len || drops != dropped || losses != lost || packets != net->hops)
+  if (alive != net->alive || drops != dropped || losses != lost || packets != net->hops)
     return internal_error(error,
-                          "packet pool or link counters disagree (pool %u = free %" G_GUINT64_FORMAT
-                          " + alive %" G_GUINT64_FORMAT "; link drops %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT
+                          "packet or link counters disagree (alive %" G_GUINT64_FORMAT " by class, %" G_GUINT64_FORMAT
+                          " in all; link drops %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT
                           "; link losses %" G_GUINT64_FORMAT " vs %" G_GUINT64_FORMAT ")",
-                          net->pool_len, free_slots, alive, drops, dropped, losses, lost);
+                          alive, net->alive, drops, dropped, losses, lost);
   return true;
 }
 
@@ -764,23 +738,21 @@ static bool check_packets(const CsNet *net, GError **error) {
  * slot counts exactly the packets that name it (its `refs`: a slot is
  * reused when they reach 0). */
 static bool check_owners(const CsNet *net, GError **error) {
-  uint8_t *is_free = g_new0(uint8_t, net->pool_len + 1);
-  for (uint32_t i = 0; i < net->n_free; i++) is_free[net->free_slots[i]] = 1;
   uint32_t *named = g_new0(uint32_t, net->n_msgs + 1);
   bool ok = true;
-  for (uint32_t p = 0; ok && p < net->pool_len; p++) {
-    const Packet *pk = &net->pool[p];
-    if (is_free[p] || pk->kind == PKT_BG) continue;
-    if (pk->owner >= net->n_msgs || !net->msgs[pk->owner].in_use)
-      ok = internal_error(error, "a live packet names message slot %u, which is free", pk->owner);
-    else
-      named[pk->owner]++;
-  }
+  for (uint32_t di = 0; ok && di < 2 * net->t->n_links; di++) /* every live packet is on a wire (cs_net_check_state) */
+    for (uint32_t i = 0; ok && i < net->dirs[di].pipe.len; i++) {
+      const Packet *pk = &CS_RING_AT(net->dirs[di].pipe, i).pk;
+      if (pk->kind == PKT_BG) continue;
+      if (pk->owner >= net->n_msgs || !net->msgs[pk->owner].in_use)
+        ok = internal_error(error, "a live packet names message slot %u, which is free", pk->owner);
+      else
+        named[pk->owner]++;
+    }
   for (uint32_t m = 0; ok && m < net->n_msgs; m++)
     if (named[m] != net->msgs[m].refs)
       ok = internal_error(error, "message %u is named by %u live packets but counts %u", net->msgs[m].id, named[m],
                           net->msgs[m].refs);
-  g_free(is_free);
   g_free(named);
   return ok;
 }
@@ -815,8 +787,7 @@ bool cs_net_check_state(const CsNet *net, GError **error) {
         return internal_error(error, "link %s: pipe entry %u arrives at %" G_GINT64_FORMAT " ps, before %" G_GINT64_FORMAT,
                               dir_name(net, di, name, sizeof name), i, (gint64)x->arrive, (gint64)prev);
       prev = x->arrive;
-      if (x->packet >= net->pool_len || net->pool[x->packet].kind >= PKT_CLASSES ||
-          net->pool[x->packet].hop > net->pool[x->packet].hops)
+      if (x->pk.kind >= PKT_CLASSES || x->pk.hop > x->pk.hops)
         return internal_error(error, "link %s: pipe entry %u is not a live packet", dir_name(net, di, name, sizeof name), i);
     }
     on_wires += d->pipe.len;
@@ -833,8 +804,7 @@ void cs_net_set_packet_trace(CsNet *net, CsPacketTraceFn fn, void *ctx) {
   net->trace_ctx = ctx;
 }
 
-void cs_net_trace(CsNet *net, CsPacketEvent ev, uint32_t p, uint32_t link, int dir, CsTime time) {
-  const Packet *pk = &net->pool[p];
+void cs_net_trace(CsNet *net, CsPacketEvent ev, const Packet *pk, uint32_t link, int dir, CsTime time) {
   CsPacketTrace t = {time, ev, link, dir, 0, 0, pk->kind == PKT_BG, pk->owner, pk->seq, pk->bytes, 0};
   if (pk->kind == PKT_BG) {
     t.src_host = (uint32_t)net->t->nodes[net->bg[pk->owner].src_node].host;
@@ -931,7 +901,7 @@ void cs_link_shift(CsNet *net, CsTime delta, CsTime now) {
     for (uint32_t i = 0; i < d->pipe.len; i++) {
       InPipe *x = &CS_RING_AT(d->pipe, i);
       if (x->arrive != CS_HELD) x->arrive += delta;
-      net->pool[x->packet].stamp += delta;
+      x->pk.stamp += delta;
     }
     if (d->paused) d->resume_base += delta;
   }

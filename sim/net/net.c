@@ -74,8 +74,6 @@ void cs_net_free(CsNet *net) {
   g_free(net->node_injected);
   g_free(net->node_delivered);
   g_array_free(net->arena, TRUE);
-  g_free(net->pool);
-  g_free(net->free_slots);
   cs_transport_free(net);
   cs_hybrid_free(net->hybrid);
   g_free(net->bg);
@@ -94,7 +92,7 @@ CsNetTotals cs_net_totals(const CsNet *net) {
   tot.cnps = net->cnps;
   tot.nacks = net->nacks;
   tot.bg_delay_sum_s = net->bg_delay_sum_s;
-  tot.pool_packets = net->pool_len;
+  tot.pool_packets = net->alive_max;
   tot.fast_forwarded = cs_net_fast_forwarded(net, &tot.jumps, &tot.watch_events);
   return tot;
 }

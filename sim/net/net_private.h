@@ -16,8 +16,10 @@ enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8, F_DSACK = 16,
        F_NACK = 32, /* roce: the receiver saw a gap (seq: what it expects; sack: what it got) */
        F_CNP = 64 }; /* roce: a congestion notification, not an acknowledgement */
 
-/* 48 bytes.  `path` and `hops` name the packet's route in the path arena:
- * it crosses port arena[path + hop] next. */
+/* 40 bytes, carried by value: in its link's pipe while on a link (a hop
+ * copies it into the next link's pipe), in a local while a node handles
+ * it.  `path` and `hops` name the packet's route in the path arena: it
+ * crosses port arena[path + hop] next. */
 typedef struct {
   CsTime stamp;   /* data: when sent; ack: the data packet's stamp, echoed; bg: created */
   uint32_t owner; /* its message, or its background source */
@@ -40,10 +42,12 @@ typedef struct {
 } Waiting;
 #define CS_HELD CS_TIME_MAX
 
-/* A packet on its way to the far end of a link: when it gets there. */
+/* A packet on its way to the far end of a link, and when it gets there
+ * (the packet itself: the next hop reads it where the pipe's front was
+ * read, not from a pool line written long before). */
 typedef struct {
   CsTime arrive;
-  uint32_t packet;
+  Packet pk;
 } InPipe;
 
 /* One direction of a link, with the egress queue of the node sending on
@@ -265,7 +269,7 @@ typedef struct {
 /* What receives a packet at its destination host, by kind (set by net.c:
  * the transport for data and ACKs, background.c for its packets), so that
  * links know nothing of what they carry. */
-typedef void (*DeliverFn)(CsNet *net, uint32_t p);
+typedef void (*DeliverFn)(CsNet *net, const Packet *pk);
 
 typedef struct {
   CsBackgroundSpec spec;
@@ -287,16 +291,10 @@ struct CsNet {
   const CsRoutes *routes;
   LinkDir *dirs; /* 2 per link */
   GArray *arena; /* uint32_t ports of every path */
-  Packet *pool;
-  uint32_t pool_len, pool_cap;
-  /* the free slots, a stack beside the pool (the last freed is taken
-   * first): taking one reads none of the pool, whose slots freed long ago
-   * a run of thousands of hosts finds out of the cache */
-  uint32_t *free_slots, n_free;
-  /* the pool's capacity from which an arrival prefetches the next one's
-   * packet and direction: where packets and directions together pass the
-   * second-level cache (cs_link_init) */
-  uint32_t prefetch_pool;
+  uint64_t alive, alive_max; /* packets in flight, and the most at once */
+  /* from how many link directions an arrival prefetches the next one's
+   * direction: where they pass the second-level cache (cs_link_init) */
+  bool prefetch_dirs;
   Message *msgs;
   uint32_t n_msgs, cap_msgs, active, failed; /* n_msgs: slots */
   uint32_t free_msg;                          /* free slots, through next_free */
@@ -365,13 +363,15 @@ void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_
 void cs_transport_wake(CsNet *net);
 /* Message slot fi: let go once done and named by nothing (transport.c). */
 void cs_transport_zombie_check(CsNet *net, uint32_t fi);
-uint32_t cs_net_packet_alloc(CsNet *net, uint8_t kind);
-void cs_net_packet_free(CsNet *net, uint32_t p);
-/* Put packet p (at hop 0, at its source) onto the network; returns when
+/* A new packet of `kind` into *pk (counted; its other fields are the caller's). */
+void cs_net_packet_new(CsNet *net, Packet *pk, uint8_t kind);
+/* Packet pk is no more (delivered, dropped or lost: the caller counts which). */
+void cs_net_packet_gone(CsNet *net, const Packet *pk);
+/* Put packet *pk (at hop 0, at its source; copied) onto the network; returns when
  * it starts to be transmitted there (now when dropped; CS_HELD while its
  * host's link is paused by PFC: cs_transport_tsq_started says when, on
  * resume). */
-CsTime cs_net_inject(CsNet *net, uint32_t p);
+CsTime cs_net_inject(CsNet *net, Packet *pk);
 
 /* The bytes one connection may have waiting in the host egress behind
  * `port` (transport.host_queue: TCP small queues), or 0 (no limit). */
@@ -379,7 +379,7 @@ uint64_t cs_net_host_queue_limit(const CsNet *net, uint32_t port);
 uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint64_t hash, uint16_t *hops);
 
 /* Report a packet event if a hook is set (link UINT32_MAX: at a host). */
-void cs_net_trace(CsNet *net, CsPacketEvent ev, uint32_t p, uint32_t link, int dir, CsTime time);
+void cs_net_trace(CsNet *net, CsPacketEvent ev, const Packet *pk, uint32_t link, int dir, CsTime time);
 
 /* hybrid fidelity (hybrid.c): fast-forwarding.  cs_link_settle brings
  * every queue's time integral up to `now` (before a jump); cs_link_shift
@@ -399,10 +399,10 @@ void cs_hybrid_kick(CsNet *net);
 void cs_hybrid_free(CsHybrid *h);
 
 /* transport.c: a data or ACK packet has reached its destination. */
-void cs_transport_receive(CsNet *net, uint32_t p);
+void cs_transport_receive(CsNet *net, const Packet *pk);
 void cs_transport_free(CsNet *net);
 /* background.c */
-void cs_background_receive(CsNet *net, uint32_t p);
+void cs_background_receive(CsNet *net, const Packet *pk);
 void cs_background_init(CsNet *net);
 
 #endif

@@ -177,8 +177,8 @@ static void arm_tlp(CsNet *net, Conn *c, CsTime now) {
 static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime now) {
   Message *f = msg_of(net, fi);
   Conn *c = conn_of(net, f);
-  uint32_t p = cs_net_packet_alloc(net, PKT_DATA);
-  Packet *pk = &net->pool[p];
+  Packet pkt, *pk = &pkt;
+  cs_net_packet_new(net, pk, PKT_DATA);
   uint32_t payload = seq + 1 == f->n ? f->last_payload : net->mss;
   pk->stamp = now;
   pk->owner = fi;
@@ -225,7 +225,7 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   }
   const CsPort *first = &net->t->ports[g_array_index(net->arena, uint32_t, pk->path)];
   uint32_t port_dir = 2 * first->link + first->dir;
-  CsTime start = cs_net_inject(net, p); /* a roce packet released before its slot goes behind a busy link */
+  CsTime start = cs_net_inject(net, pk); /* a roce packet released before its slot goes behind a busy link */
   if (net->roce) conn_of(net, msg_of(net, fi))->nic_dir = port_dir;
   if (start > now && net->host_queue) {
     c = conn_of(net, msg_of(net, fi));
@@ -883,8 +883,8 @@ static void on_tlp(CsNet *net, uint32_t ci) {
 /* An ACK (or NACK, or CNP) for data packet pk back to its sender. */
 static inline __attribute__((always_inline)) void send_reply(CsNet *net, uint32_t fi, const Packet *pk, uint8_t flags) {
   Message *f = msg_of(net, fi);
-  uint32_t p = cs_net_packet_alloc(net, PKT_ACK);
-  Packet *a = &net->pool[p];
+  Packet ack, *a = &ack;
+  cs_net_packet_new(net, a, PKT_ACK);
   a->stamp = pk->stamp;
   a->owner = fi;
   f->refs++;
@@ -895,7 +895,7 @@ static inline __attribute__((always_inline)) void send_reply(CsNet *net, uint32_
   a->path = f->path_rev + (f->n_paths > 1 ? ((pk->xmit * 2246822519u) >> 16) % f->n_paths * f->hops_rev : 0);
   a->flags = flags;
   a->xmit = pk->xmit;
-  cs_net_inject(net, p);
+  cs_net_inject(net, a);
 }
 
 static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ece, bool dup) {
@@ -1087,9 +1087,9 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
   timer_update(net, ci);
 }
 
-void cs_transport_receive(CsNet *net, uint32_t p) {
-  Packet pk = net->pool[p]; /* a copy: the handlers below allocate packets */
-  cs_net_packet_free(net, p);
+void cs_transport_receive(CsNet *net, const Packet *in) {
+  Packet pk = *in; /* a copy: the handlers below send packets */
+  cs_net_packet_gone(net, &pk);
   if (net->roce) {
     if (pk.kind == PKT_DATA) roce_receiver_data(net, &pk);
     else roce_sender_ack(net, &pk);

@@ -12,8 +12,9 @@
  *
  * Every packet ends delivered, dropped (queue), lost (link) or still in
  * flight when the run ends; cs_net_check_accounting() proves the counts
- * add up.  Packets come from a pool that grows to the number in flight at
- * once and is then recycled: memory does not grow with packets sent.
+ * add up.  Packets travel by value in their links' pipes, which grow to
+ * the most in flight at once and are then reused: memory does not grow
+ * with packets sent.
  *
  * Layer 2 (network; docs/design.md). Owns the packet network: packets,
  * queues, links, transport, background; does not touch collectives,

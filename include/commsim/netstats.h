@@ -52,7 +52,7 @@ typedef struct {
   uint64_t marks;          /* ECN CE marks */
   uint64_t cnps, nacks;    /* roce: congestion notifications and NACKs receivers sent */
   double bg_delay_sum_s;   /* background: sum of one-way delays of delivered packets */
-  size_t pool_packets;     /* the packet pool's size: the most in flight at once */
+  size_t pool_packets;     /* the most packets in flight at once */
   CsTime fast_forwarded;   /* fidelity hybrid: simulated time jumped over (0 otherwise) */
   uint64_t jumps;          /* ... in so many jumps */
   uint64_t watch_events;   /* the engine events hybrid's watch took (not counted as the run's) */

@@ -642,6 +642,16 @@ START_TEST(test_spraying) {
     ck_assert_msg(end_s(&r, 0) >= want && end_s(&r, 0) <= want + 20e-6, "%s: ends at %.9f s, %u eighths on m2: %.9f s",
                   seeds[i], end_s(&r, 0), want_j[i], want);
     done(&r);
+    /* m2 loses every packet: its eighths go to m1 (the packet network
+     * sends what it loses there again on another path), and the message
+     * is delivered as if m1 were its only path: 10 MB at 10 Gbps */
+    const char *dead[] = {"routing=ecmp-packet", seeds[i], "links_override=[{match: s1-m2, loss: 1}]", NULL};
+    Run x = run(sprayed, "flow", dead);
+    f = cs_sim_fabric(x.sim);
+    ck_assert_uint_eq(cs_fabric_link_stats(f, 1, 0).bytes, 10000000);
+    ck_assert_double_eq_tol(end_s(&x, 0), 8e-3, 20e-6);
+    ck_assert_uint_eq(cs_fabric_message(f, 0)->wire_bytes, 10000000);
+    done(&x);
     const char *one[] = {"routing=ecmp", seeds[i], NULL};
     Run e = run(sprayed, "flow", one);
     f = cs_sim_fabric(e.sim);

@@ -372,10 +372,10 @@ static void ends_compact(FlowNet *n) {
   }
 }
 
-/* At most `active` entries are in force (one per message not yet over):
- * past twice that, the others are dropped. */
+/* At most `active` x `spray` entries are in force (one per flow of a
+ * message not yet over): past twice that, the others are dropped. */
 static inline void ends_check(FlowNet *n) {
-  if (G_UNLIKELY(n->ends_run.len + n->n_ends > 2 * n->active + 1024)) ends_compact(n);
+  if (G_UNLIKELY(n->ends_run.len + n->n_ends > 2 * (uint64_t)n->active * n->spray + 1024)) ends_compact(n);
 }
 
 /* How far from the ring's last an end may go into its place (entries moved). */
@@ -1339,41 +1339,55 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   return m;
 }
 
-/* ecmp-packet: message m's bits as n->spray flows, one per path drawn
- * with the packet network's hashes (a message's k-th path: stream "flow",
- * m x paths + k), each 1 / spray of its bits and of its window's cap; its
+/* ecmp-packet: message m's bits as flows over its n->spray paths, drawn
+ * with the packet network's hashes (its k-th path: stream "flow", m x
+ * paths + k), each an equal part of its bits and of its window's cap; its
  * tail, that of the whole message on the path (the store-and-forward of
- * its last packet, and the latencies). */
+ * its last packet, and the latencies).  A path that loses every packet
+ * carries none of it: the packet network sends what it lost there again
+ * on the others (each transmission draws its path), so its part goes to
+ * the paths that deliver; a message none of whose paths delivers is given
+ * up on, as the packet network would. */
 static uint32_t spray_send(FlowNet *n, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   uint32_t m = cs_stats_add(&n->stats), si, k = n->spray;
-  CS_POOL_TAKE(n->sprays, n->n_sprays, n->cap_sprays, n->free_spray, next_free, 16, si);
-  n->sprays[si] = (Spray){fn, ctx, k, CS_POOL_NONE, false};
-  n->active++;
+  Route **routes = g_newa(Route *, k);
+  uint32_t live = 0;
+  double wire = 0;
   for (uint32_t j = 0; j < k; j++) {
+    routes[j] = route_new(n, src, dst, cs_rng_stream_id("flow", n->cfg->seed, (uint64_t)m * k + j), true);
+    shape_of(n, routes[j], payload);
+    if (routes[j]->keep > 0) live++, wire += (double)routes[j]->shape.wire_bytes;
+  }
+  CsMessageStats *st = cs_stats_at(&n->stats, m);
+  st->src = src, st->dst = dst, st->payload = payload;
+  st->wire_bytes = live ? (uint64_t)llround(wire / live) : 0; /* the mean over the paths that deliver */
+  st->packets = routes[0]->shape.packets;
+  st->start = *n->clock;
+  n->active++;
+  CS_POOL_TAKE(n->sprays, n->n_sprays, n->cap_sprays, n->free_spray, next_free, 16, si);
+  n->sprays[si] = (Spray){fn, ctx, live ? live : 1, CS_POOL_NONE, false};
+  for (uint32_t j = 0; j < k; j++) {
+    Route *r = routes[j];
+    if (live && r->keep <= 0) {
+      g_free(r);
+      continue;
+    }
     uint32_t fi = new_flow(n);
     Flow *f = &n->flows[fi];
     f->msg = m;
-    f->route = route_new(n, src, dst, cs_rng_stream_id("flow", n->cfg->seed, (uint64_t)m * k + j), true);
+    f->route = r;
     f->own_route = true;
-    Route *r = f->route;
-    shape_of(n, r, payload);
     const Shape *sh = &r->shape;
     f->ack_w = sh->ack_w;
-    f->remaining = sh->remaining / k;
+    f->remaining = live ? sh->remaining / live : 0;
     f->tail = sh->tail;
-    f->cap = sh->cap / k;
+    f->cap = live ? sh->cap / live : 0; /* its part of the window's cap */
     f->fn = spray_part, f->ctx = (void *)(uintptr_t)si;
     f->updated = *n->clock;
-    if (j == 0) {
-      CsMessageStats *st = cs_stats_at(&n->stats, m);
-      st->src = src, st->dst = dst, st->payload = payload;
-      st->wire_bytes = sh->wire_bytes;
-      st->packets = sh->packets;
-      st->start = *n->clock;
-    }
-    if (r->keep <= 0) { /* a link of this path loses every packet: the message is given up on */
+    if (!live) { /* no path delivers: given up on, as the packet network would */
       cs_engine_schedule_at(n->engine, *n->clock, on_fail, n, fi);
-      continue;
+      for (uint32_t i = j + 1; i < k; i++) g_free(routes[i]);
+      break;
     }
     go_live(n, fi);
     mark_dirty_as(n, fi);

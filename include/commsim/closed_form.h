@@ -79,6 +79,11 @@ struct CsModelOp {
 
 /* A round: its messages evaluated together on the routes. */
 CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n);
+/* The same, and each message's own time in it into each[i]: the busiest
+ * link direction on its own way (with the round's load) and its own
+ * latency terms, at most the round's time (a message of a short path, or
+ * away from the busiest link, is not charged the round's slowest). */
+CsModelStep cs_model_round_each(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each);
 /* Record a round for the report (its label copied), `count` times per operation. */
 void cs_model_record(CsModelOp *op, CsModelStep st, const char *label, uint32_t count);
 /* Participants a -> b: each of their messages takes `seconds` in the replay. */

@@ -65,15 +65,25 @@ static void add_load(CsModelCtx *c, uint32_t d, double bytes) {
   c->used[d] = 1;
 }
 
+/* Direction d on a message's way: it carries `bytes` (a share of them);
+ * or, with `add` false, the busiest such direction's time is kept in *most. */
+static inline void visit(CsModelCtx *c, uint32_t d, double bytes, bool add, double *most) {
+  if (add) add_load(c, d, bytes);
+  else *most = fmax(*most, 8.0 * c->load[d] / (double)c->t->links[d / 2].spec.bandwidth);
+}
+
 /* Put `bytes` on the links from node `src` to host `dst`: along the one
  * path of shortest routing, or spread evenly over the equal-cost next
- * hops at every node (ideal ECMP), layer by layer toward dst. */
-static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes) {
+ * hops at every node (ideal ECMP), layer by layer toward dst.  With `add`
+ * false, nothing is put: the time the busiest of those directions needs
+ * for its load is returned. */
+static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes, bool add) {
   const CsTopology *t = c->t;
+  double most = 0;
   if (c->routing == CS_ROUTING_SHORTEST) {
     int h = cs_routes_path(c->r, src, dst_host, 0, c->ports, (int)t->n_nodes);
-    for (int i = 0; i < h; i++) add_load(c, dir_of(t, c->ports[i]), bytes);
-    return;
+    for (int i = 0; i < h; i++) visit(c, dir_of(t, c->ports[i]), bytes, add, &most);
+    return most;
   }
   uint32_t nf = 1, target = t->hosts[dst_host];
   c->frontier[0] = src;
@@ -91,7 +101,7 @@ static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes)
       for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++) {
         uint32_t m = t->ports[p].peer;
         if (cs_routes_distance(c->r, m, dst_host) != want) continue;
-        add_load(c, dir_of(t, p), bytes * part);
+        visit(c, dir_of(t, p), bytes * part, add, &most);
         if (c->share[m] == 0) c->next[nn++] = m;
         c->share[m] += part;
       }
@@ -103,6 +113,7 @@ static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes)
     nf = nn;
   }
   for (uint32_t i = 0; i < nf; i++) c->share[c->frontier[i]] = 0;
+  return most;
 }
 
 /* Packets, wire bytes and the latency terms of one message: its lone
@@ -130,7 +141,9 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
   return h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, h) : 0;
 }
 
-CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) {
+CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) { return cs_model_round_each(op, msgs, n, NULL); }
+
+CsModelStep cs_model_round_each(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each) {
   CsModelCtx *c = op->ctx;
   const CsTopology *t = c->t;
   CsModelStep st = {0};
@@ -140,10 +153,13 @@ CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) {
     double wire;
     double lat = message_terms(c, &msgs[i], &packets, &wire);
     if (lat > st.latency_s) st.latency_s = lat;
-    spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire);
+    if (each) each[i] = lat;
+    spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire, true);
     /* the ACKs come back the other way */
-    spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack));
+    spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), true);
   }
+  for (uint32_t i = 0; each && i < n; i++) /* its own way's busiest direction, of the round's load */
+    each[i] += spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, false);
   for (uint32_t i = 0; i < c->n_touched; i++) {
     uint32_t d = c->touched[i];
     double s = 8.0 * c->load[d] / (double)t->links[d / 2].spec.bandwidth;

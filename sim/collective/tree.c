@@ -46,7 +46,8 @@ static void build(CsCollPlan *plan, const CsCollSpec *s) {
 }
 
 /* Level k joins r to its parent r - 2^k (r's lowest set bit k); a level's
- * messages (one chunk each) travel at once, up then down.  The replay of
+ * messages (one chunk each) travel at once, up then down, each taking its
+ * own time in its level's round (cs_model_round_each).  The replay of
  * the plan (closed_form.c) runs the pieces through the lanes with these
  * times: it does not charge a rank's piece going up for the one it sends
  * down over the same link at the same time. */
@@ -63,25 +64,27 @@ static void model(CsModelOp *o) {
           uint32_t a = cs_model_node(o, r), b = cs_model_node(o, parent);
           o->msgs[m++] = down ? (CsModelMsg){b, a, cs_model_payload(o, chunk)} : (CsModelMsg){a, b, cs_model_payload(o, chunk)};
         }
-      CsModelStep st = cs_model_round(o, o->msgs, m);
+      double *each = g_new(double, m + 1);
+      CsModelStep st = cs_model_round_each(o, o->msgs, m, each);
       g_autofree char *label = g_strdup_printf("%s level %u (ranks r with lowest bit %u)", down ? "broadcast" : "reduce", k, k);
       cs_model_record(o, st, label, C);
-      for (uint32_t r = 1; r < P; r++)
+      for (uint32_t r = 1, i = 0; r < P; r++)
         if ((uint32_t)__builtin_ctz(r) == k) {
           uint32_t parent = r - (1u << k);
-          if (down) cs_model_pair(o, parent, r, st.seconds);
-          else cs_model_pair(o, r, parent, st.seconds);
+          if (down) cs_model_pair(o, parent, r, each[i++]);
+          else cs_model_pair(o, r, parent, each[i++]);
         }
+      g_free(each);
     }
 }
 
 static const char *formula(const CsCollSpec *s) {
   if (s->chunks <= 1)
-    return "tree: ceil(log2 P) rounds up and as many down, each the slowest binomial level's message n; "
-           "ceil(log2 P) reduce(n) at the root; decode(n)";
-  return "tree, pipelined: C pieces of n/C, each level's piece timed as that level's round alone, replayed with "
+    return "tree: ceil(log2 P) rounds up and as many down, each message n taking its pair's time in its binomial "
+           "level's round; ceil(log2 P) reduce(n) at the root; decode(n)";
+  return "tree, pipelined: C pieces of n/C, each taking its pair's time in its level's round, replayed with "
          "the reduce of a piece beside the broadcast of earlier ones (a lower bound where a rank's pieces up and "
-         "down share its link); ceil(log2 P) reduce(n) at the root; decode(n)";
+         "down, or their ACKs, share its link); ceil(log2 P) reduce(n) at the root; decode(n)";
 }
 
 const CsCollectiveDef cs_coll_tree = {

@@ -18,26 +18,6 @@
 
 #define NO_DIR UINT32_MAX /* a packet that no link brought: its host sends it */
 
-/* ---- packets ---- */
-
-void cs_net_packet_new(CsNet *net, Packet *pk, uint8_t kind) {
-  net->counts[kind].sent++;
-  net->counts[kind].in_flight++;
-  if (++net->alive > net->alive_max) net->alive_max = net->alive;
-  pk->kind = kind;
-  pk->flags = 0;
-  pk->hop = 0;
-}
-
-void cs_net_packet_gone(CsNet *net, const Packet *pk) {
-  net->counts[pk->kind].in_flight--;
-  net->alive--;
-  if (pk->kind != PKT_BG) { /* the last packet naming a done message lets its slot go */
-    Message *f = &net->msgs[pk->owner];
-    if (--f->refs == 0 && G_UNLIKELY(f->done)) cs_transport_zombie_check(net, pk->owner);
-  }
-}
-
 /* ---- paths ---- */
 
 uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint64_t hash, uint16_t *hops) {

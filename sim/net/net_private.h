@@ -364,9 +364,23 @@ void cs_transport_wake(CsNet *net);
 /* Message slot fi: let go once done and named by nothing (transport.c). */
 void cs_transport_zombie_check(CsNet *net, uint32_t fi);
 /* A new packet of `kind` into *pk (counted; its other fields are the caller's). */
-void cs_net_packet_new(CsNet *net, Packet *pk, uint8_t kind);
+static inline void cs_net_packet_new(CsNet *net, Packet *pk, uint8_t kind) {
+  net->counts[kind].sent++;
+  net->counts[kind].in_flight++;
+  if (++net->alive > net->alive_max) net->alive_max = net->alive;
+  pk->kind = kind;
+  pk->flags = 0;
+  pk->hop = 0;
+}
 /* Packet pk is no more (delivered, dropped or lost: the caller counts which). */
-void cs_net_packet_gone(CsNet *net, const Packet *pk);
+static inline void cs_net_packet_gone(CsNet *net, const Packet *pk) {
+  net->counts[pk->kind].in_flight--;
+  net->alive--;
+  if (pk->kind != PKT_BG) { /* the last packet naming a done message lets its slot go */
+    Message *f = &net->msgs[pk->owner];
+    if (--f->refs == 0 && G_UNLIKELY(f->done)) cs_transport_zombie_check(net, pk->owner);
+  }
+}
 /* Put packet *pk (at hop 0, at its source; copied) onto the network; returns when
  * it starts to be transmitted there (now when dropped; CS_HELD while its
  * host's link is paused by PFC: cs_transport_tsq_started says when, on

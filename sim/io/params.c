@@ -1049,7 +1049,7 @@ const CsParam cs_params[] = {
     {.key = "workload.chunks",
      .kind = CS_KEY_COUNT,
      .help = "pieces the tree collective splits its message in, pipelined: each rank reduces a piece while it broadcasts an earlier one (tree only: [training.md](training.md))",
-     .values = "count, >= 1",
+     .values = "count, >= 1, at most a bucket's elements",
      .doc_default = "1",
      .base = CS_PARAM_WORKLOAD,
      .offset = offsetof(CsWorkloadSpec, chunks),

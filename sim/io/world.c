@@ -231,6 +231,27 @@ static bool check_sizes(const CsScenario *s, const CsTopology *t, GError **error
   }
   uint64_t per_bucket = plan.largest;
   cs_bucket_plan_clear(&plan);
+  /* the tree's pieces: at least an element each, and a plan that fits
+   * (each of C pieces is about four steps per worker: received from the
+   * children or the parent, sent on; 48 bytes a step with its lanes'
+   * bookkeeping, per bucket in flight) */
+  if (w->chunks > 1 && cs_collective_has(w->collective, CS_COLLF_CHUNKS)) {
+    if ((uint64_t)w->chunks > per_bucket) {
+      cs_error_at(error, w->at,
+                  "workload.chunks: %" G_GINT64_FORMAT " pieces of a bucket of %" G_GUINT64_FORMAT
+                  " elements (the largest): a piece would hold less than one element; use at most %" G_GUINT64_FORMAT,
+                  (gint64)w->chunks, per_bucket, per_bucket);
+      return false;
+    }
+    double steps = 4.0 * (double)w->chunks * (double)t->n_workers;
+    if (steps * 48 > (double)CS_ROUTES_MAX_BYTES) {
+      cs_error_at(error, w->at,
+                  "workload.chunks: %" G_GINT64_FORMAT " pieces for %u workers is about %.3g steps (%.1f GiB) for one "
+                  "bucket's tree; commsim refuses more than %llu GiB",
+                  (gint64)w->chunks, t->n_workers, steps, steps * 48 / (1 << 30), CS_ROUTES_MAX_BYTES >> 30);
+      return false;
+    }
+  }
   /* the largest message: a whole bucket, uncompressed, plus headers */
   if (per_bucket * 8 / mss > CS_NET_MAX_PACKETS) {
     cs_error_at(error, w->at,

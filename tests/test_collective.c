@@ -58,6 +58,21 @@ START_TEST(test_lecture) {
 }
 END_TEST
 
+/* Run `yaml` (one iteration): when its last worker ends, and the closed
+ * form's communication time for it into *model_s. */
+static double run_and_model(const char *yaml, double *model_s) {
+  Run r = run(yaml, NULL);
+  GError *e = NULL;
+  g_autoptr(CsRoutes) routes = cs_routes_build(cs_sim_topology(r.sim), CS_ROUTING_SHORTEST, &e);
+  CsModel m;
+  ck_assert(cs_model_estimate(r.s, cs_sim_topology(r.sim), routes, &m, &e));
+  *model_s = m.comm_s;
+  double sim = (double)sim_iter1_end(&r) * 1e-12;
+  cs_model_clear(&m);
+  done(&r);
+  return sim;
+}
+
 /* 2. Each collective on an idle star (large window, no loss, 1-byte ACKs
  * so that acknowledgements do not contend with data, zero codec cost)
  * ends within 1 % of its closed form with packetization (model.h). */
@@ -69,16 +84,9 @@ static void closed_form(const char *collective, int P, int servers) {
       "workload:\n  params: 1M\n  iterations: 1\n  compute: 0\n  buckets: 0\n  collective: %s\n"
       "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}\n",
       P, servers, collective);
-  Run r = run(y, NULL);
-  GError *e = NULL;
-  g_autoptr(CsRoutes) routes = cs_routes_build(cs_sim_topology(r.sim), CS_ROUTING_SHORTEST, &e);
-  CsModel m;
-  ck_assert(cs_model_estimate(r.s, cs_sim_topology(r.sim), routes, &m, &e));
-  double sim = (double)sim_iter1_end(&r) * 1e-12;
-  ck_assert_msg(fabs(sim - m.comm_s) <= 0.01 * m.comm_s, "%s P=%d: simulated %.6f s, closed form %.6f s", collective,
-                P, sim, m.comm_s);
-  cs_model_clear(&m);
-  done(&r);
+  double model, sim = run_and_model(y, &model);
+  ck_assert_msg(fabs(sim - model) <= 0.01 * model, "%s P=%d: simulated %.6f s, closed form %.6f s", collective, P, sim,
+                model);
 }
 
 START_TEST(test_closed_forms) {
@@ -119,16 +127,7 @@ static double tree_case(int P, int C, double *model_s) {
       "workload:\n  params: 1M\n  iterations: 1\n  compute: 0\n  buckets: 0\n  collective: tree\n  chunks: %d\n"
       "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}\n",
       P, C);
-  Run r = run(y, NULL);
-  GError *e = NULL;
-  g_autoptr(CsRoutes) routes = cs_routes_build(cs_sim_topology(r.sim), CS_ROUTING_SHORTEST, &e);
-  CsModel m;
-  ck_assert(cs_model_estimate(r.s, cs_sim_topology(r.sim), routes, &m, &e));
-  *model_s = m.comm_s;
-  double sim = (double)sim_iter1_end(&r) * 1e-12;
-  cs_model_clear(&m);
-  done(&r);
-  return sim;
+  return run_and_model(y, model_s);
 }
 
 /* A message of m bytes from w1 to w0 (two hops through the switch), by hand. */
@@ -162,16 +161,8 @@ START_TEST(test_tree_chunks_pipeline) {
         "workload:\n  params: 1M\n  iterations: 1\n  compute: 0\n  buckets: 0\n  collective: tree\n  chunks: %d\n"
         "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}\n",
         C);
-    Run r = run(y, NULL);
-    GError *e = NULL;
-    g_autoptr(CsRoutes) routes = cs_routes_build(cs_sim_topology(r.sim), CS_ROUTING_SHORTEST, &e);
-    CsModel m;
-    ck_assert(cs_model_estimate(r.s, cs_sim_topology(r.sim), routes, &m, &e));
-    double sim = (double)sim_iter1_end(&r) * 1e-12;
-    ck_assert_msg(fabs(sim - m.comm_s) <= 0.01 * sim, "dumbbell, C = %d: simulated %.6f s, closed form %.6f s", C, sim,
-                  m.comm_s);
-    cs_model_clear(&m);
-    done(&r);
+    double model, sim = run_and_model(y, &model);
+    ck_assert_msg(fabs(sim - model) <= 0.01 * sim, "dumbbell, C = %d: simulated %.6f s, closed form %.6f s", C, sim, model);
   }
   double n1, n8;
   double u1 = tree_case(4, 1, &n1), u8 = tree_case(4, 8, &n8);

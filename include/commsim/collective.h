@@ -154,6 +154,9 @@ static inline uint32_t cs_coll_plan_count(const CsCollPlan *plan, uint32_t p) { 
  * new array (its length into *n); NULL when the plan has one lane (the
  * indices are then 0 .. cs_coll_plan_len - 1). */
 uint32_t *cs_coll_plan_lane_steps(const CsCollPlan *plan, uint32_t p, uint32_t lane, uint32_t *n);
+/* The other way: each of participant p's steps' place in its lane, by
+ * plan index, into a new array; NULL when the plan has one lane. */
+uint32_t *cs_coll_plan_places(const CsCollPlan *plan, uint32_t p);
 CsTime cs_coll_cost(double ps_per_element, uint64_t n);
 
 /* ---- the collectives: one row each ----

@@ -242,11 +242,9 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
     at[lp] = cs_coll_plan_lane_steps(plan, p, lp / N, &len[lp]);
     if (L > 1 && lp < N) {
       done_t[p] = g_new0(double, cs_coll_plan_len(plan, p) + 1);
-      place[p] = g_new0(uint32_t, cs_coll_plan_len(plan, p) + 1);
+      place[p] = cs_coll_plan_places(plan, p);
     }
   }
-  for (uint32_t lp = 0; L > 1 && lp < N * L; lp++)
-    for (uint32_t i = 0; i < len[lp]; i++) place[lp % N][at[lp][i]] = i;
   bool *sent = g_new0(bool, (size_t)N * L);
   double *t = g_new0(double, (size_t)N * L);
   bool changed = true;

@@ -117,7 +117,6 @@ typedef struct {
   Step st;      /* steps[cur], while cur < n_steps */
   uint32_t cur;
   uint32_t who;       /* its participant */
-  uint8_t lane;
   const uint32_t *at; /* place in the lane -> index in the participant's plan (NULL: the same) */
   bool contributed, sent_cur, computing, computed_cur, done;
   /* the messages that came for its steps: steps cur..cur+63 in a word
@@ -204,6 +203,14 @@ uint32_t *cs_coll_plan_lane_steps(const CsCollPlan *plan, uint32_t p, uint32_t l
     if (g_array_index(a, Step, i).lane == lane) at[k++] = i;
   *n = k;
   return at;
+}
+
+uint32_t *cs_coll_plan_places(const CsCollPlan *plan, uint32_t p) {
+  if (plan->lanes <= 1) return NULL;
+  GArray *a = plan->steps[p];
+  uint32_t *place = g_new(uint32_t, a->len + 1), count[CS_COLL_LANES] = {0};
+  for (uint32_t i = 0; i < a->len; i++) place[i] = count[g_array_index(a, Step, i).lane]++;
+  return place;
 }
 
 /* A receive posted only when reached, as MPI's rendezvous for large
@@ -509,13 +516,11 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
   memset(op->lanes_left, (int)L, N);
   if (L > 1) op->place = g_new0(uint32_t *, N);
   for (uint32_t p = 0; p < N; p++) {
-    if (L > 1) op->place[p] = g_new(uint32_t, cs_coll_plan_len(op->plan, p) + 1);
+    if (L > 1) op->place[p] = cs_coll_plan_places(op->plan, p);
     for (uint32_t l = 0; l < L; l++) {
       Part *pt = &op->parts[l * N + p];
       pt->who = p;
-      pt->lane = (uint8_t)l;
       pt->at = cs_coll_plan_lane_steps(op->plan, p, l, &pt->n_steps);
-      for (uint32_t i = 0; L > 1 && i < pt->n_steps; i++) op->place[p][pt->at[i]] = i;
       if (pt->n_steps) pt->st = cs_coll_plan_step(op->plan, p, plan_index(pt, 0));
       pt->contributed = p >= P; /* servers hold nothing of their own */
       pt->first_send = -1;

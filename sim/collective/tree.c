@@ -22,13 +22,13 @@ static void build(CsCollPlan *plan, const CsCollSpec *s) {
         cs_coll_add_round_recv(plan, r, (int32_t)(r + (1u << k)), cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, n));
       if (r) cs_coll_add_step(plan, r, (int32_t)(r - (1u << low)), cs_coll_payload_bytes(&s->codec, n), -1, 0);
       else if (cs_coll_plan_count(plan, r) > 0) { /* the root broadcasts each piece once it has reduced it */
-        uint32_t reduced = cs_coll_plan_count(plan, r) - 1;
+        uint32_t reduced = cs_coll_plan_count(plan, r) - 1; /* the piece's last receive */
+        bool first = true;
         cs_coll_set_lane(plan, 1);
         for (int k = 31; k >= 0; k--)
           if ((uint32_t)k < low && r + (1u << k) < P) {
             cs_coll_add_round_send(plan, r, (int32_t)(r + (1u << k)), cs_coll_payload_bytes(&s->codec, n));
-            if (cs_coll_plan_step(plan, r, reduced).lane == 0) cs_coll_add_after(plan, r, reduced);
-            reduced = cs_coll_plan_count(plan, r) - 1;
+            if (first) cs_coll_add_after(plan, r, reduced), first = false; /* the lane's order does the rest */
           }
       }
     }

@@ -1302,6 +1302,43 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   sh->packets = (uint32_t)packets;
 }
 
+/* Message m begins: its statistics, and one more active. */
+static inline __attribute__((always_inline)) void message_begins(FlowNet *n, uint32_t m, uint32_t src, uint32_t dst,
+                                                                 uint64_t payload, uint64_t wire_bytes, uint32_t packets) {
+  CsMessageStats *st = cs_stats_at(&n->stats, m);
+  st->src = src, st->dst = dst, st->payload = payload;
+  st->wire_bytes = wire_bytes;
+  st->packets = packets;
+  st->start = *n->clock;
+  n->active++;
+}
+
+/* A flow of message m on route r (its shape made), carrying 1 / `parts`
+ * of the message's bits and window cap: live, or given up on at once
+ * when a link of r loses every packet, as the packet network would. */
+static inline __attribute__((always_inline)) uint32_t flow_start(FlowNet *n, uint32_t m, Route *r, bool own_route,
+                                                                 uint32_t parts, CsDeliverFn fn, void *ctx) {
+  uint32_t fi = new_flow(n);
+  Flow *f = &n->flows[fi];
+  f->msg = m;
+  f->route = r;
+  f->own_route = own_route;
+  const Shape *sh = &r->shape;
+  f->ack_w = sh->ack_w;
+  f->remaining = sh->remaining / parts;
+  f->tail = sh->tail;
+  f->cap = sh->cap / parts;
+  f->fn = fn, f->ctx = ctx;
+  f->updated = *n->clock;
+  if (r->keep <= 0) {
+    cs_engine_schedule_at(n->engine, *n->clock, on_fail, n, fi);
+    return fi;
+  }
+  go_live(n, fi);
+  mark_dirty_as(n, fi);
+  return fi;
+}
+
 static uint32_t spray_send(FlowNet *n, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx);
 
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
@@ -1309,33 +1346,11 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   g_assert(src != dst && src < n->t->n_hosts && dst < n->t->n_hosts && payload > 0);
   if (G_UNLIKELY(n->spray > 1)) return spray_send(n, src, dst, payload, fn, ctx);
   uint32_t m = cs_stats_add(&n->stats);
-  uint32_t fi = new_flow(n);
-  Flow *f = &n->flows[fi];
-  f->msg = m;
   /* the packet network's ECMP hash, when a route depends on it */
-  f->route = route_of(n, src, dst, n->ecmp ? cs_rng_stream_id("flow", n->cfg->seed, m) : 0);
-  f->own_route = n->ecmp;
-  Route *r = f->route;
+  Route *r = route_of(n, src, dst, n->ecmp ? cs_rng_stream_id("flow", n->cfg->seed, m) : 0);
   if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
-  const Shape *sh = &r->shape;
-  f->ack_w = sh->ack_w;
-  f->remaining = sh->remaining;
-  f->tail = sh->tail;
-  f->cap = sh->cap;
-  f->fn = fn, f->ctx = ctx;
-  f->updated = *n->clock;
-  CsMessageStats *st = cs_stats_at(&n->stats, m);
-  st->src = src, st->dst = dst, st->payload = payload;
-  st->wire_bytes = sh->wire_bytes;
-  st->packets = sh->packets;
-  st->start = *n->clock;
-  n->active++;
-  if (r->keep <= 0) { /* a link of its route loses every packet: given up on, as the packet network would */
-    cs_engine_schedule_at(n->engine, *n->clock, on_fail, n, fi);
-    return m;
-  }
-  go_live(n, fi);
-  mark_dirty_as(n, fi);
+  message_begins(n, m, src, dst, payload, r->shape.wire_bytes, r->shape.packets);
+  flow_start(n, m, r, n->ecmp, 1, fn, ctx);
   return m;
 }
 
@@ -1351,46 +1366,28 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
 static uint32_t spray_send(FlowNet *n, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   uint32_t m = cs_stats_add(&n->stats), si, k = n->spray;
   Route **routes = g_newa(Route *, k);
-  uint32_t live = 0;
+  uint32_t live = 0, packets = 0;
   double wire = 0;
   for (uint32_t j = 0; j < k; j++) {
     routes[j] = route_new(n, src, dst, cs_rng_stream_id("flow", n->cfg->seed, (uint64_t)m * k + j), true);
     shape_of(n, routes[j], payload);
+    packets = routes[j]->shape.packets; /* the same on every path */
     if (routes[j]->keep > 0) live++, wire += (double)routes[j]->shape.wire_bytes;
   }
-  CsMessageStats *st = cs_stats_at(&n->stats, m);
-  st->src = src, st->dst = dst, st->payload = payload;
-  st->wire_bytes = live ? (uint64_t)llround(wire / live) : 0; /* the mean over the paths that deliver */
-  st->packets = routes[0]->shape.packets;
-  st->start = *n->clock;
-  n->active++;
+  /* wire bytes: the mean over the paths that deliver */
+  message_begins(n, m, src, dst, payload, live ? (uint64_t)llround(wire / live) : 0, packets);
   CS_POOL_TAKE(n->sprays, n->n_sprays, n->cap_sprays, n->free_spray, next_free, 16, si);
   n->sprays[si] = (Spray){fn, ctx, live ? live : 1, CS_POOL_NONE, false};
   for (uint32_t j = 0; j < k; j++) {
-    Route *r = routes[j];
-    if (live && r->keep <= 0) {
-      g_free(r);
+    if (live && routes[j]->keep <= 0) {
+      g_free(routes[j]);
       continue;
     }
-    uint32_t fi = new_flow(n);
-    Flow *f = &n->flows[fi];
-    f->msg = m;
-    f->route = r;
-    f->own_route = true;
-    const Shape *sh = &r->shape;
-    f->ack_w = sh->ack_w;
-    f->remaining = live ? sh->remaining / live : 0;
-    f->tail = sh->tail;
-    f->cap = live ? sh->cap / live : 0; /* its part of the window's cap */
-    f->fn = spray_part, f->ctx = (void *)(uintptr_t)si;
-    f->updated = *n->clock;
-    if (!live) { /* no path delivers: given up on, as the packet network would */
-      cs_engine_schedule_at(n->engine, *n->clock, on_fail, n, fi);
+    flow_start(n, m, routes[j], true, live ? live : 1, spray_part, (void *)(uintptr_t)si);
+    if (!live) { /* no path delivers: the message is given up on with its first flow */
       for (uint32_t i = j + 1; i < k; i++) g_free(routes[i]);
       break;
     }
-    go_live(n, fi);
-    mark_dirty_as(n, fi);
   }
   return m;
 }

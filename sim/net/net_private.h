@@ -291,7 +291,7 @@ struct CsNet {
   const CsRoutes *routes;
   LinkDir *dirs; /* 2 per link */
   GArray *arena; /* uint32_t ports of every path */
-  uint64_t alive, alive_max; /* packets in flight, and the most at once */
+  uint64_t alive_max; /* the most packets in flight at once */
   /* from how many link directions an arrival prefetches the next one's
    * direction: where they pass the second-level cache (cs_link_init) */
   bool prefetch_dirs;
@@ -367,7 +367,8 @@ void cs_transport_zombie_check(CsNet *net, uint32_t fi);
 static inline void cs_net_packet_new(CsNet *net, Packet *pk, uint8_t kind) {
   net->counts[kind].sent++;
   net->counts[kind].in_flight++;
-  if (++net->alive > net->alive_max) net->alive_max = net->alive;
+  uint64_t alive = net->counts[PKT_DATA].in_flight + net->counts[PKT_ACK].in_flight + net->counts[PKT_BG].in_flight;
+  if (alive > net->alive_max) net->alive_max = alive;
   pk->kind = kind;
   pk->flags = 0;
   pk->hop = 0;
@@ -375,7 +376,6 @@ static inline void cs_net_packet_new(CsNet *net, Packet *pk, uint8_t kind) {
 /* Packet pk is no more (delivered, dropped or lost: the caller counts which). */
 static inline void cs_net_packet_gone(CsNet *net, const Packet *pk) {
   net->counts[pk->kind].in_flight--;
-  net->alive--;
   if (pk->kind != PKT_BG) { /* the last packet naming a done message lets its slot go */
     Message *f = &net->msgs[pk->owner];
     if (--f->refs == 0 && G_UNLIKELY(f->done)) cs_transport_zombie_check(net, pk->owner);

@@ -1087,16 +1087,16 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
   timer_update(net, ci);
 }
 
-void cs_transport_receive(CsNet *net, const Packet *in) {
-  Packet pk = *in; /* a copy: the handlers below send packets */
-  cs_net_packet_gone(net, &pk);
+/* pk: the arrival's own copy (on_pipe's), which what the handlers send does not touch. */
+void cs_transport_receive(CsNet *net, const Packet *pk) {
+  cs_net_packet_gone(net, pk);
   if (net->roce) {
-    if (pk.kind == PKT_DATA) roce_receiver_data(net, &pk);
-    else roce_sender_ack(net, &pk);
-  } else if (pk.kind == PKT_DATA) {
-    receiver_data(net, &pk);
+    if (pk->kind == PKT_DATA) roce_receiver_data(net, pk);
+    else roce_sender_ack(net, pk);
+  } else if (pk->kind == PKT_DATA) {
+    receiver_data(net, pk);
   } else {
-    sender_ack(net, &pk);
+    sender_ack(net, pk);
   }
 }
 

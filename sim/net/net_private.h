@@ -202,6 +202,7 @@ typedef struct {
   bool ack_ce;          /* the CE state of the last data packet (DCTCP ACKs on a change) */
   CsTime last_rcv;      /* -1: none */
   CsTime last_cnp;      /* roce: when the receiver last sent a CNP for this queue pair, -1: never */
+  uint64_t qp_nack;     /* roce: the queue pair's position last NACKed for a hole in an earlier message, UINT64_MAX: none */
   Packet ack_pkt;       /* what the held-back ACK will echo */
 } Conn;
 

@@ -994,6 +994,36 @@ static void receiver_data(CsNet *net, const Packet *pk) {
  * comes out of order is dropped; selective: every packet out of order is
  * kept and NACKed with its number), ACKs coalesced every delayed_ack
  * in-order packets and at a message's end, a duplicate ACKed at once. */
+/* roce: a queue pair's messages are one sequence of packets, as a
+ * reliable connection's packet numbers run across its work requests.  The
+ * oldest message of queue pair c that its receiver has not got whole, when
+ * it comes before message fi (the receiver's next expected packet is
+ * then in it, not in fi); else NONE. */
+static uint32_t qp_hole_before(const CsNet *net, const Conn *c, uint32_t fi) {
+  for (uint32_t m = c->head; m != NONE && m != fi; m = net->msgs[m].next)
+    if (!net->msgs[m].delivered && !net->msgs[m].failed) return m; /* (an abandoned one holds nothing up) */
+  return NONE;
+}
+
+/* A packet of a later message came while message `hole` of its queue
+ * pair misses packets: the receiver NACKs the queue pair's next expected
+ * packet (hole's first missing), once for each such position.  What the
+ * sender sent of hole before that packet and is not known received is
+ * lost (`sack`: everything hole has sent, as its first transmissions all
+ * went before the later message's). */
+static void roce_nack_hole(CsNet *net, Conn *c, uint32_t hole, const Packet *pk) {
+  Message *h = msg_of(net, hole);
+  uint64_t at = h->base + h->rcv_nxt;
+  if (c->qp_nack == at) return;
+  c->qp_nack = at;
+  net->nacks++;
+  c->ack_count = 0;
+  Packet q = *pk;
+  q.seq = h->nxt;
+  q.xmit = h->xmits; /* about what the sender has sent of it so far: not stale */
+  send_reply(net, hole, &q, F_NACK | (pk->flags & F_RETX));
+}
+
 static void roce_receiver_data(CsNet *net, const Packet *pk) {
   uint32_t fi = pk->owner;
   Message *f = msg_of(net, fi);
@@ -1009,6 +1039,16 @@ static void roce_receiver_data(CsNet *net, const Packet *pk) {
   }
   uint32_t old = f->rcv_nxt;
   bool dup = pk->seq < old, gap = false;
+  /* an earlier message of the queue pair misses packets: go-back-n drops
+   * this one (nothing out of order is kept), selective keeps it; both
+   * NACK the hole */
+  uint32_t hole = !dup && f->rcv_bits && !f->sender_done ? qp_hole_before(net, c, fi) : NONE;
+  if (G_UNLIKELY(hole != NONE)) {
+    roce_nack_hole(net, c, hole, pk);
+    f = msg_of(net, fi);
+    c = &net->conns[f->conn];
+    if (net->gbn) return;
+  }
   if (!dup && f->rcv_bits) {
     if (!net->gbn) {
       dup = rcv_mark(f, pk->seq);
@@ -1055,6 +1095,7 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
   }
   if (f->sender_done) return;
   uint32_t old_una = f->una;
+  uint64_t qp_una = conn_una(net, c);
   if ((ack->flags & F_NACK) && !net->gbn) sack_one(f, c, ack->sack);
   uint32_t newly = advance_una(f, c, ack->seq);
   c->delivered += newly;
@@ -1063,9 +1104,15 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
   if (ack->flags & F_NACK) {
     if (net->gbn) {
       if (ack->xmit > f->rewind_xmit) { /* not about a packet sent before the last go-back */
-        for (uint32_t seq = f->una; seq < f->nxt; seq++)
-          if (st_get(f, seq) == S_FLIGHT) mark_lost(f, c, seq);
-        f->rewind_xmit = f->xmits;
+        /* back to the NACKed packet, over the queue pair's later messages
+         * too: their packets in flight came after the hole, and the
+         * receiver keeps none of them */
+        for (uint32_t m = fi; m != NONE; m = net->msgs[m].next) {
+          Message *g = msg_of(net, m);
+          for (uint32_t seq = g->una; seq < g->nxt; seq++)
+            if (st_get(g, seq) == S_FLIGHT) mark_lost(g, c, seq);
+          g->rewind_xmit = g->xmits;
+        }
       }
     } else if (ack->xmit > f->rewind_xmit) { /* what was sent before the packet NACKed and is still missing is lost, once
                                               * (a NACK about a packet sent before the last timeout is stale) */
@@ -1077,10 +1124,13 @@ static void roce_sender_ack(CsNet *net, const Packet *ack) {
   if (G_UNLIKELY(net->conn_trace_fn)) conn_trace(net, ci);
   if (f->una > old_una) {
     c->consecutive_timeouts = 0;
-    arm_rto(c, now);
     if (f->una == f->n) finish_sender(net, fi);
   }
   c = &net->conns[ci];
+  /* the timer restarts when the queue pair's oldest packet is acknowledged,
+   * not a later message's: a lost tail is found by the timeout even while
+   * later messages flow */
+  if (conn_una(net, c) > qp_una) arm_rto(c, now);
   if (c->outstanding == 0) c->t_rto = 0;
   else if (c->t_rto == 0) arm_rto(c, now);
   conn_send(net, ci);
@@ -1162,6 +1212,7 @@ static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst, uint32_t pair,
   c->reo_wnd_mult = 1;
   c->idle = true;
   c->cc.last_send = c->last_rcv = c->rack_xmit = c->last_cnp = -1;
+  c->qp_nack = UINT64_MAX;
   c->quick = net->delayed_ack > 1 ? QUICKACKS : 0;
   c->rto = rto_of(net, &net->rtts[pair]);
   return ci;

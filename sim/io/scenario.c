@@ -777,13 +777,22 @@ static bool read_transport(const CsYamlNode *v, CsScenario *s, GError **error) {
     if (value_of(v, own[i].key) && t->protocol != own[i].protocol)
       FAIL_AT(at(v, own[i].key), "transport.%s is %s: protocol %s does not read it (remove it, or set protocol: %s)",
               own[i].key, own[i].what, protocols[t->protocol], protocols[own[i].protocol]);
-  static const char *const tcp_only[] = {"recovery", "init_cwnd", "initial_rto", "min_rto"};
+  /* TCP's own keys: roce's queue pairs (transport.c) read none of them */
+  static const char *const qp = "a queue pair has no window, repairs loss by `retransmit` and times out after `rto`";
+  static const struct {
+    const char *key, *why;
+  } tcp_only[] = {
+      {"recovery", qp},
+      {"init_cwnd", qp},
+      {"initial_rto", qp},
+      {"min_rto", qp},
+      {"ack_delay", "a queue pair's receiver ACKs every `delayed_ack` packets and at a message's end, with no timer"},
+      {"idle_restart", "a queue pair has no window to restart after an idle time"},
+  };
   for (size_t i = 0; i < G_N_ELEMENTS(tcp_only); i++)
-    if (value_of(v, tcp_only[i]) && t->protocol == CS_PROTO_ROCE)
-      FAIL_AT(at(v, tcp_only[i]),
-              "transport.%s is TCP's: roce does not read it (a queue pair has no window, repairs loss by `retransmit` "
-              "and times out after `rto`)",
-              tcp_only[i]);
+    if (value_of(v, tcp_only[i].key) && t->protocol == CS_PROTO_ROCE)
+      FAIL_AT(at(v, tcp_only[i].key), "transport.%s is TCP's: roce does not read it (%s)", tcp_only[i].key,
+              tcp_only[i].why);
   return true;
 }
 

@@ -372,6 +372,65 @@ START_TEST(test_lone_message_time) {
 }
 END_TEST
 
+/* A message that `duration` leaves unfinished reports the wire bytes it
+ * put on its first link by then, as links.csv counts them (it reported
+ * the whole message's).  Five hosts on a switch, 10 Gbps, no headers,
+ * ACKs of 1 B per 1000 B packet on the reverse routes; duration 2 ms:
+ *  - A, w0 -> w1, 10 MB from 0: alone on w0's link for 0.5 ms at 10 Gbps
+ *    (625,000 B), then sharing it with B at 5 Gbps for 1.5 ms (937,500 B):
+ *    1,562,500 B.  A fluid flow sends from its first instant (the
+ *    latencies are its tail, after its last bit), so no latency term.
+ *  - B, w0 -> w2, 9 MB from 0.5 ms: 5 Gbps x 1.5 ms = 937,500 B.
+ *  - C, w3 -> w4, 100 KB from 0, delivered (about 80 us): its whole
+ *    100,000 B, as before.
+ * w0's link carried A + B = 2,500,000 B.  Within a byte (rounding).  The
+ * same lone flow sprayed (ecmp-packet, 8 paths sharing its first link) on
+ * a fat-tree of 10 Gbps: 10 Gbps x 2 ms = 2,500,000 B, the paths' parts
+ * added up. */
+START_TEST(test_unfinished_wire_bytes) {
+  const char *yaml = "nodes: [{name: sw, role: switch}, {name: w0, role: host}, {name: w1, role: host},\n"
+                     "        {name: w2, role: host}, {name: w3, role: host}, {name: w4, role: host}]\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                     "links: [{a: w0, b: sw}, {a: w1, b: sw}, {a: w2, b: sw}, {a: w3, b: sw}, {a: w4, b: sw}]\n"
+                     "transport: {mtu: 1000B, header: 0B, ack: 1B}\n"
+                     "duration: 2ms\n"
+                     "flows:\n"
+                     "  - {src: w0, dst: w1, size: 10MB}\n"
+                     "  - {src: w0, dst: w2, size: 9MB, start: 0.5ms}\n"
+                     "  - {src: w3, dst: w4, size: 100KB}\n";
+  Run r = sim_load(yaml, "flow.yaml", (const char *const[]){"fidelity=flow", NULL});
+  sim_go(&r);
+  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 2);
+  const CsFabric *f = cs_sim_fabric(r.sim);
+  ck_assert_uint_eq(cs_fabric_messages(f), 3);
+  double a = 10e9 * 0.5e-3 / 8 + 5e9 * 1.5e-3 / 8, b = 5e9 * 1.5e-3 / 8;
+  bool seen[3] = {false};
+  for (uint32_t m = 0; m < 3; m++) {
+    const CsMessageStats *st = cs_fabric_message(f, m);
+    int k = st->payload == 10000000 ? 0 : st->payload == 9000000 ? 1 : 2;
+    seen[k] = true;
+    ck_assert(st->delivered == (k == 2));
+    double want = k == 0 ? a : k == 1 ? b : 100000;
+    ck_assert_msg(fabs((double)st->wire_bytes - want) <= 1, "message of %" G_GUINT64_FORMAT " B: wire_bytes %" G_GUINT64_FORMAT
+                  ", by hand %.0f", st->payload, st->wire_bytes, want);
+  }
+  ck_assert(seen[0] && seen[1] && seen[2]);
+  ck_assert_uint_eq(cs_fabric_link_stats(cs_sim_fabric(r.sim), 0, 0).bytes, 2500000);
+  done(&r);
+  const char *sprayed = "topology: {type: fat-tree, k: 4}\nrouting: ecmp-packet\n"
+                        "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                        "transport: {mtu: 1000B, header: 0B, ack: 1B}\nduration: 2ms\n"
+                        "flows: [{src: w0, dst: w15, size: 10MB}]\n";
+  Run s = sim_load(sprayed, "flow.yaml", (const char *const[]){"fidelity=flow", NULL});
+  sim_go(&s);
+  const CsMessageStats *st = cs_fabric_message(cs_sim_fabric(s.sim), 0);
+  ck_assert(!st->delivered);
+  ck_assert_msg(fabs((double)st->wire_bytes - 10e9 * 2e-3 / 8) <= 1, "sprayed: wire_bytes %" G_GUINT64_FORMAT,
+                st->wire_bytes);
+  done(&s);
+}
+END_TEST
+
 /* Background alone: a flow at its source's rate until `duration`, with
  * no event of its own; the run lasts the duration, as at packet level,
  * and its links carry 1 Gbps of 10 on two of the four directions (mean
@@ -754,6 +813,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_mathis_cap);
   tcase_add_test(tc, test_reports);
   tcase_add_test(tc, test_background_alone);
+  tcase_add_test(tc, test_unfinished_wire_bytes);
   tcase_add_test(tc, test_lone_message_time);
   tcase_add_test(tc, test_ring_1024);
   tcase_add_test(tc, test_refill_inside);

@@ -62,6 +62,10 @@ typedef struct {
    * number still held.  NULL: it keeps every message. */
   void (*set_retire)(void *impl, CsRetireFn fn, void *ctx);
   uint32_t (*first_message)(const void *impl);
+  /* the run is over with messages still in progress (its duration ended
+   * it): their statistics say what they had sent by then.  May be NULL
+   * (a fabric whose statistics grow as it sends). */
+  void (*run_ends)(void *impl);
   void (*free)(void *impl);
 } CsFabricOps;
 
@@ -137,6 +141,9 @@ static inline CsLinkStats cs_fabric_link_stats(CsFabric *f, uint32_t link, int d
 }
 static inline void cs_fabric_sample_links(CsFabric *f, CsTime t0, CsLinkSampleFn fn, void *ctx) {
   f->ops->sample_links(f->impl, t0, fn, ctx);
+}
+static inline void cs_fabric_run_ends(CsFabric *f) {
+  if (f->ops->run_ends) f->ops->run_ends(f->impl);
 }
 static inline bool cs_fabric_busy(const CsFabric *f) { return f->ops->busy(f->impl); }
 static inline CsNetTotals cs_fabric_totals(const CsFabric *f) { return f->ops->totals(f->impl); }

@@ -1414,6 +1414,42 @@ static void flow_set_idle(void *impl, CsIdleFn fn, void *ctx) {
   n->idle = fn, n->idle_ctx = ctx;
 }
 
+/* What a message of `whole` wire bytes has put on its first link when
+ * `bits_left` of its bits are still to leave it (its flows carry whole x
+ * 8 bits in all, retransmissions included: shape_of). */
+static uint64_t wire_sent(uint64_t whole, double bits_left) {
+  double b = (double)whole - bits_left / 8;
+  return b <= 0 ? 0 : b >= (double)whole ? whole : (uint64_t)llround(b);
+}
+
+/* The run is over: a message still in progress reports the wire bytes
+ * its flows have put on their first links (what links.csv counts), not
+ * the whole message's set when it began.  A flow past its first link
+ * (in its tail) has sent everything; a sprayed message's flows add up. */
+static void flow_run_ends(void *impl) {
+  FlowNet *n = impl;
+  if (n->active == 0) return;
+  CsTime now = *n->clock;
+  double *spray_left = n->n_sprays ? g_new0(double, n->n_sprays) : NULL;
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < n->n_flows; i++) {
+      const Flow *f = &n->flows[i];
+      if (!f->live || f->msg == NONE) continue;
+      /* settle_flow's sum, without changing the flow */
+      double left = fmax(0, f->remaining - f->rate * (double)(now - f->updated) * 1e-12);
+      CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+      if (f->fn != spray_part) {
+        if (pass == 0) st->wire_bytes = wire_sent(st->wire_bytes, left);
+      } else if (pass == 0) {
+        spray_left[(uintptr_t)f->ctx] += left;
+      } else if (spray_left[(uintptr_t)f->ctx] >= 0) { /* its message's first flow: once */
+        st->wire_bytes = wire_sent(st->wire_bytes, spray_left[(uintptr_t)f->ctx]);
+        spray_left[(uintptr_t)f->ctx] = -1;
+      }
+    }
+  g_free(spray_left);
+}
+
 /* Background sources: flows at their rate (the reader admits cbr only in
  * this fidelity), from start until stopped; no ACKs. */
 static void flow_start_bg(void *impl) {
@@ -1600,5 +1636,6 @@ const CsFabricOps cs_flow_fabric_ops = {
     .set_packet_trace = NULL,
     .set_retire = flow_set_retire,
     .first_message = flow_first_message,
+    .run_ends = flow_run_ends,
     .free = flow_free,
 };

@@ -237,6 +237,7 @@ bool cs_sim_run(CsSim *sim, GError **error) {
                  : sim->progress                           ? run_with_progress(sim, until)
                                                            : cs_engine_run(sim->e, until);
   sim->end = cs_engine_now(sim->e);
+  cs_fabric_run_ends(sim->fabric); /* messages still in progress: what they sent */
   if ((sim->links_csv || sim->queue_samples) && sim->end > sim->last_sample)
     cs_sim_sample_links(sim); /* the last, partial interval */
   sim->wall = (double)(g_get_monotonic_time() - t0) * 1e-6;

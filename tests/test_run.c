@@ -241,6 +241,30 @@ START_TEST(test_run_flow_loss_note) {
 }
 END_TEST
 
+/* DCQCN hears of congestion by ECN marks alone: with no link marking, its
+ * queue pairs stay at line rate, which run says (a PFC incast without
+ * `ecn` looked like DCQCN at work) */
+START_TEST(test_run_dcqcn_no_ecn_note) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 3}\ntransport: {protocol: roce}\n"
+                                       "flows: [{src: w1, dst: w0, size: 100KB}, {src: w2, dst: w0, size: 100KB}]\n");
+  const char *sets[][2] = {{"transport.cc=dcqcn", NULL},
+                           {"transport.cc=dcqcn", "defaults.ecn={kmin: 5KB, kmax: 100KB, pmax: 0.01}"},
+                           {"transport.cc=none", NULL}};
+  for (int k = 0; k < 3; k++) {
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", dir, "--set", sets[k][0], "--set",
+                                                       sets[k][1] ? sets[k][1] : "seed=1", NULL},
+                                 &out, &err),
+                     0);
+    ck_assert_msg((strstr(err, "no link marks ECN") != NULL) == (k == 0), "case %d: %s", k, err);
+    g_free(out), g_free(err);
+  }
+  rm_rf(dir);
+  g_unlink(f);
+}
+END_TEST
+
 START_TEST(test_run_console) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
   g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 20, servers: 1}\ndefaults: {buffer: 16pkt}\n"
@@ -311,6 +335,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_output_folder);
   tcase_add_test(tc, test_run_console);
   tcase_add_test(tc, test_run_flow_loss_note);
+  tcase_add_test(tc, test_run_dcqcn_no_ecn_note);
   tcase_add_test(tc, test_run_help_usage);
   tcase_add_test(tc, test_run_small_gradient);
   tcase_add_test(tc, test_validate_other_links);

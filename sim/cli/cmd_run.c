@@ -361,6 +361,16 @@ int cs_cmd_run(int argc, char **argv) {
   cs_sim_set_output_dir(sim, dir);
   cs_sim_set_force(sim, force);
   if (cs_sim_note(sim) && !quiet) fprintf(stderr, "%s\n", cs_sim_note(sim));
+  if (s->transport.protocol == CS_PROTO_ROCE && s->transport.roce_cc == CS_ROCE_CC_DCQCN &&
+      (cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)) { /* DCQCN hears of congestion by ECN marks alone */
+    const CsTopology *t = cs_sim_topology(sim);
+    bool marks = false;
+    for (uint32_t l = 0; l < t->n_links && !marks; l++)
+      marks = t->links[l].spec.ecn_kmax > 0 || t->links[l].spec.queue == CS_QUEUE_ECN;
+    if (!marks)
+      fprintf(stderr, "%s: note: cc dcqcn, but no link marks ECN (ecn: {kmin, kmax, pmax} or queue: ecn): no "
+              "congestion notification is ever sent and every queue pair stays at its line rate\n", s->file);
+  }
   /* progress on a terminal only: never in files, never with -q */
   Progress progress = {g_get_monotonic_time(), 0, false};
   if (!quiet && isatty(STDERR_FILENO)) cs_sim_set_progress(sim, show_progress, &progress);

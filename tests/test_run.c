@@ -265,6 +265,39 @@ START_TEST(test_run_dcqcn_no_ecn_note) {
 }
 END_TEST
 
+/* A run that ends stuck (here a PFC deadlock) exits 1 and still writes
+ * its files up to then: the paused directions of the cycle in links.csv,
+ * the unfinished messages in messages.csv. */
+START_TEST(test_run_stuck_writes) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp_yaml(
+      "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 100KB, pfc: {xoff: 60KB, xon: 40KB}}\n"
+      "topology: {type: ring, workers: 5}\ntransport: {protocol: fixed, window: 1000pkt}\nflows:\n"
+      "  - {src: w0, dst: w2, size: 20MB}\n  - {src: w1, dst: w3, size: 20MB}\n  - {src: w2, dst: w4, size: 20MB}\n"
+      "  - {src: w3, dst: w0, size: 20MB}\n  - {src: w4, dst: w1, size: 20MB}\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", dir, NULL}, &out, &err), 1);
+  ck_assert_msg(strstr(err, "PFC deadlock") && strstr(err, "cover the run up to"), "%s", err);
+  g_autofree char *links = g_build_filename(dir, "links.csv", NULL);
+  g_autofree char *msgs = g_build_filename(dir, "messages.csv", NULL);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(links, &text, NULL, NULL));
+  /* a row of w0 -> w1 with time paused (the last column) */
+  gboolean paused = FALSE;
+  g_auto(GStrv) rows = g_strsplit(text, "\n", -1);
+  for (char **r = rows; *r && !paused; r++)
+    if (g_str_has_prefix(*r, "w0,w1,")) paused = g_ascii_strtod(strrchr(*r, ',') + 1, NULL) > 0;
+  ck_assert_msg(paused, "%s", text);
+  g_autofree char *mtext = NULL;
+  ck_assert(g_file_get_contents(msgs, &mtext, NULL, NULL));
+  g_auto(GStrv) mrows = g_strsplit(mtext, "\n", -1);
+  ck_assert_int_eq(g_strv_length(mrows), 7); /* header, 5 rows, the final newline */
+  g_free(out), g_free(err);
+  rm_rf(dir);
+  g_unlink(f);
+}
+END_TEST
+
 START_TEST(test_run_console) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
   g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 20, servers: 1}\ndefaults: {buffer: 16pkt}\n"
@@ -336,6 +369,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_console);
   tcase_add_test(tc, test_run_flow_loss_note);
   tcase_add_test(tc, test_run_dcqcn_no_ecn_note);
+  tcase_add_test(tc, test_run_stuck_writes);
   tcase_add_test(tc, test_run_help_usage);
   tcase_add_test(tc, test_run_small_gradient);
   tcase_add_test(tc, test_validate_other_links);

@@ -20,6 +20,7 @@ typedef enum {
   CS_SCENARIO_ERROR_IO,          /* a file that cannot be read or written */
   CS_SCENARIO_ERROR_INTERNAL,    /* a broken invariant: a bug */
   CS_SCENARIO_ERROR_INTERRUPTED, /* stopped by a signal (SIGINT, SIGTERM) */
+  CS_SCENARIO_ERROR_STUCK,       /* ended with messages that could never arrive (a PFC deadlock, the watchdog) */
 } CsScenarioError;
 
 /* Where a value came from: a file (or a "--set K=V" text) and a 1-based

@@ -384,6 +384,19 @@ int cs_cmd_run(int argc, char **argv) {
     fprintf(stderr, "%s; no result file was written\n", error->message);
     return cs_cli_signal_status();
   }
+  if (!ran && g_error_matches(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_STUCK)) {
+    /* a deadlock or the watchdog: the files up to then say where it stuck
+     * (links.csv's paused_s, the unfinished messages) */
+    fprintf(stderr, "%s\n", error->message);
+    g_clear_error(&error);
+    if (!cs_sim_write_outputs(sim, dir, &error)) {
+      fprintf(stderr, "%s\n", error->message);
+      return CS_EXIT_RUNTIME;
+    }
+    fprintf(stderr, "%s: note: the result files in %s cover the run up to %.6f s, where it ended\n", s->file, dir,
+            (double)cs_sim_end_time(sim) * 1e-12);
+    return CS_EXIT_RUNTIME;
+  }
   if (!ran) {
     fprintf(stderr, "%s\n", error->message);
     return CS_EXIT_RUNTIME;

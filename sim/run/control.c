@@ -199,8 +199,14 @@ static bool stuck_error(CsSim *sim, const char *why, GError **error) {
     }
     n++;
   }
-  g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_IO, "%s: error: %s; %u message%s unfinished%s%s%s", sim->s->file,
-              why, n, n == 1 ? "" : "s", n ? ": " : "", m->str, n > shown ? ", ..." : "");
+  /* what ran adds up all the same (packets held where they wait): the
+   * caller may write the result files up to then */
+  if (!cs_fabric_check_accounting(sim->fabric, error)) {
+    g_string_free(m, TRUE);
+    return false;
+  }
+  g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_STUCK, "%s: error: %s; %u message%s unfinished%s%s%s",
+              sim->s->file, why, n, n == 1 ? "" : "s", n ? ": " : "", m->str, n > shown ? ", ..." : "");
   g_string_free(m, TRUE);
   return false;
 }

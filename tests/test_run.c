@@ -298,6 +298,24 @@ START_TEST(test_run_stuck_writes) {
 }
 END_TEST
 
+/* A hybrid: section at another fidelity is not silently ignored */
+START_TEST(test_run_hybrid_section_note) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\nhybrid: {rounds: 8}\n"
+                                       "flows: [{src: w0, dst: w1, size: 100KB}]\n");
+  const char *fids[] = {"fidelity=packet", "fidelity=flow", "fidelity=hybrid"};
+  for (int k = 0; k < 3; k++) {
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", dir, "--set", fids[k], NULL}, &out, &err), 0);
+    ck_assert_msg((strstr(err, ":2:9: note: the hybrid: section has no effect at fidelity") != NULL) == (k < 2), "%s: %s",
+                  fids[k], err);
+    g_free(out), g_free(err);
+  }
+  rm_rf(dir);
+  g_unlink(f);
+}
+END_TEST
+
 START_TEST(test_run_console) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
   g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 20, servers: 1}\ndefaults: {buffer: 16pkt}\n"
@@ -370,6 +388,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_flow_loss_note);
   tcase_add_test(tc, test_run_dcqcn_no_ecn_note);
   tcase_add_test(tc, test_run_stuck_writes);
+  tcase_add_test(tc, test_run_hybrid_section_note);
   tcase_add_test(tc, test_run_help_usage);
   tcase_add_test(tc, test_run_small_gradient);
   tcase_add_test(tc, test_validate_other_links);

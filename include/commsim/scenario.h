@@ -68,6 +68,7 @@ typedef struct {
   uint32_t fidelity; /* a row of fabric.h's cs_fidelities */
   int64_t hybrid_rounds;   /* hybrid.rounds */
   double hybrid_tolerance; /* hybrid.tolerance */
+  CsLoc hybrid_at;         /* where a hybrid: section was given (file NULL: none) */
   CsTime duration;
   CsTime watchdog; /* a packet run with messages outstanding and none delivered for this long ends (0: never) */
   CsLinkSpec defaults;

@@ -361,6 +361,12 @@ int cs_cmd_run(int argc, char **argv) {
   cs_sim_set_output_dir(sim, dir);
   cs_sim_set_force(sim, force);
   if (cs_sim_note(sim) && !quiet) fprintf(stderr, "%s\n", cs_sim_note(sim));
+  if (s->hybrid_at.file && strcmp(cs_fidelities[s->fidelity].name, "hybrid") != 0) {
+    CsLoc h = s->hybrid_at;
+    if (h.line > 0) fprintf(stderr, "%s:%d:%d: note: ", h.file, h.line, h.col);
+    else fprintf(stderr, "%s: note: ", h.file);
+    fprintf(stderr, "the hybrid: section has no effect at fidelity %s\n", cs_fidelities[s->fidelity].name);
+  }
   if (s->transport.protocol == CS_PROTO_ROCE && s->transport.roce_cc == CS_ROCE_CC_DCQCN &&
       (cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)) { /* DCQCN hears of congestion by ECN marks alone */
     const CsTopology *t = cs_sim_topology(sim);

@@ -1300,6 +1300,7 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
     if (!expect_kind(v, CS_YAML_MAP, "hybrid", error) || !check_keys(v, "hybrid", KEYS("hybrid"), error) ||
         !read_params(v, "hybrid", "hybrid", CS_PARAM_SCENARIO, s, error))
       return false;
+    s->hybrid_at = loc_of(s, v);
   }
   if (s->watchdog > 0 && s->watchdog < CS_US)
     FAIL_AT(at(root, "watchdog"), "watchdog: at least 1us (it checks every half of it), or 0 to turn it off");

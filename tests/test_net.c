@@ -263,6 +263,32 @@ START_TEST(test_gilbert_elliott) {
 }
 END_TEST
 
+/* An onoff source's mean rate is rate x on / (on + off), however the
+ * bursts compare with a packet time (12 us at 1 Gbps): bursts of 100 us,
+ * of 1 us (a packet spans 12 of them), of 10 ps (1.2 million: drawn as
+ * counts) and of 1 ps with no silence (the rate itself).  Each burst used
+ * to begin with a whole packet: 1 us bursts sent 1.22 Gbps instead of
+ * 0.1, and 1 ps bursts with no silence a packet per picosecond. */
+START_TEST(test_onoff_rate) {
+  const struct {
+    const char *on, *off;
+    double share;
+  } c[] = {{"100us", "200us", 1.0 / 3}, {"1us", "9us", 0.1}, {"10ps", "90ps", 0.1}, {"1ps", "0s", 1.0}};
+  for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
+    g_autofree char *y = g_strdup_printf("topology: {type: star, workers: 2}\nduration: 0.5s\n"
+                                         "background: [{src: w0, dst: w1, pattern: onoff, rate: 1Gbps, on: %s, off: %s, "
+                                         "size: 1500B}]\n",
+                                         c[i].on, c[i].off);
+    Run r = run(y);
+    CsNetTotals t = cs_net_totals(cs_sim_net(r.sim));
+    double want = 1e9 * c[i].share * 0.5 / (1500 * 8);
+    ck_assert_msg(fabs((double)t.bg.sent / want - 1) <= 0.05, "on %s off %s: %lu packets, want %.0f", c[i].on, c[i].off,
+                  (unsigned long)t.bg.sent, want);
+    done(&r);
+  }
+}
+END_TEST
+
 /* 8. Same scenario, same seed: identical per-flow results; another seed:
  * different losses. */
 static void flow_results(const char *seed, CsTime *ends, uint32_t *retx) {
@@ -400,6 +426,7 @@ static Suite *net_suite(void) {
   tcase_add_test(tc, test_red_drops_early);
   tcase_add_test(tc, test_gilbert_elliott);
   tcase_add_test(tc, test_deterministic);
+  tcase_add_test(tc, test_onoff_rate);
   tcase_add_test(tc, test_dead_link_ends);
   tcase_add_test(tc, test_pool_bounded);
   tcase_add_test(tc, test_message_slots_reused);

@@ -316,6 +316,36 @@ START_TEST(test_run_hybrid_section_note) {
 }
 END_TEST
 
+/* RACK-TLP probes in the open state only (RFC 8985 7.2): after a
+ * timeout the retransmissions arm no probe, so on a link that loses
+ * everything the transmissions follow the RTO's doubling alone.  (A probe
+ * 10 ms after each timeout doubled them: 0, 0.01, 0.02, 0.04, 0.05, ...) */
+START_TEST(test_run_no_probe_after_timeout) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp_yaml("nodes: [{name: a, role: worker}, {name: b, role: worker}]\n"
+                                       "links: [{a: a, b: b, bandwidth: 10Gbps, latency: 10us, loss: 1}]\n"
+                                       "transport: {protocol: cubic, recovery: rack, max_timeouts: 6}\n"
+                                       "flows: [{src: a, dst: b, size: 1KB}]\noutput: {traces: [summary, packets]}\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", dir, NULL}, &out, &err), 1);
+  g_autofree char *path = g_build_filename(dir, "packets.csv", NULL);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  g_auto(GStrv) rows = g_strsplit(text, "\n", -1);
+  double t[16];
+  int n = 0;
+  for (char **r = rows; *r && n < 16; r++)
+    if (strstr(*r, ",transmit,")) t[n++] = g_ascii_strtod(*r, NULL);
+  ck_assert_int_ge(n, 5);
+  for (int i = 2; i < n; i++) /* every gap at least about twice the one before */
+    ck_assert_msg(t[i] - t[i - 1] >= 1.9 * (t[i - 1] - t[i - 2]), "transmissions %d-%d: %.6f, %.6f, %.6f s", i - 2, i,
+                  t[i - 2], t[i - 1], t[i]);
+  g_free(out), g_free(err);
+  rm_rf(dir);
+  g_unlink(f);
+}
+END_TEST
+
 START_TEST(test_run_console) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
   g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 20, servers: 1}\ndefaults: {buffer: 16pkt}\n"
@@ -389,6 +419,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_dcqcn_no_ecn_note);
   tcase_add_test(tc, test_run_stuck_writes);
   tcase_add_test(tc, test_run_hybrid_section_note);
+  tcase_add_test(tc, test_run_no_probe_after_timeout);
   tcase_add_test(tc, test_run_help_usage);
   tcase_add_test(tc, test_run_small_gradient);
   tcase_add_test(tc, test_validate_other_links);

@@ -360,7 +360,7 @@ int cs_cmd_run(int argc, char **argv) {
   }
   cs_sim_set_output_dir(sim, dir);
   cs_sim_set_force(sim, force);
-  if (cs_sim_note(sim) && !quiet) fprintf(stderr, "%s\n", cs_sim_note(sim));
+  if (cs_sim_note(sim)) fprintf(stderr, "%s\n", cs_sim_note(sim));
   if (s->hybrid_at.file && strcmp(cs_fidelities[s->fidelity].name, "hybrid") != 0) {
     CsLoc h = s->hybrid_at;
     if (h.line > 0) fprintf(stderr, "%s:%d:%d: note: ", h.file, h.line, h.col);
@@ -425,7 +425,7 @@ int cs_cmd_run(int argc, char **argv) {
     print_links(sim, s);
     print_totals(sim, s);
   }
-  if (cs_sim_late_note(sim) && !quiet) fprintf(stderr, "%s\n", cs_sim_late_note(sim));
+  if (cs_sim_late_note(sim)) fprintf(stderr, "%s\n", cs_sim_late_note(sim));
   uint32_t failed = cs_sim_failed(sim), unfinished = cs_sim_unfinished(sim);
   uint32_t stuck = cs_sim_unfinished_workers(sim);
   if (!(cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)) { /* loss is a cap there, not packets lost and resent */

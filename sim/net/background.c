@@ -13,6 +13,42 @@ static double gap_ps(const BgSource *b) { return (double)b->spec.size * 8e12 / (
 
 static void on_emit(CsEngine *e, void *ctx, uint64_t arg);
 
+#define ONOFF_DRAWN 64 /* at most this many bursts per packet (on average) are drawn one by one */
+
+/* onoff: the next emission, a packet time of burst (on-time) after the
+ * one at `now`: the rest of the current burst, then bursts of Exp(on),
+ * each after a silence of Exp(off).  A packet's bits carry over from one
+ * burst to the next (as ns-3's OnOffApplication keeps its residual bits):
+ * the mean rate is rate x on / (on + off) however short the bursts.  (Each
+ * burst used to begin with a whole packet: 1 Gbps in bursts of 1 us every
+ * 10 us sent 1.22 Gbps, not 0.1; bursts of 1 ps, a packet per picosecond.)
+ * When a packet spans many bursts they are not drawn one by one: the
+ * bursts that end within the on-time still needed are a Poisson count
+ * (their lengths are exponential), the silences after them a Gamma sum,
+ * both drawn as normals (more than ONOFF_DRAWN of them on average). */
+static CsTime onoff_next(BgSource *b, CsTime now) {
+  double need = gap_ps(b), left = (double)(b->on_end - now);
+  if (need < left) return cs_time_add_real(now, need);
+  need -= left;
+  double on = (double)b->spec.on, off = (double)b->spec.off, t = (double)b->on_end;
+  if (need <= ONOFF_DRAWN * on) {
+    for (;;) {
+      t += cs_rng_exponential(&b->rng, off);
+      double len = MAX(1.0, cs_rng_exponential(&b->rng, on));
+      if (need < len) {
+        b->on_end = cs_time_add_real(0, t + len);
+        return cs_time_add_real(0, t + need);
+      }
+      need -= len;
+      t += len;
+    }
+  }
+  double lam = need / on, k = 1 + fmax(0, round(cs_rng_normal(&b->rng, lam, sqrt(lam)))); /* the current burst's end, and those within */
+  t += need + fmax(0, cs_rng_normal(&b->rng, k * off, sqrt(k) * off));
+  b->on_end = cs_time_add_real(0, t + MAX(1.0, cs_rng_exponential(&b->rng, on)));
+  return cs_time_add_real(0, t);
+}
+
 static void emit_at(CsNet *net, uint32_t i, CsTime when) {
   cs_engine_schedule_at(net->engine, when, on_emit, net, i);
 }
@@ -46,12 +82,8 @@ static void on_emit(CsEngine *e, void *ctx, uint64_t arg) {
     break;
   }
   case CS_PATTERN_POISSON: next = cs_time_add_real(now, cs_rng_exponential(&b->rng, gap_ps(b))); break;
-  default: /* onoff: back to back at `rate` within a burst */
-    next = cs_time_add_real(now, gap_ps(b));
-    if (next >= b->on_end) {
-      next = cs_time_add_real(b->on_end, cs_rng_exponential(&b->rng, (double)b->spec.off));
-      b->on_end = cs_time_add_real(next, MAX(1.0, cs_rng_exponential(&b->rng, (double)b->spec.on)));
-    }
+  default: /* onoff: back to back at `rate` within bursts */
+    next = onoff_next(b, now);
     break;
   }
   if (next <= now) next = cs_time_add(now, 1);

@@ -163,7 +163,7 @@ static void arm_rto(Conn *c, CsTime now) { c->t_rto = deadline_after(now, c->rto
 /* The tail-loss probe's timeout (RFC 8985 7.2), or 0 when none is due. */
 static void arm_tlp(CsNet *net, Conn *c, CsTime now) {
   c->t_tlp = 0;
-  if (!c->rack || c->in_recovery || c->tlp_out || c->outstanding == 0) return;
+  if (!c->rack || c->in_recovery || c->in_loss || c->tlp_out || c->outstanding == 0) return; /* the open state only (RFC 8985 7.2; Linux: TCP_CA_Open) */
   const RttState *st = rtt_of(net, c);
   CsTime pto = st->have_rtt ? 2 * st->srtt : net->transport.initial_rto;
   if (c->in_flight == 1 && net->delayed_ack > 1) pto += net->ack_delay;

@@ -346,6 +346,47 @@ START_TEST(test_run_no_probe_after_timeout) {
 }
 END_TEST
 
+/* summary.csv's servers: those that ran the ps (workload.servers), not
+ * every server of the topology */
+START_TEST(test_run_summary_servers) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 4, servers: 2}\n"
+                                       "workload: {params: 100K, iterations: 1, compute: 1ms, collective: ps}\n");
+  const char *sets[] = {"seed=1", "workload.servers=[ps0]"};
+  const char *want[] = {"2", "1"};
+  for (int k = 0; k < 2; k++) {
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", dir, "--set", sets[k], NULL}, &out, &err), 0);
+    g_autofree char *path = g_build_filename(dir, "summary.csv", NULL);
+    g_autofree char *text = NULL;
+    ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+    g_auto(GStrv) rows = g_strsplit(text, "\n", -1);
+    g_auto(GStrv) head = g_strsplit(rows[0], ",", -1), row = g_strsplit(rows[1], ",", -1);
+    ck_assert_str_eq(head[3], "servers");
+    ck_assert_msg(!strcmp(row[3], want[k]), "%s: servers %s", sets[k], row[3]);
+    g_free(out), g_free(err);
+  }
+  rm_rf(dir);
+  g_unlink(f);
+}
+END_TEST
+
+/* commsim model says when its ps estimate is the synchronous one */
+START_TEST(test_model_async_says) {
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 4, servers: 1}\n"
+                                       "workload: {params: 100K, iterations: 1, compute: 1ms, collective: ps}\n");
+  for (int k = 0; k < 2; k++) {
+    char *out = NULL, *err = NULL;
+    ck_assert_int_eq(
+        run_commsim((const char *const[]){"model", f, "--set", k ? "workload.sync=false" : "workload.sync=true", NULL}, &out, &err),
+        0);
+    ck_assert_msg((strstr(out, "(sync: false: this is the synchronous ps's estimate") != NULL) == (k == 1), "%s", out);
+    g_free(out), g_free(err);
+  }
+  g_unlink(f);
+}
+END_TEST
+
 START_TEST(test_run_console) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
   g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 20, servers: 1}\ndefaults: {buffer: 16pkt}\n"
@@ -420,6 +461,8 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_stuck_writes);
   tcase_add_test(tc, test_run_hybrid_section_note);
   tcase_add_test(tc, test_run_no_probe_after_timeout);
+  tcase_add_test(tc, test_run_summary_servers);
+  tcase_add_test(tc, test_model_async_says);
   tcase_add_test(tc, test_run_help_usage);
   tcase_add_test(tc, test_run_small_gradient);
   tcase_add_test(tc, test_validate_other_links);

@@ -59,6 +59,9 @@ int cs_cmd_model(int argc, char **argv) {
   printf("             payload a worker sends per iteration: %s\n", cs_format_human_bytes(m.wire_bytes, b2));
   printf("(the collective alone on the real routes: windows, queues, drops, loss, background traffic and stragglers "
          "are what `commsim run` adds)\n");
+  if (cs_collective_has(wl->collective, CS_COLLF_SERVERS) && !wl->sync)
+    printf("(sync: false: this is the synchronous ps's estimate; the asynchronous one's staleness and overlap are "
+           "`commsim run`'s)\n");
   cs_model_clear(&m);
   cs_cli_world_clear(&w);
   return CS_EXIT_OK;

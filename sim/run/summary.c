@@ -61,6 +61,8 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
   const CsScenario *s = sim->s;
   m->workers = sim->t->n_workers;
   m->servers = sim->t->n_servers;
+  /* what ran: a ps sharded over the servers named in workload.servers */
+  if (s->workload.present && s->workload.servers && s->workload.servers->len > 0) m->servers = s->workload.servers->len;
   CsNetTotals tot = cs_fabric_totals(sim->fabric);
   m->packets_sent = tot.data.sent + tot.ack.sent;
   m->packets_dropped = tot.data.dropped + tot.ack.dropped;

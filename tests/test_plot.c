@@ -82,6 +82,32 @@ START_TEST(test_plots) {
 }
 END_TEST
 
+/* A method whose collective none never rides (topk on allgather) has no
+ * speedup over none: plot leaves its points out and says which (it left
+ * them out without a word) */
+START_TEST(test_plot_speedup_left_out) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-plot-test-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename(dir, "s.yaml", NULL);
+  ck_assert(g_file_set_contents(file,
+                                "topology: {type: star, workers: 4, servers: 1}\n"
+                                "workload: {params: 100K, iterations: 2, compute: 1ms, collective: ring}\n"
+                                "sweep:\n  defaults.bandwidth: [1Gbps, 10Gbps]\n"
+                                "  workload.compression.method, workload.collective:\n"
+                                "    - [none, ring]\n    - [topk, allgather]\n    - [none, ps]\n    - [fp16, ps]\n",
+                                -1, NULL));
+  g_autofree char *sweeps = g_build_filename(dir, "sweep", NULL);
+  run_ok((const char *const[]){"sweep", file, "-o", sweeps, "-q", NULL});
+  g_autofree char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"plot", sweeps, NULL}, &out, &err), 0);
+  ck_assert_msg(strstr(err, "speedup_vs_*: 2 points left out") &&
+                    strstr(err, "(bandwidth=1Gbps, method=topk, collective=allgather)"),
+                "%s", err);
+  check_both(sweeps, "speedup_vs_bandwidth"); /* fp16 on ps against none on ps */
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* Folders plot refuses: not there or not commsim's (exit 2), nothing to
  * draw (exit 1); once a foreign folder exited 0 with nothing drawn. */
 /* A saturated link sampled every 0.1 s, in bins of 0.79 s: each bin's
@@ -140,6 +166,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_plots);
+  tcase_add_test(tc, test_plot_speedup_left_out);
   tcase_add_test(tc, test_plot_refusals);
   tcase_add_test(tc, test_plot_spread);
   suite_add_tcase(s, tc);

@@ -30,8 +30,9 @@ extern const char *const cs_plot_formats[];
  * free), or NULL with an error: CS_SCENARIO_ERROR_INVALID for a folder
  * that is not there or not a run's or sweep's of commsim, IO for nothing
  * to draw or gnuplot missing (the message says how to install it) or
- * failing. */
-GPtrArray *cs_plot_dir(const char *dir, GError **error);
+ * failing.  `notes` (may be NULL) gets what the plots leave out, as
+ * sentences to show the user (strings to free). */
+GPtrArray *cs_plot_dir(const char *dir, GPtrArray *notes, GError **error);
 
 /* Add v x (the time of [a, b) in each bin) to acc[k] for the bins
  * [k bw, (k + 1) bw), k < bins, that the interval overlaps (the last bin

@@ -23,7 +23,9 @@ int cs_cmd_plot(int argc, char **argv) {
     fprintf(stderr, "commsim plot: expected one folder (see 'commsim plot --help')\n");
     return CS_EXIT_USAGE;
   }
-  GPtrArray *made = cs_plot_dir(argv[1], &error);
+  g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *made = cs_plot_dir(argv[1], notes, &error);
+  for (guint i = 0; i < notes->len; i++) fprintf(stderr, "commsim plot: note: %s\n", (char *)notes->pdata[i]);
   if (!made) {
     fprintf(stderr, "commsim plot: %s\n", error->message);
     return g_error_matches(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID) ? CS_EXIT_USAGE : CS_EXIT_RUNTIME;

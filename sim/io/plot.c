@@ -106,6 +106,7 @@ typedef struct {
   char *work; /* temporary folder for data and scripts */
   GPtrArray *made;
   GError **error;
+  GPtrArray *notes; /* what the plots leave out, said (NULL: not asked) */
 } Plotter;
 
 static const char *style = "set termoption noenhanced\nset grid ytics lc rgb '#dddddd'\n"
@@ -653,6 +654,7 @@ static bool plot_sweep(Plotter *p, Table *t, bool *drew) {
        "time_to_target_speedup", "Speedup to the convergence target over no compression, against %s",
        "speedup to target over method none (x)"},
   };
+  bool speed_drawn = false;
   for (size_t m = 0; ok && m < G_N_ELEMENTS(metrics); m++) {
     const Metric *me = &metrics[m];
     bool any = false;
@@ -670,8 +672,34 @@ static bool plot_sweep(Plotter *p, Table *t, bool *drew) {
         g_autofree char *t2 = g_strdup_printf(me->speed_title, ax[a].leaf);
         ok = plot_lines(p, t, ax, na, a, omit, s2, t2, me->speed_ylabel, speedup, &sc,
                         "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#888888'\n", drew);
+        speed_drawn = true;
       }
     }
+    /* the points a speedup plot leaves out, said: no row of method none
+     * at their other values (a collective that only compressed methods
+     * ride, as allgather with topk) */
+    if (ok && speed_drawn && p->notes) {
+      SpeedCtx sc = {me->col, (guint)method, tied_m};
+      GString *which = g_string_new(NULL);
+      guint n = 0;
+      for (guint r = 0; r < t->nrows; r++) {
+        if (!strcmp(cell(t, r, ax[method].col), "none") || isnan(num(t, r, me->col)) ||
+            !isnan(speedup(t, r, &sc, ax, na, 0, omit)))
+          continue;
+        if (n++ < 3) {
+          g_string_append_printf(which, "%s(", n > 1 ? ", " : "");
+          for (guint k = 0, w = 0; k < na; k++)
+            if (!twin[k]) g_string_append_printf(which, "%s%s=%s", w++ ? ", " : "", ax[k].leaf, cell(t, r, ax[k].col));
+          g_string_append(which, ")");
+        }
+      }
+      if (n)
+        g_ptr_array_add(p->notes, g_strdup_printf("%s_vs_*: %u point%s left out, with no row of method none at the same "
+                                                  "values of the other keys: %s%s",
+                                                  me->speed_stem, n, n == 1 ? "" : "s", which->str, n > 3 ? ", ..." : ""));
+      g_string_free(which, TRUE);
+    }
+    speed_drawn = false;
   }
   g_free(none);
   g_free(twin);
@@ -683,7 +711,7 @@ static bool plot_sweep(Plotter *p, Table *t, bool *drew) {
 
 /* ---- the folder ---- */
 
-GPtrArray *cs_plot_dir(const char *dir, GError **error) {
+GPtrArray *cs_plot_dir(const char *dir, GPtrArray *notes, GError **error) {
   if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID, "%s: error: no such folder", dir);
     return NULL;
@@ -709,7 +737,7 @@ GPtrArray *cs_plot_dir(const char *dir, GError **error) {
     table_free(own);
     return NULL;
   }
-  Plotter p = {dir, NULL, g_ptr_array_new_with_free_func(g_free), error};
+  Plotter p = {dir, NULL, g_ptr_array_new_with_free_func(g_free), error, notes};
   p.work = g_dir_make_tmp("commsim-plot-XXXXXX", error);
   if (!p.work) {
     table_free(own);

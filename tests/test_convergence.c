@@ -138,6 +138,24 @@ START_TEST(test_clock) {
 }
 END_TEST
 
+/* A learning rate too large diverges, and the run says so, with a codec as
+ * without (uniform's encoder met the first non-finite gradient before the
+ * check on the parameters did, and refused to encode it instead) */
+START_TEST(test_diverged) {
+  const char *methods[] = {"none", "uniform"};
+  for (int k = 0; k < 2; k++) {
+    g_autofree char *y = g_strdup_printf(base, "ring", methods[k], 8, "false", 0.0);
+    const char *sets[] = {"workload.convergence.task=mlp", "workload.convergence.lr=100", "workload.params=200K", NULL};
+    Run r = sim_load(y, "conv.yaml", sets);
+    GError *e = NULL;
+    ck_assert(!cs_sim_run(r.sim, &e));
+    ck_assert_msg(strstr(e->message, "the parameters diverged at iteration"), "%s: %s", methods[k], e->message);
+    g_error_free(e);
+    sim_done(&r);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("convergence");
   TCase *c = tcase_create("literature");
@@ -147,6 +165,7 @@ static Suite *suite(void) {
   tcase_add_test(c, test_sign_majority_vote);
   tcase_add_test(c, test_stochastic_variance);
   tcase_add_test(c, test_clock);
+  tcase_add_test(c, test_diverged);
   suite_add_tcase(s, c);
   return s;
 }

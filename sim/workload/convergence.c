@@ -277,9 +277,20 @@ static void gradient(CsTrainer *t, uint32_t w, const float *th, float *g) {
 /* The aggregate of grads[0..count) (workers first..first+count) as the
  * collective carries it, as a mean; its error against the exact mean
  * added to *num and *den. */
+static bool diverged(const CsTrainer *t, GError **error) {
+  g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_NONFINITE,
+              "workload.convergence: the parameters diverged at iteration %u (lower lr)", t->iteration + 1);
+  return false;
+}
+
 static bool aggregate(CsTrainer *t, uint32_t first, uint32_t count, double *num, double *den, GError **error) {
   t->round++;
   const float *g = t->grads + (size_t)first * t->n;
+  /* parameters still finite can give a gradient that is not (an overflow
+   * in the forward pass): that is the divergence, not a codec's failure
+   * to encode it */
+  for (uint64_t i = 0; i < (uint64_t)count * t->n; i++)
+    if (!isfinite(g[i])) return diverged(t, error);
   if (!cs_coll_reduce_real(t->setup.collective, t->codecs + first, t->server, count, t->setup.group, g, t->n, t->round, t->setup.pull,
                            false, t->result, error))
     return false;
@@ -313,11 +324,7 @@ bool cs_trainer_step(CsTrainer *t, CsConvPoint *out, GError **error) {
     }
   }
   for (uint64_t i = 0; i < t->n; i++)
-    if (!isfinite(t->theta[i])) {
-      g_set_error(error, CS_CODEC_ERROR, CS_CODEC_ERROR_NONFINITE,
-                  "workload.convergence: the parameters diverged at iteration %u (lower lr)", t->iteration + 1);
-      return false;
-    }
+    if (!isfinite(t->theta[i])) return diverged(t, error);
   t->iteration++;
   out->iteration = t->iteration;
   out->grad_nmse = den > 0 ? num / den : 0;

@@ -58,6 +58,7 @@ typedef struct {
   char **keys;       /* the dotted keys */
   GPtrArray *values; /* per value of the axis: a NULL-terminated char ** with one value per key */
   CsLoc at;
+  CsLoc *key_at;     /* per key: where it is written (its column within a zipped axis's key) */
 } CsSweepAxis;
 
 typedef struct {
@@ -117,6 +118,12 @@ CsKeyKind cs_scenario_key_kind(const char *dotted);
  * with *unit the column suffix ("bps", "s", "bytes", "pkt", "count",
  * "fraction"); NULL for CS_KEY_OTHER or a value that does not parse. */
 char *cs_scenario_value_number(CsKeyKind kind, const char *value, const char **unit);
+
+/* How two dotted keys as --set takes them meet, list indexes compared
+ * as numbers: CS_KEYS_APART, CS_KEYS_SAME, CS_KEYS_INSIDE (a is within
+ * b: "defaults.pfc.xoff" in "defaults.pfc") or CS_KEYS_AROUND (b within a). */
+typedef enum { CS_KEYS_APART, CS_KEYS_SAME, CS_KEYS_INSIDE, CS_KEYS_AROUND } CsKeysOverlap;
+CsKeysOverlap cs_scenario_keys_overlap(const char *a, const char *b);
 
 /* Every key the loader accepts, as dotted paths with `[]` for list items
  * ("links[].bandwidth"); NULL-terminated.  The reference documentation

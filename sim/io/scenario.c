@@ -60,6 +60,28 @@ CsKeyKind cs_scenario_key_kind(const char *dotted) {
   return p && p->kind >= CS_KEY_BANDWIDTH && p->kind <= CS_KEY_PROBABILITY ? p->kind : CS_KEY_OTHER;
 }
 
+/* One part of a dotted key: a list index by its number ("01" is "1"). */
+static bool same_part(const char *a, size_t la, const char *b, size_t lb) {
+  bool ia = la && strspn(a, "0123456789") >= la, ib = lb && strspn(b, "0123456789") >= lb;
+  if (ia && ib) {
+    while (la > 1 && *a == '0') a++, la--;
+    while (lb > 1 && *b == '0') b++, lb--;
+  }
+  return la == lb && !memcmp(a, b, la);
+}
+
+CsKeysOverlap cs_scenario_keys_overlap(const char *a, const char *b) {
+  for (;;) {
+    size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+    if (!same_part(a, la, b, lb)) return CS_KEYS_APART;
+    a += la, b += lb;
+    if (!*a && !*b) return CS_KEYS_SAME;
+    if (!*a) return CS_KEYS_AROUND;
+    if (!*b) return CS_KEYS_INSIDE;
+    a++, b++;
+  }
+}
+
 char *cs_scenario_value_number(CsKeyKind kind, const char *value, const char **unit) {
   int64_t v = 0;
   double d = 0;
@@ -1221,17 +1243,43 @@ static bool read_sweep(const CsYamlNode *v, CsScenario *s, GError **error) {
     CsYamlNode *k = v->keys->pdata[i], *list = v->items->pdata[i];
     g_auto(GStrv) keys = g_strsplit(k->text, ",", -1);
     guint nk = g_strv_length(keys);
-    for (guint j = 0; j < nk; j++) {
+    CsLoc *key_at = g_new(CsLoc, nk);
+    for (guint j = 0, off = 0; j < nk; j++) {
+      /* a plain key on its line: each dotted key at its own column */
+      key_at[j] = loc_of(s, k);
+      gsize lead = strspn(keys[j], " \t"), len = strlen(keys[j]);
+      if (k->plain && k->line > 0 && !k->anchor_line)
+        key_at[j].col += (int)g_utf8_strlen(k->text, (gssize)(off + lead));
+      off += (guint)len + 1;
       g_strstrip(keys[j]);
+    }
+    CsSweepAxis ax = {g_strdup(k->text), g_strdupv(keys), g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev),
+                      loc_of(s, k), key_at};
+    g_array_append_val(s->sweep, ax);
+    for (guint j = 0; j < nk; j++) {
       if (!*keys[j]) FAIL_AT(k, "sweep: '%s' has an empty key", k->text);
       if (strncmp(keys[j], "sweep", 5) == 0 && (keys[j][5] == '\0' || keys[j][5] == '.'))
         FAIL_AT(k, "sweep: a sweep cannot sweep itself ('%s')", keys[j]);
+      /* a key set twice at each point: the later value would win, silently */
+      for (guint a = 0; a < s->sweep->len; a++) {
+        const CsSweepAxis *prev = &g_array_index(s->sweep, CsSweepAxis, a);
+        for (guint q = 0; prev->keys[q] && (a + 1 < s->sweep->len || q < j); q++) {
+          CsKeysOverlap o = cs_scenario_keys_overlap(keys[j], prev->keys[q]);
+          if (o == CS_KEYS_APART) continue;
+          CsLoc was = prev->key_at[q];
+          if (o == CS_KEYS_SAME)
+            cs_error_at(error, key_at[j], "sweep: '%s' is swept twice (first at line %d, column %d): each key once in "
+                        "a sweep, or a point would set it twice and keep the last value", keys[j], was.line, was.col);
+          else
+            cs_error_at(error, key_at[j], "sweep: '%s' %s '%s', swept at line %d, column %d: a point would set "
+                        "both and keep the last: sweep one of them", keys[j],
+                        o == CS_KEYS_INSIDE ? "is within" : "holds", prev->keys[q], was.line, was.col);
+          return false;
+        }
+      }
     }
     if (!expect_kind(list, CS_YAML_SEQ, "a sweep axis", error)) return false;
     if (list->items->len == 0) FAIL_AT(list, "sweep.%s: the list of values is empty", k->text);
-    CsSweepAxis ax = {g_strdup(k->text), g_strdupv(keys), g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev),
-                      loc_of(s, k)};
-    g_array_append_val(s->sweep, ax);
     for (guint j = 0; j < list->items->len; j++) {
       CsYamlNode *item = list->items->pdata[j];
       g_autofree char *kp = g_strdup_printf("sweep.%s[%u]", k->text, j);
@@ -1441,6 +1489,7 @@ void cs_scenario_free(CsScenario *s) {
     CsSweepAxis *a = &g_array_index(s->sweep, CsSweepAxis, i);
     g_free(a->key);
     g_strfreev(a->keys);
+    g_free(a->key_at);
     g_ptr_array_free(a->values, TRUE);
   }
   g_array_free(s->sweep, TRUE);

@@ -60,10 +60,15 @@ START_TEST(test_expansion) {
   ck_assert_str_eq(p5->values[1], "uniform");
   ck_assert_str_eq(p5->values[2], "ring");
   ck_assert_str_eq(p5->name, "005-bandwidth=25Gbps,method=uniform,collective=ring");
-  /* an override applies to every point; a sweep value overrides it */
-  const char *sets[] = {"defaults.bandwidth=1Gbps", NULL};
+  /* an override applies to every point; one on a swept key would apply to none: refused */
+  const char *sets[] = {"defaults.latency=2us", NULL};
   g_autoptr(CsSweep) sw2 = cs_sweep_new(f, sets, &e);
+  ck_assert_msg(sw2 != NULL, "%s", e ? e->message : "");
   ck_assert_uint_eq(cs_sweep_size(sw2), 12);
+  const char *swept[] = {"defaults.bandwidth=1Gbps", NULL};
+  ck_assert_ptr_null(cs_sweep_new(f, swept, &e));
+  ck_assert_ptr_nonnull(strstr(e->message, "--set defaults.bandwidth=1Gbps: error: 'defaults.bandwidth' is swept ("));
+  g_clear_error(&e);
   /* no sweep: a clear refusal */
   ck_assert(g_file_set_contents(f, "topology: {type: star, workers: 2}\nworkload: {params: 1K}\n", -1, NULL));
   ck_assert_ptr_null(cs_sweep_new(f, NULL, &e));
@@ -244,6 +249,64 @@ START_TEST(test_point_folders) {
 }
 END_TEST
 
+/* docs/analysis.md: --set applies to every point.  One on a swept key
+ * (or within one, or a map holding one) would be undone at every point:
+ * refused with the --set and the axis's place; a --set beside the axes,
+ * or a map that leaves the swept key out, runs. */
+START_TEST(test_set_on_swept_key) {
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\n"
+                                       "workload: {params: 10K, iterations: 1, compute: 1ms}\n"
+                                       "defaults: {buffer: 512KB}\n"
+                                       "sweep:\n  workload.params: [10K, 20K]\n"
+                                       "  defaults.loss, defaults.pfc.xoff: [[0, 100KB]]\n");
+  g_autofree char *d = g_dir_make_tmp("commsim-sws-XXXXXX", NULL);
+  struct {
+    const char *set, *want;
+  } bad[] = {
+      {"workload.params=5M", "--set workload.params=5M: error: 'workload.params' is swept (%s:5:3): every point sets it "
+                             "to the axis's values, so this --set would change nothing: drop the --set, or the axis\n"},
+      {" workload.params = 5M", "--set  workload.params = 5M: error: 'workload.params' is swept (%s:5:3)"},
+      {"defaults.pfc.xoff.x=1", "--set defaults.pfc.xoff.x=1: error: defaults.pfc.xoff must be a value"}, /* the scenario's refusal first */
+      {"defaults.loss=1%", "--set defaults.loss=1%: error: 'defaults.loss' is swept (%s:6:3)"},
+      {"defaults.pfc={xoff: 200KB, xon: 80KB}",
+       "--set defaults.pfc={xoff: 200KB, xon: 80KB}: error: its value sets 'defaults.pfc.xoff', which is swept "
+       "(%s:6:18): every point sets it to the axis's values instead: leave it out of the --set, or drop the axis\n"},
+      {"workload={params: 1M}", "--set workload={params: 1M}: error: its value sets 'workload.params', which is swept (%s:5:3)"},
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    char *out = NULL, *err = NULL;
+    g_autofree char *want = g_strdup_printf(bad[i].want, f);
+    ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, "-q", "--set", bad[i].set, NULL}, &out, &err), 2);
+    ck_assert_msg(g_str_has_prefix(err, want), "--set %s:\n  want: %s\n  got:  %s", bad[i].set, want, err);
+    g_free(out), g_free(err);
+  }
+  /* within a swept map */
+  g_autofree char *m = write_temp_yaml("topology: {type: star, workers: 2}\n"
+                                       "workload: {params: 10K, iterations: 1, compute: 1ms}\n"
+                                       "defaults: {buffer: 512KB, pfc: {xoff: 200KB, xon: 160KB}}\n"
+                                       "sweep: {defaults.pfc: [\"{xoff: 100KB, xon: 80KB}\"]}\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", m, "-o", d, "-q", "--set", "defaults.pfc.xon=50KB", NULL}, &out, &err), 2);
+  g_autofree char *want = g_strdup_printf("--set defaults.pfc.xon=50KB: error: it is within 'defaults.pfc', which is swept "
+                                          "(%s:4:9): every point replaces 'defaults.pfc' with the axis's values, so this "
+                                          "--set would change nothing: drop the --set, or the axis\n", m);
+  ck_assert_str_eq(err, want);
+  g_free(out), g_free(err);
+  /* beside the axes, or a map without the swept key: every point has it */
+  const char *ok[] = {"workload.iterations=2", "defaults={buffer: 1MB}", NULL};
+  for (guint i = 0; ok[i]; i++) {
+    ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, "-q", "-j", "1", "--set", ok[i], NULL}, &out, &err), 0);
+    g_free(out), g_free(err);
+  }
+  g_autofree char *p = g_build_filename(d, "000-params=10K,loss=0,xoff=100KB", NULL);
+  g_autofree char *point = slurp(p, "summary.csv");
+  ck_assert_ptr_nonnull(point);
+  rm_rf(d);
+  g_unlink(f);
+  g_unlink(m);
+}
+END_TEST
+
 /* sweep.csv for pandas: each swept value with a unit also as a number in
  * base units, in a column named with the unit. */
 START_TEST(test_sweep_csv_numbers) {
@@ -406,6 +469,7 @@ static Suite *sweep_suite(void) {
   tcase_add_test(tc, test_jobs_resume_shards);
   tcase_add_test(tc, test_slurm_array_script);
   tcase_add_test(tc, test_point_folders);
+  tcase_add_test(tc, test_set_on_swept_key);
   tcase_add_test(tc, test_sweep_csv_numbers);
   tcase_add_test(tc, test_sweep_fidelity);
   tcase_add_test(tc, test_merge_refusals);

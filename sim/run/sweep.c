@@ -51,6 +51,43 @@ static char *point_name(uint32_t index, uint32_t total, char **keys, char **valu
   return name;
 }
 
+/* A --set that the sweep undoes at every point: on a swept key, within
+ * one (the axis's value replaces it), or around one with a value that
+ * holds the swept key.  docs/analysis.md: a --set applies to every point,
+ * so one that no point would see is refused, not dropped. */
+static bool check_overrides(const CsSweep *sw, const char *const *overrides, GError **error) {
+  for (size_t i = 0; overrides && overrides[i]; i++) {
+    const char *eq = strchr(overrides[i], '=');
+    if (!eq) continue; /* cs_yaml_set refused it already */
+    g_autofree char *key = g_strstrip(g_strndup(overrides[i], (gsize)(eq - overrides[i])));
+    g_autofree char *origin = g_strdup_printf("--set %s", overrides[i]);
+    for (guint a = 0; a < sw->base->sweep->len; a++) {
+      const CsSweepAxis *ax = &g_array_index(sw->base->sweep, CsSweepAxis, a);
+      for (guint q = 0; ax->keys[q]; q++) {
+        CsKeysOverlap o = cs_scenario_keys_overlap(key, ax->keys[q]);
+        if (o == CS_KEYS_AROUND) { /* the swept key inside the --set's value? */
+          const CsYamlNode *n = cs_yaml_lookup(cs_yaml_root(sw->doc), ax->keys[q]);
+          if (!n || g_strcmp0(n->origin, origin)) continue;
+        } else if (o == CS_KEYS_APART) continue;
+        const CsLoc at = ax->key_at[q];
+        if (o == CS_KEYS_SAME)
+          cs_error_at(error, (CsLoc){origin, 0, 0}, "'%s' is swept (%s:%d:%d): every point sets it to the axis's values, "
+                      "so this --set would change nothing: drop the --set, or the axis", key, at.file, at.line, at.col);
+        else if (o == CS_KEYS_INSIDE)
+          cs_error_at(error, (CsLoc){origin, 0, 0}, "it is within '%s', which is swept (%s:%d:%d): every point replaces "
+                      "'%s' with the axis's values, so this --set would change nothing: drop the --set, or the axis",
+                      ax->keys[q], at.file, at.line, at.col, ax->keys[q]);
+        else
+          cs_error_at(error, (CsLoc){origin, 0, 0}, "its value sets '%s', which is swept (%s:%d:%d): every point sets "
+                      "it to the axis's values instead: leave it out of the --set, or drop the axis",
+                      ax->keys[q], at.file, at.line, at.col);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 CsSweep *cs_sweep_new(const char *path, const char *const *overrides, GError **error) {
   CsSweep *sw = g_new0(CsSweep, 1);
   sw->path = g_strdup(path);
@@ -67,6 +104,7 @@ CsSweep *cs_sweep_new(const char *path, const char *const *overrides, GError **e
                 "%s: error: the scenario has no sweep: section (a map of dotted keys to lists of values)", path);
     goto fail;
   }
+  if (!check_overrides(sw, overrides, error)) goto fail;
   sw->fingerprint = cs_yaml_fingerprint(sw->doc); /* the sweep included */
   cs_yaml_map_remove(cs_yaml_root(sw->doc), "sweep");
   GPtrArray *keys = g_ptr_array_new();

@@ -318,6 +318,19 @@ START_TEST(test_sweep_parsed) {
   ck_assert_ptr_null(cs_scenario_load_string(bad, "b.yaml", NULL, &e));
   ck_assert_ptr_nonnull(strstr(e->message, "b.yaml:4:68: error: workload: compression method 'topk' cannot be carried"));
   g_clear_error(&e);
+  /* a repeat is a value read the same, however written; what reads otherwise is two values */
+  const char *units = "topology: {type: star, workers: 4}\nworkload: {params: 1M, compute: 1ms}\n"
+                      "sweep:\n  defaults.buffer: [64pkt, 96000B, 64]\n  workload.compute: [1ms, 1000us]\n";
+  ck_assert_ptr_null(cs_scenario_load_string(units, "r.yaml", NULL, &e));
+  ck_assert_str_eq(e->message, "r.yaml:5:27: error: sweep.workload.compute[1] repeats value 0 of the axis ('1000us' is "
+                               "'1ms'): each value once (two points would be the same run)");
+  g_clear_error(&e);
+  const char *plain = "topology: {type: star, workers: 4}\nworkload: {params: 1M, compute: 1ms, collective: allgather}\n"
+                      "sweep:\n  workload.compression.ratio, workload.compression.method: [[0.1, topk], [1e-1, uniform]]\n"
+                      "  defaults.loss: [0, 0.0, 1%]\n";
+  ck_assert_ptr_null(cs_scenario_load_string(plain, "p.yaml", NULL, &e));
+  ck_assert_ptr_nonnull(strstr(e->message, "p.yaml:5:22: error: sweep.defaults.loss[1] repeats value 0 of the axis ('0.0' is '0')"));
+  g_clear_error(&e);
   /* a map as a value: in quotes, as with --set; a map itself is refused with the way to write it */
   const char *maps = "defaults: {buffer: 512KB}\ntopology: {type: star, workers: 4}\nworkload: {params: 1M}\n"
                      "sweep:\n  defaults.pfc: [\"{xoff: 100KB, xon: 80KB}\", \"{xoff: 200KB, xon: 160KB}\"]\n";

@@ -46,7 +46,8 @@ const char *const *cs_scenario_known_keys(void) {
 /* The keys of a section, for check_keys. */
 #define KEYS(section) cs_param_section_keys(section)
 
-CsKeyKind cs_scenario_key_kind(const char *dotted) {
+/* The table's row of a dotted key as --set takes it ("links.0.bandwidth"), or NULL. */
+static const CsParam *param_of(const char *dotted) {
   g_auto(GStrv) parts = g_strsplit(dotted, ".", -1);
   GString *k = g_string_new(NULL);
   for (guint i = 0; parts[i]; i++) {
@@ -56,6 +57,38 @@ CsKeyKind cs_scenario_key_kind(const char *dotted) {
   }
   const CsParam *p = cs_param_find(k->str);
   g_string_free(k, TRUE);
+  return p;
+}
+
+/* A value of a dotted key as the loader reads it, as text that two
+ * values share when they read the same ("1Gbps" and "1000Mbps", "1%" and
+ * "0.01"); the text itself where the key has no number or the value does
+ * not parse. */
+static char *value_as_read(const char *dotted, const char *t) {
+  const CsParam *p = param_of(dotted);
+  int64_t v = 0;
+  double d = 0;
+  bool pkt = false, ok = false;
+  switch (p ? p->kind : CS_KEY_OTHER) {
+  case CS_KEY_BANDWIDTH: ok = cs_parse_bandwidth(t, &v, NULL); break;
+  case CS_KEY_TIME: ok = cs_parse_time(t, &v, NULL); break;
+  case CS_KEY_SIZE: ok = cs_parse_size(t, &v, NULL); break;
+  case CS_KEY_COUNT: ok = cs_parse_count(t, &v, NULL); break;
+  case CS_KEY_BUFFER: ok = cs_parse_buffer(t, &v, &pkt, NULL); break;
+  case CS_KEY_REAL:
+    if (cs_parse_real(t, &d, NULL)) return g_strdup_printf("=%a", d);
+    break;
+  case CS_KEY_PROBABILITY:
+    if (cs_parse_probability(t, &d, NULL)) return g_strdup_printf("=%a", d);
+    break;
+  default: break;
+  }
+  if (ok) return g_strdup_printf("=%" G_GINT64_FORMAT "%s", (gint64)v, pkt ? "pkt" : "");
+  return g_strdup_printf("'%s", t);
+}
+
+CsKeyKind cs_scenario_key_kind(const char *dotted) {
+  const CsParam *p = param_of(dotted);
   /* what has a number: the rest (names, flags, plain numbers) is "other" */
   return p && p->kind >= CS_KEY_BANDWIDTH && p->kind <= CS_KEY_PROBABILITY ? p->kind : CS_KEY_OTHER;
 }
@@ -1301,12 +1334,20 @@ static bool read_sweep(const CsYamlNode *v, CsScenario *s, GError **error) {
           vals[q] = g_strdup(t);
         }
       }
-      /* the same value twice gives two points that are one */
+      /* the same value twice, however written, gives two points that are one */
       for (guint e = 0; e < j; e++) {
         char **prev = ax.values->pdata[e];
-        bool same = true;
-        for (guint q = 0; q < nk && same; q++) same = !strcmp(prev[q], vals[q]);
-        if (same) FAIL_AT(item, "%s repeats value %u of the axis: each value once (two points would be the same run)", kp, e);
+        guint q = 0, written = nk; /* the first key whose value is written otherwise */
+        for (; q < nk; q++) {
+          g_autofree char *a = value_as_read(keys[q], prev[q]), *b = value_as_read(keys[q], vals[q]);
+          if (strcmp(a, b)) break;
+          if (written == nk && strcmp(prev[q], vals[q])) written = q;
+        }
+        if (q < nk) continue;
+        if (written < nk)
+          FAIL_AT(item, "%s repeats value %u of the axis ('%s' is '%s'): each value once (two points would be the same run)",
+                  kp, e, vals[written], prev[written]);
+        FAIL_AT(item, "%s repeats value %u of the axis: each value once (two points would be the same run)", kp, e);
       }
     }
   }

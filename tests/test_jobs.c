@@ -228,6 +228,35 @@ START_TEST(test_layers) {
 }
 END_TEST
 
+/* A layers_csv file refused at the cell at fault: FILE:LINE:COLUMN. */
+START_TEST(test_layers_csv_refusals) {
+  static const struct {
+    const char *csv, *want; /* the message after the file's name */
+  } bad[] = {
+      /* a column twice: the last one won, silently */
+      {"name,params,backward,forward,params\na,1M,1ms,1ms,2M\n",
+       ":1:30: error: column 'params' is in the header twice (first at column 6): each column once"},
+      {" name , params,backward, name\na,1M,1ms,b\n",
+       ":1:26: error: column 'name' is in the header twice (first at column 2): each column once"},
+  };
+  g_autofree char *dir = g_dir_make_tmp("commsim-csv-XXXXXX", NULL);
+  g_autofree char *csv = g_build_filename(dir, "layers.csv", NULL);
+  g_autofree char *yaml = g_build_filename(dir, "s.yaml", NULL);
+  ck_assert(g_file_set_contents(yaml, "topology: {type: star, workers: 2}\nworkload: {layers_csv: layers.csv}\n", -1, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+    GError *e = NULL;
+    ck_assert(g_file_set_contents(csv, bad[i].csv, -1, NULL));
+    ck_assert_ptr_null(cs_scenario_load(yaml, NULL, &e));
+    g_autofree char *want = g_strconcat(csv, bad[i].want, NULL);
+    ck_assert_str_eq(e->message, want);
+    g_clear_error(&e);
+  }
+  g_unlink(csv);
+  g_unlink(yaml);
+  g_rmdir(dir);
+}
+END_TEST
+
 /* ---- machines ---- */
 
 START_TEST(test_machines) {
@@ -360,6 +389,7 @@ static Suite *jobs_suite(void) {
   tcase_add_test(tc, test_ddp_buckets);
   tcase_add_test(tc, test_device_times);
   tcase_add_test(tc, test_layers);
+  tcase_add_test(tc, test_layers_csv_refusals);
   tcase_add_test(tc, test_machines);
   tcase_add_test(tc, test_servers_at);
   tcase_add_test(tc, test_hierarchical);

@@ -982,12 +982,29 @@ static bool read_layers_csv(const CsYamlNode *cv, CsScenario *s, GError **error)
   int line = 0;
   for (char **lp = lines; *lp; lp++) {
     line++;
-    g_strstrip(*lp);
-    if (!**lp || **lp == '#') continue;
-    g_auto(GStrv) cells = g_strsplit(*lp, ",", -1);
-    for (char **c = cells; *c; c++) g_strstrip(*c);
+    const char *raw = *lp, *first = raw;
+    while (g_ascii_isspace(*first)) first++;
+    if (!*first || *first == '#') continue;
+    g_auto(GStrv) cells = g_strsplit(raw, ",", -1);
+    /* each cell's column: where its text starts, counted in characters */
+    guint ncells = g_strv_length(cells);
+    g_autofree int *col = g_new(int, ncells + 1);
+    gsize off = 0;
+    for (guint c = 0; c < ncells; c++) {
+      gsize lead = 0, len = strlen(cells[c]);
+      while (g_ascii_isspace(cells[c][lead])) lead++;
+      col[c] = 1 + (int)g_utf8_strlen(raw, (gssize)(off + lead));
+      off += len + 1;
+      g_strstrip(cells[c]);
+    }
     if (!head) {
       for (char **c = cells; *c; c++) {
+        for (char **d = cells; d < c; d++)
+          if (!strcmp(*d, *c)) {
+            cs_error_at(error, (CsLoc){file, line, col[c - cells]},
+                        "column '%s' is in the header twice (first at column %d): each column once", *c, col[d - cells]);
+            return false;
+          }
         if (g_strv_contains(columns, *c) && g_strv_length(cells) > 0) continue;
         const char *close = cs_closest(*c, columns);
         cs_error_at(error, (CsLoc){file, line, 1}, "unknown column '%s'%s%s%s: the columns are name, params, forward, backward, flops",

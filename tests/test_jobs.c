@@ -217,10 +217,10 @@ START_TEST(test_layers) {
   ck_assert_msg(s != NULL, "%s", e ? e->message : "");
   check_layers_plan(s);
   cs_scenario_free(s);
-  /* a bad cell is refused at its line */
+  /* a bad cell is refused at its line and column */
   ck_assert(g_file_set_contents(csv, "name,params,backward\na,1M,fast\n", -1, NULL));
   ck_assert_ptr_null(cs_scenario_load(yaml, NULL, &e));
-  ck_assert_msg(strstr(e->message, "layers.csv:2:1: error: backward:"), "%s", e->message);
+  ck_assert_msg(strstr(e->message, "layers.csv:2:6: error: backward:"), "%s", e->message);
   g_clear_error(&e);
   g_unlink(csv);
   g_unlink(yaml);
@@ -228,7 +228,8 @@ START_TEST(test_layers) {
 }
 END_TEST
 
-/* A layers_csv file refused at the cell at fault: FILE:LINE:COLUMN. */
+/* A layers_csv file refused at the cell at fault: FILE:LINE:COLUMN, the
+ * column in characters where the cell's text starts. */
 START_TEST(test_layers_csv_refusals) {
   static const struct {
     const char *csv, *want; /* the message after the file's name */
@@ -238,6 +239,22 @@ START_TEST(test_layers_csv_refusals) {
        ":1:30: error: column 'params' is in the header twice (first at column 6): each column once"},
       {" name , params,backward, name\na,1M,1ms,b\n",
        ":1:26: error: column 'name' is in the header twice (first at column 2): each column once"},
+      /* every refusal at its cell's column (it said column 1) */
+      {"name,params,bakward\na,1M,1ms\n", ":1:13: error: unknown column 'bakward' (did you mean 'backward'?): the columns "
+                                         "are name, params, forward, backward, flops"},
+      {"name,params,backward\n\xc4\x83,1M,fast\n", /* a name of one character in two bytes */
+       ":2:6: error: backward: 'fast' is not a time: expected a number with a unit such as 1.5us"},
+      {"name,params,backward\r\na, 1M ,1ms,2ms\r\n", ":2:12: error: 4 cells where the header has 3 columns"},
+      {"name,params,backward\na,1M \n", ":2:5: error: 2 cells where the header has 3 columns"},
+      {"name,params,flops,backward\na,1,1,1ms\n", ":1:19: error: give times (forward, backward) or flops, not both"},
+      /* a byte-order mark is skipped: columns count from the first visible character */
+      {"\xef\xbb\xbfname,parms,backward\na,1M,1ms\n",
+       ":1:6: error: unknown column 'parms' (did you mean 'params'?): the columns are name, params, forward, backward, flops"},
+      /* no layers: at line 1 (it said no line) */
+      {"", ":1:1: error: no layers: the file is empty: give a header (name,params,backward...) and a row per layer"},
+      {"# only\n\n", ":1:1: error: no layers: the file is empty but for comments: give a header (name,params,backward...) "
+                    "and a row per layer"},
+      {"# a header\nname,params,backward\n", ":2:1: error: no layers: the header has no row below it: give a row per layer"},
   };
   g_autofree char *dir = g_dir_make_tmp("commsim-csv-XXXXXX", NULL);
   g_autofree char *csv = g_build_filename(dir, "layers.csv", NULL);
@@ -251,6 +268,12 @@ START_TEST(test_layers_csv_refusals) {
     ck_assert_str_eq(e->message, want);
     g_clear_error(&e);
   }
+  /* Excel's "CSV UTF-8": a byte-order mark before the header */
+  ck_assert(g_file_set_contents(csv, "\xef\xbb\xbfname,params,backward\r\na,1M,1ms\r\n", -1, NULL));
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load(yaml, NULL, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  ck_assert_int_eq(s->workload.params, 1000000);
   g_unlink(csv);
   g_unlink(yaml);
   g_rmdir(dir);

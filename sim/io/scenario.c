@@ -974,16 +974,20 @@ static bool read_layers_csv(const CsYamlNode *cv, CsScenario *s, GError **error)
     return false;
   }
   const char *file = g_string_chunk_insert_const(s->strings, path);
-  g_auto(GStrv) lines = g_strsplit(body->str, "\n", -1);
+  /* a UTF-8 byte-order mark (Excel's "CSV UTF-8") is no part of the header */
+  const char *start = g_str_has_prefix(body->str, "\xEF\xBB\xBF") ? body->str + 3 : body->str;
+  g_auto(GStrv) lines = g_strsplit(start, "\n", -1);
   g_string_free(body, TRUE);
   static const char *const columns[] = {"name", "params", "forward", "backward", "flops", NULL};
   g_auto(GStrv) head = NULL;
   w->layers = cs_layers_new();
-  int line = 0;
+  int line = 0, head_line = 0;
+  bool comments = false;
   for (char **lp = lines; *lp; lp++) {
     line++;
     const char *raw = *lp, *first = raw;
     while (g_ascii_isspace(*first)) first++;
+    comments |= *first == '#';
     if (!*first || *first == '#') continue;
     g_auto(GStrv) cells = g_strsplit(raw, ",", -1);
     /* each cell's column: where its text starts, counted in characters */
@@ -1007,7 +1011,7 @@ static bool read_layers_csv(const CsYamlNode *cv, CsScenario *s, GError **error)
           }
         if (g_strv_contains(columns, *c) && g_strv_length(cells) > 0) continue;
         const char *close = cs_closest(*c, columns);
-        cs_error_at(error, (CsLoc){file, line, 1}, "unknown column '%s'%s%s%s: the columns are name, params, forward, backward, flops",
+        cs_error_at(error, (CsLoc){file, line, col[c - cells]}, "unknown column '%s'%s%s%s: the columns are name, params, forward, backward, flops",
                     *c, close ? " (did you mean '" : "", close ? close : "", close ? "'?)" : "");
         return false;
       }
@@ -1015,17 +1019,27 @@ static bool read_layers_csv(const CsYamlNode *cv, CsScenario *s, GError **error)
         cs_error_at(error, (CsLoc){file, line, 1}, "the header has no 'params' column");
         return false;
       }
-      if (g_strv_contains((const char *const *)cells, "flops") &&
-          (g_strv_contains((const char *const *)cells, "forward") || g_strv_contains((const char *const *)cells, "backward"))) {
-        cs_error_at(error, (CsLoc){file, line, 1}, "give times (forward, backward) or flops, not both");
+      /* flops and a time: at the later of the two */
+      int flops = -1, time = -1;
+      for (guint c = 0; c < ncells; c++) {
+        if (!strcmp(cells[c], "flops")) flops = (int)c;
+        else if (time < 0 && (!strcmp(cells[c], "forward") || !strcmp(cells[c], "backward"))) time = (int)c;
+      }
+      if (flops >= 0 && time >= 0) {
+        cs_error_at(error, (CsLoc){file, line, col[MAX(flops, time)]}, "give times (forward, backward) or flops, not both");
         return false;
       }
       head = g_steal_pointer(&cells);
+      head_line = line;
       continue;
     }
-    if (g_strv_length(cells) != g_strv_length(head)) {
-      cs_error_at(error, (CsLoc){file, line, 1}, "%u cells where the header has %u columns", g_strv_length(cells),
-                  g_strv_length(head));
+    guint nhead = g_strv_length(head);
+    if (ncells != nhead) {
+      /* at the first cell too many, or at the end of the line where one is missing */
+      const char *end = raw + strlen(raw);
+      while (end > raw && g_ascii_isspace(end[-1])) end--;
+      int at = ncells > nhead ? col[nhead] : 1 + (int)g_utf8_strlen(raw, end - raw);
+      cs_error_at(error, (CsLoc){file, line, at}, "%u cells where the header has %u columns", ncells, nhead);
       return false;
     }
     CsLayer l = {g_strdup_printf("layer%u", w->layers->len), 0, -1, 0, 0};
@@ -1035,14 +1049,19 @@ static bool read_layers_csv(const CsYamlNode *cv, CsScenario *s, GError **error)
     for (guint c = 0; head[c]; c++) {
       if (!strcmp(head[c], "name") && !*cells[c]) continue;
       if (!layer_value(lay, head[c], cells[c], &has_time, &e)) {
-        cs_error_at(error, (CsLoc){file, line, 1}, "%s: %s", head[c], e->message);
+        cs_error_at(error, (CsLoc){file, line, col[c]}, "%s: %s", head[c], e->message);
         g_error_free(e);
         return false;
       }
     }
   }
-  if (!head || w->layers->len == 0) {
-    cs_error_at(error, (CsLoc){file, line, 0}, "no layers: a header (name,params,backward...) and a row per layer");
+  if (!head) {
+    cs_error_at(error, (CsLoc){file, 1, 1}, "no layers: the file is empty%s: give a header (name,params,backward...) "
+                "and a row per layer", comments ? " but for comments" : "");
+    return false;
+  }
+  if (w->layers->len == 0) {
+    cs_error_at(error, (CsLoc){file, head_line, 1}, "no layers: the header has no row below it: give a row per layer");
     return false;
   }
   return true;

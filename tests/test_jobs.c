@@ -280,6 +280,43 @@ START_TEST(test_layers_csv_refusals) {
 }
 END_TEST
 
+/* A backward of 0 is a time (a weight whose module's FLOPs sit on another
+ * tensor): taken where given, in a list or a CSV; a layer that gives none
+ * is still refused. */
+START_TEST(test_layers_backward_zero) {
+  GError *e = NULL;
+  g_autoptr(CsScenario) s = cs_scenario_load_string(
+      "topology: {type: star, workers: 2}\n"
+      "workload:\n  layers: [{name: a, params: 10, forward: 1ms, backward: 2ms}, {name: b, params: 5, backward: 0}]\n",
+      "z.yaml", NULL, &e);
+  ck_assert_msg(s != NULL, "%s", e ? e->message : "");
+  ck_assert_int_eq(g_array_index(s->workload.layers, CsLayer, 1).backward, 0);
+  ck_assert_int_eq(s->workload.compute, 3 * CS_MS);
+  ck_assert_ptr_null(cs_scenario_load_string("topology: {type: star, workers: 2}\n"
+                                             "workload:\n  layers: [{name: a, params: 10, backward: 2ms}, {name: b, params: 5, forward: 1ms}]\n",
+                                             "n.yaml", NULL, &e));
+  ck_assert_str_eq(e->message, "n.yaml:3:50: error: the layers: layer 1 (b) has no backward time: give each layer's "
+                               "backward (and forward), or flops with workload.device");
+  g_clear_error(&e);
+  g_autofree char *dir = g_dir_make_tmp("commsim-csv-XXXXXX", NULL);
+  g_autofree char *csv = g_build_filename(dir, "layers.csv", NULL);
+  g_autofree char *yaml = g_build_filename(dir, "s.yaml", NULL);
+  ck_assert(g_file_set_contents(yaml, "topology: {type: star, workers: 2}\nworkload: {layers_csv: layers.csv}\n", -1, NULL));
+  ck_assert(g_file_set_contents(csv, "name,params,backward\nw,1M,0\nb,1K,4ms\n", -1, NULL));
+  g_autoptr(CsScenario) c = cs_scenario_load(yaml, NULL, &e);
+  ck_assert_msg(c != NULL, "%s", e ? e->message : "");
+  ck_assert_int_eq(c->workload.compute, 4 * CS_MS);
+  /* a CSV without the column gives no layer a backward time */
+  ck_assert(g_file_set_contents(csv, "name,params,forward\nw,1M,1ms\n", -1, NULL));
+  ck_assert_ptr_null(cs_scenario_load(yaml, NULL, &e));
+  ck_assert_ptr_nonnull(strstr(e->message, "error: the layers: layer 0 (w) has no backward time"));
+  g_clear_error(&e);
+  g_unlink(csv);
+  g_unlink(yaml);
+  g_rmdir(dir);
+}
+END_TEST
+
 /* ---- machines ---- */
 
 START_TEST(test_machines) {
@@ -413,6 +450,7 @@ static Suite *jobs_suite(void) {
   tcase_add_test(tc, test_device_times);
   tcase_add_test(tc, test_layers);
   tcase_add_test(tc, test_layers_csv_refusals);
+  tcase_add_test(tc, test_layers_backward_zero);
   tcase_add_test(tc, test_machines);
   tcase_add_test(tc, test_servers_at);
   tcase_add_test(tc, test_hierarchical);

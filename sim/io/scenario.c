@@ -936,7 +936,7 @@ static bool read_layer_list(const CsYamlNode *lv, CsScenario *s, GError **error)
     if (!expect_kind(n, CS_YAML_MAP, path, error) || !check_keys(n, path, KEYS("workload.layers[]"), error) ||
         !require_key(n, path, "params", error))
       return false;
-    CsLayer l = {g_strdup_printf("layer%u", i), 0, -1, 0, 0};
+    CsLayer l = {g_strdup_printf("layer%u", i), 0, -1, 0, -1}; /* backward -1: not given (0 is a time) */
     g_array_append_val(w->layers, l);
     CsLayer *lp = &g_array_index(w->layers, CsLayer, w->layers->len - 1);
     bool has_time = false;
@@ -1042,7 +1042,7 @@ static bool read_layers_csv(const CsYamlNode *cv, CsScenario *s, GError **error)
       cs_error_at(error, (CsLoc){file, line, at}, "%u cells where the header has %u columns", ncells, nhead);
       return false;
     }
-    CsLayer l = {g_strdup_printf("layer%u", w->layers->len), 0, -1, 0, 0};
+    CsLayer l = {g_strdup_printf("layer%u", w->layers->len), 0, -1, 0, -1}; /* backward -1: not given */
     g_array_append_val(w->layers, l);
     CsLayer *lay = &g_array_index(w->layers, CsLayer, w->layers->len - 1);
     bool has_time = false;
@@ -1072,6 +1072,14 @@ static bool resolve_layers(const CsYamlNode *v, const CsYamlNode *src, bool devi
   CsWorkloadSpec *w = &s->workload;
   GArray *L = w->layers;
   const char *what = w->model >= 0 ? "the model's tensors" : "the layers";
+  /* the readers leave backward at -1 where a layer does not give one: a
+   * backward of 0 is a time (a tensor whose module's FLOPs sit on
+   * another), its absence is not */
+  g_autofree bool *no_backward = g_new0(bool, L->len + 1);
+  for (guint i = 0; i < L->len; i++) {
+    CsLayer *l = &g_array_index(L, CsLayer, i);
+    if (l->backward < 0) no_backward[i] = true, l->backward = 0;
+  }
   if (value_of(v, "params")) FAIL_AT(at(v, "params"), "workload.params: %s give the parameters: drop params", what);
   if (value_of(v, "backward_fraction"))
     FAIL_AT(at(v, "backward_fraction"), "workload.backward_fraction: %s give the backward pass: drop backward_fraction", what);
@@ -1118,10 +1126,10 @@ static bool resolve_layers(const CsYamlNode *v, const CsYamlNode *src, bool devi
     if (value_of(v, "batch")) FAIL_AT(at(v, "batch"), "workload.batch applies with workload.device");
     /* without a device each layer's backward time is required: a layer
      * without one (or a CSV without the column) made the whole
-     * computation 0 s, accepted in silence */
+     * computation 0 s, accepted in silence; one given as 0 is taken */
     for (guint i = 0; i < L->len; i++) {
       const CsLayer *l = &g_array_index(L, CsLayer, i);
-      if (l->backward > 0) continue;
+      if (!no_backward[i]) continue;
       const CsYamlNode *at_layer = src && src->kind == CS_YAML_SEQ && i < src->items->len ? src->items->pdata[i] : src;
       FAIL_AT(at_layer, "%s: layer %u%s%s%s has no backward time: give each layer's backward (and forward), or flops "
               "with workload.device", what, i, l->name ? " (" : "", l->name ? l->name : "", l->name ? ")" : "");

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -241,27 +242,38 @@ START_TEST(test_run_flow_loss_note) {
 }
 END_TEST
 
-/* DCQCN hears of congestion by ECN marks alone: with no link marking, its
- * queue pairs stay at line rate, which run says (a PFC incast without
- * `ecn` looked like DCQCN at work) */
-START_TEST(test_run_dcqcn_no_ecn_note) {
+/* `run yaml -q` once per case, each with up to two --set values (NULL:
+ * none): stderr holds `note` exactly in the cases of `want`. */
+static void check_note(const char *yaml, const char *const cases[][2], int n, const char *note, const bool *want) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
-  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 3}\ntransport: {protocol: roce}\n"
-                                       "flows: [{src: w1, dst: w0, size: 100KB}, {src: w2, dst: w0, size: 100KB}]\n");
-  const char *sets[][2] = {{"transport.cc=dcqcn", NULL},
-                           {"transport.cc=dcqcn", "defaults.ecn={kmin: 5KB, kmax: 100KB, pmax: 0.01}"},
-                           {"transport.cc=none", NULL}};
-  for (int k = 0; k < 3; k++) {
+  g_autofree char *f = write_temp_yaml(yaml);
+  for (int k = 0; k < n; k++) {
+    const char *args[10] = {"run", f, "-q", "-o", dir};
+    int a = 5;
+    for (int j = 0; j < 2 && cases[k][j]; j++) {
+      args[a++] = "--set";
+      args[a++] = cases[k][j];
+    }
+    args[a] = NULL;
     char *out = NULL, *err = NULL;
-    ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", dir, "--set", sets[k][0], "--set",
-                                                       sets[k][1] ? sets[k][1] : "seed=1", NULL},
-                                 &out, &err),
-                     0);
-    ck_assert_msg((strstr(err, "no link marks ECN") != NULL) == (k == 0), "case %d: %s", k, err);
+    ck_assert_int_eq(run_commsim(args, &out, &err), 0);
+    ck_assert_msg((strstr(err, note) != NULL) == want[k], "case %d (%s): %s", k, cases[k][0], err);
     g_free(out), g_free(err);
   }
   rm_rf(dir);
   g_unlink(f);
+}
+
+/* DCQCN hears of congestion by ECN marks alone: with no link marking, its
+ * queue pairs stay at line rate, which run says (a PFC incast without
+ * `ecn` looked like DCQCN at work) */
+START_TEST(test_run_dcqcn_no_ecn_note) {
+  const char *const sets[][2] = {{"transport.cc=dcqcn", NULL},
+                                 {"transport.cc=dcqcn", "defaults.ecn={kmin: 5KB, kmax: 100KB, pmax: 0.01}"},
+                                 {"transport.cc=none", NULL}};
+  check_note("topology: {type: star, workers: 3}\ntransport: {protocol: roce}\n"
+             "flows: [{src: w1, dst: w0, size: 100KB}, {src: w2, dst: w0, size: 100KB}]\n",
+             sets, 3, "no link marks ECN", (const bool[]){true, false, false});
 }
 END_TEST
 
@@ -300,19 +312,9 @@ END_TEST
 
 /* A hybrid: section at another fidelity is not silently ignored */
 START_TEST(test_run_hybrid_section_note) {
-  g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
-  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\nhybrid: {rounds: 8}\n"
-                                       "flows: [{src: w0, dst: w1, size: 100KB}]\n");
-  const char *fids[] = {"fidelity=packet", "fidelity=flow", "fidelity=hybrid"};
-  for (int k = 0; k < 3; k++) {
-    char *out = NULL, *err = NULL;
-    ck_assert_int_eq(run_commsim((const char *const[]){"run", f, "-q", "-o", dir, "--set", fids[k], NULL}, &out, &err), 0);
-    ck_assert_msg((strstr(err, ":2:9: note: the hybrid: section has no effect at fidelity") != NULL) == (k < 2), "%s: %s",
-                  fids[k], err);
-    g_free(out), g_free(err);
-  }
-  rm_rf(dir);
-  g_unlink(f);
+  const char *const fids[][2] = {{"fidelity=packet", NULL}, {"fidelity=flow", NULL}, {"fidelity=hybrid", NULL}};
+  check_note("topology: {type: star, workers: 2}\nhybrid: {rounds: 8}\nflows: [{src: w0, dst: w1, size: 100KB}]\n", fids, 3,
+             ":2:9: note: the hybrid: section has no effect at fidelity", (const bool[]){true, true, false});
 }
 END_TEST
 

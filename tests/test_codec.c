@@ -669,6 +669,23 @@ START_TEST(test_sign_and_terngrad) {
 }
 END_TEST
 
+/* sign on finite values whose float sums overflow: a bucket of 4,096
+ * values of +-1e36 (their |x| sum, 4.1e39, is past float's 3.4e38) decodes
+ * to +-1e36, its mean |x|, not NaN: the mean is taken in double then
+ * (codecs.md: such a bucket is computed in double) */
+START_TEST(test_sign_huge_values) {
+  enum { N = 4096 };
+  float *x = g_new(float, N);
+  for (int i = 0; i < N; i++) x[i] = i % 3 ? 1e36f : -1e36f;
+  CsCodecParams p = params(CS_CODEC_SIGN);
+  p.bucket = N;
+  float *y = roundtrip(&p, x, N);
+  for (int i = 0; i < N; i++) CHECK(y[i] == x[i]);
+  g_free(y);
+  g_free(x);
+}
+END_TEST
+
 /* ---- sparsifiers ---- */
 
 typedef struct {
@@ -1234,6 +1251,7 @@ static Suite *codec_suite(void) {
   tcase_add_test(tc, test_stochastic_unbiased);
   tcase_add_test(tc, test_stochastic_streams);
   tcase_add_test(tc, test_sign_and_terngrad);
+  tcase_add_test(tc, test_sign_huge_values);
   tcase_add_test(tc, test_topk_exact);
   tcase_add_test(tc, test_topk_payload);
   tcase_add_test(tc, test_randk_shared);

@@ -594,6 +594,24 @@ START_TEST(test_nmse_drawn_as_asked) {
 }
 END_TEST
 
+/* randk over a parameter server: the pull keeps the indices the pushes
+ * carried (the sum is zero elsewhere), so a ps loses what a ring loses,
+ * 1 - ratio of the gradient's energy (k of n coordinates, drawn
+ * uniformly).  The pull drew indices anew and kept 1 - ratio^2: nmse
+ * 0.990 at ratio 0.1. */
+START_TEST(test_randk_pull_same_indices) {
+  CsCodecParams p;
+  cs_codec_params_init(&p);
+  p.method = CS_CODEC_RANDK;
+  p.ratio = 0.1;
+  GError *e = NULL;
+  double ps = cs_coll_result_nmse(CS_COLL_PS, &p, 8, 1, 65536, 1, true, &e);
+  ck_assert_msg(!e, "%s", e ? e->message : "");
+  double ring = cs_coll_result_nmse(CS_COLL_RING, &p, 8, 1, 65536, 1, true, &e);
+  ck_assert_msg(fabs(ps - 0.9) < 0.01 && fabs(ring - 0.9) < 0.01, "ps %.4f, ring %.4f (1 - ratio: 0.9)", ps, ring);
+}
+END_TEST
+
 /* The collectives' table agrees with what the codec layer says each
  * collective can carry (the scenario reader asks the table; the codec's
  * own check must say the same, with the same words), and every row is
@@ -704,6 +722,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_deterministic_outputs);
   tcase_add_test(tc, test_compounded_error);
   tcase_add_test(tc, test_nmse_drawn_as_asked);
+  tcase_add_test(tc, test_randk_pull_same_indices);
   tcase_add_test(tc, test_registry);
   tcase_add_test(tc, test_recv_from);
   tcase_add_test(tc, test_ring_steps_textbook);

@@ -352,6 +352,10 @@ CS_INLINE bool stats_meanabs(const float *restrict x, size_t n, float *mean) {
     for (int l = 0; l < LANES; l++) s += sum[l], z += bad[l];
     total += (double)s;
   }
+  if (z == 0.0f && !isfinite(total)) { /* finite values whose float sums overflowed (|x| near 1e36 and up): in double */
+    total = 0.0;
+    for (size_t i = 0; i < n; i++) total += fabs((double)x[i]);
+  }
   *mean = (float)(total / (double)n);
   return z == 0.0f;
 }

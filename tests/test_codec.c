@@ -1224,6 +1224,14 @@ START_TEST(test_command) {
   g_free(out), g_free(err);
   ck_assert_int_eq(run_commsim("codecs --bits 20 --methods uniform", &out, &err), 2);
   g_free(out), g_free(err);
+  /* an empty method list (it ran memcpy alone), a scale whose test
+   * gradient overflows float (a codec's refusal, exit 1, it was) */
+  ck_assert_int_eq(run_commsim("codecs --methods ''", &out, &err), 2);
+  CHECK(strstr(err, "--methods: empty") != NULL);
+  g_free(out), g_free(err);
+  ck_assert_int_eq(run_commsim("codecs -n 4096 -r 1 --scale 1e39 -m sign", &out, &err), 2);
+  CHECK(strstr(err, "--scale: 1e+39 makes the test gradient overflow float") != NULL);
+  g_free(out), g_free(err);
   ck_assert_int_eq(run_commsim("codecs --nonsense", &out, &err), 2);
 }
 END_TEST

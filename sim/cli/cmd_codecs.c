@@ -263,6 +263,7 @@ int cs_cmd_codecs(int argc, char **argv) {
   for (int m = 0; m < CS_CODEC_N_METHODS; m++) want[m] = methods == NULL;
   if (methods) {
     g_auto(GStrv) names = g_strsplit(methods, ",", -1);
+    if (!names[0]) return usage_error(ctx, "--methods: empty: name one method or more, separated by commas");
     for (char **s = names; *s; s++) {
       CsCodecMethod m;
       if (!cs_codec_method_parse(g_strstrip(*s), &m, &error))
@@ -288,6 +289,13 @@ int cs_cmd_codecs(int argc, char **argv) {
     return CS_EXIT_RUNTIME;
   }
   fill_gradient(x, n, o.laplace, o.scale, o.seed);
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(x[i])) { /* the test gradient itself past float's range: the option's fault, not a codec's */
+      const char *what = x[i] > 0 ? "inf" : "-inf";
+      g_free(x), g_free(x2), g_free(y), g_free(dst);
+      return usage_error(ctx, "--scale: %g makes the test gradient overflow float (element %zu is %s): use a smaller scale",
+                         o.scale, i, what);
+    }
   /* A second gradient for the reductions: x rotated by half, so that its
    * large elements sit elsewhere (top-k merges then have work to do). */
   memcpy(x2, x + n / 2, (n - n / 2) * sizeof *x);

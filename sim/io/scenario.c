@@ -1305,6 +1305,7 @@ static bool read_output(const CsYamlNode *v, CsScenario *s, GError **error) {
       int which = 0;
       g_autofree char *path = g_strdup_printf("output.traces[%u]", i);
       if (!parse_enum(t->items->pdata[i], path, "trace", trace_names, &which, error)) return false;
+      if (o->traces & (1u << which)) FAIL_AT(t->items->pdata[i], "%s: '%s' is listed twice", path, trace_names[which]);
       o->traces |= 1u << which;
     }
   }

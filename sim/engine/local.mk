@@ -1,6 +1,6 @@
 # Event engine, random streams, scratch arenas.
 sim_libcommsim_la_SOURCES += sim/engine/engine.c sim/engine/rng.c sim/engine/arena.c
-pkginclude_HEADERS += include/commsim/engine.h include/commsim/rng.h include/commsim/arena.h
+pkginclude_HEADERS += include/commsim/engine.h include/commsim/rng.h include/commsim/arena.h include/commsim/ring.h
 
 check_PROGRAMS += tests/test_engine tests/test_rng
 TESTS += tests/test_engine tests/test_rng

@@ -175,6 +175,32 @@ END_TEST
  * once shared one, the second row copying the first); nine long axes
  * (past the file-name limit once, when every point failed) run; the full
  * values are in point.yaml; a value repeated in an axis is refused. */
+/* What run notes of a scenario before it runs, sweep notes of each point
+ * it concerns, under -q too, each line naming the point (sweep said
+ * nothing of a hybrid: section at another fidelity, of loss at the flow
+ * fidelity, or of cc dcqcn with no link marking ECN). */
+START_TEST(test_point_notes) {
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2}\ndefaults: {loss: 1%}\n"
+                                       "hybrid: {rounds: 8}\nflows: [{src: w0, dst: w1, size: 100KB}]\n"
+                                       "sweep: {fidelity: [packet, flow, hybrid]}\n");
+  g_autofree char *d = g_dir_make_tmp("commsim-swn-XXXXXX", NULL);
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"sweep", f, "-o", d, "-q", "-j", "1", NULL}, &out, &err), 0);
+  g_autofree char *hp = g_strdup_printf("point 000-fidelity=packet: %s:3:9: note: the hybrid: section has no effect "
+                                        "at fidelity packet\n", f);
+  g_autofree char *hf = g_strdup_printf("point 001-fidelity=flow: %s:3:9: note: the hybrid: section has no effect "
+                                        "at fidelity flow\n", f);
+  g_autofree char *mf = g_strdup_printf("point 001-fidelity=flow: %s: note: at fidelity flow a flow on a lossy route "
+                                        "runs at most at the Mathis rate", f);
+  ck_assert_msg(strstr(err, hp) && strstr(err, hf) && strstr(err, mf), "%s", err);
+  ck_assert_msg(!strstr(err, "point 002"), "%s", err); /* hybrid reads its section, and models the loss */
+  ck_assert_msg(!strstr(strstr(err, "Mathis") + 1, "Mathis"), "%s", err); /* the flow point's alone */
+  g_free(out), g_free(err);
+  rm_rf(d);
+  g_unlink(f);
+}
+END_TEST
+
 START_TEST(test_point_folders) {
   g_autofree char *f = write_temp_yaml("nodes: [{name: r0, role: worker}, {name: 'r1:h2', role: worker},\n"
                                   "        {name: r1_h2, role: worker}, {name: sw, role: switch}]\n"
@@ -468,6 +494,7 @@ static Suite *sweep_suite(void) {
   tcase_add_test(tc, test_expansion);
   tcase_add_test(tc, test_jobs_resume_shards);
   tcase_add_test(tc, test_slurm_array_script);
+  tcase_add_test(tc, test_point_notes);
   tcase_add_test(tc, test_point_folders);
   tcase_add_test(tc, test_set_on_swept_key);
   tcase_add_test(tc, test_sweep_csv_numbers);

@@ -41,4 +41,8 @@ typedef struct {
  * "FILE: error: MESSAGE" without a line, "error: MESSAGE" without a file. */
 void cs_error_at(GError **error, CsLoc at, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
+/* Append to `out` a note located as cs_error_at locates an error
+ * ("FILE:LINE:COL: note: MESSAGE", ...), on a line of its own. */
+void cs_note_at(GString *out, CsLoc at, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
 #endif

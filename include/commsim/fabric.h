@@ -82,6 +82,7 @@ typedef struct {
 enum {
   CS_MODELS_PACKETS = 1u << 0,   /* packets: queues, drops, losses, retransmissions, marks, packets.csv */
   CS_MODELS_OPEN_LOOP = 1u << 1, /* poisson and onoff background sources as such */
+  CS_MODELS_JUMPS = 1u << 2,     /* fast-forwards steady phases: reads the scenario's hybrid: section */
 };
 
 /* The fidelities: one row per implementation.  A row without `new` is a

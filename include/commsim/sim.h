@@ -65,6 +65,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(CsSim, cs_sim_free)
 #define CS_SIM_MAX_LINK_ROWS 2000000.0
 #define CS_SIM_PLAN_SHARE 0.9 /* of the limits, the plan's: the rest is for runs that outlast the estimate */
 const char *cs_sim_note(const CsSim *sim);
+/* What the scenario asks that the run will not do as the user may think
+ * (a hybrid: section at another fidelity, cc dcqcn with no link marking
+ * ECN, loss at the flow fidelity), one located note per line, or NULL.
+ * Known before the run; `run` and `sweep` (each point) print it. */
+const char *cs_sim_scenario_note(const CsSim *sim);
 /* The estimate assumes an idle network; a run with loss or congestion
  * can last far longer.  So the run counts too: when the rows (or samples)
  * pass both the estimate (by 5 %) and nine tenths of the limit, and after

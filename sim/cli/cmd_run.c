@@ -361,22 +361,7 @@ int cs_cmd_run(int argc, char **argv) {
   cs_sim_set_output_dir(sim, dir);
   cs_sim_set_force(sim, force);
   if (cs_sim_note(sim)) fprintf(stderr, "%s\n", cs_sim_note(sim));
-  if (s->hybrid_at.file && strcmp(cs_fidelities[s->fidelity].name, "hybrid") != 0) {
-    CsLoc h = s->hybrid_at;
-    if (h.line > 0) fprintf(stderr, "%s:%d:%d: note: ", h.file, h.line, h.col);
-    else fprintf(stderr, "%s: note: ", h.file);
-    fprintf(stderr, "the hybrid: section has no effect at fidelity %s\n", cs_fidelities[s->fidelity].name);
-  }
-  if (s->transport.protocol == CS_PROTO_ROCE && s->transport.roce_cc == CS_ROCE_CC_DCQCN &&
-      (cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)) { /* DCQCN hears of congestion by ECN marks alone */
-    const CsTopology *t = cs_sim_topology(sim);
-    bool marks = false;
-    for (uint32_t l = 0; l < t->n_links && !marks; l++)
-      marks = t->links[l].spec.ecn_kmax > 0 || t->links[l].spec.queue == CS_QUEUE_ECN;
-    if (!marks)
-      fprintf(stderr, "%s: note: cc dcqcn, but no link marks ECN (ecn: {kmin, kmax, pmax} or queue: ecn): no "
-              "congestion notification is ever sent and every queue pair stays at its line rate\n", s->file);
-  }
+  if (cs_sim_scenario_note(sim)) fprintf(stderr, "%s\n", cs_sim_scenario_note(sim));
   /* progress on a terminal only: never in files, never with -q */
   Progress progress = {g_get_monotonic_time(), 0, false};
   if (!quiet && isatty(STDERR_FILENO)) cs_sim_set_progress(sim, show_progress, &progress);
@@ -428,23 +413,6 @@ int cs_cmd_run(int argc, char **argv) {
   if (cs_sim_late_note(sim)) fprintf(stderr, "%s\n", cs_sim_late_note(sim));
   uint32_t failed = cs_sim_failed(sim), unfinished = cs_sim_unfinished(sim);
   uint32_t stuck = cs_sim_unfinished_workers(sim);
-  if (!(cs_sim_fabric(sim)->models & CS_MODELS_PACKETS)) { /* loss is a cap there, not packets lost and resent */
-    const CsTopology *t = cs_sim_topology(sim);
-    bool lossy = false;
-    for (uint32_t l = 0; l < t->n_links && !lossy; l++) lossy = cs_loss_mean(&t->links[l].spec.loss) > 0;
-    /* roce is not capped (loss_cap): its retransmissions are charged as
-     * bytes, go-back-n's round trip of packets per loss among them, and
-     * its timeouts are not modelled (tests/test_roce.c, docs/network.md) */
-    if (lossy && s->transport.protocol == CS_PROTO_ROCE)
-      fprintf(stderr, "%s: note: at fidelity %s a roce flow on a lossy route carries its retransmissions (go-back-n: a "
-              "round trip of packets per loss) but never times out: within 1 %% of the packet fidelity's time up to "
-              "1 %% loss, faster above (at 3 %%: go-back-n 0.69, selective 0.93 of it); use fidelity packet there\n",
-              s->file, cs_fidelities[s->fidelity].name);
-    else if (lossy)
-      fprintf(stderr, "%s: note: at fidelity %s a flow on a lossy route runs at most at the Mathis rate of a long flow: "
-              "with loss its times are a bound, not a measure (resnet50-lossy-link: 0.62 of the packet fidelity's "
-              "iteration); use fidelity packet\n", s->file, cs_fidelities[s->fidelity].name);
-  }
   if (stuck && !failed)
     fprintf(stderr, "%s: note: %u workers did not finish every iteration before the run ended\n", s->file, stuck);
   if (unfinished)

@@ -7,6 +7,17 @@
 
 G_DEFINE_QUARK(cs-scenario-error-quark, cs_scenario_error)
 
+void cs_note_at(GString *out, CsLoc at, const char *fmt, ...) {
+  if (out->len) g_string_append_c(out, '\n');
+  if (at.file && at.line > 0) g_string_append_printf(out, "%s:%d:%d: note: ", at.file, at.line, at.col);
+  else if (at.file) g_string_append_printf(out, "%s: note: ", at.file);
+  else g_string_append(out, "note: ");
+  va_list ap;
+  va_start(ap, fmt);
+  g_string_append_vprintf(out, fmt, ap);
+  va_end(ap);
+}
+
 void cs_error_at(GError **error, CsLoc at, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -17,7 +17,8 @@ const CsFidelityDef cs_fidelities[] = {
      cs_packet_fabric_new, &cs_packet_fabric_ops},
     {"flow", "max-min fair fluid flows: no queues, drops or retransmissions; loss caps TCP's rate", 0,
      cs_flow_fabric_new, &cs_flow_fabric_ops},
-    {"hybrid", "packets, fast-forwarded while the flows are steady", CS_MODELS_PACKETS | CS_MODELS_OPEN_LOOP,
+    {"hybrid", "packets, fast-forwarded while the flows are steady",
+     CS_MODELS_PACKETS | CS_MODELS_OPEN_LOOP | CS_MODELS_JUMPS,
      cs_hybrid_fabric_new, &cs_packet_fabric_ops},
     {NULL, NULL, 0, NULL, NULL},
 };

@@ -109,6 +109,39 @@ void cs_sim_set_force(CsSim *sim, bool force) {
 
 const char *cs_sim_note(const CsSim *sim) { return sim->note; }
 const char *cs_sim_late_note(const CsSim *sim) { return sim->late_note; }
+const char *cs_sim_scenario_note(const CsSim *sim) { return sim->scenario_note; }
+
+/* cs_sim_scenario_note's lines, from the scenario, its topology and the fidelity. */
+static char *scenario_notes(const CsScenario *s, const CsTopology *t, unsigned models) {
+  GString *n = g_string_new(NULL);
+  const CsLoc file = {s->file, 0, 0};
+  if (s->hybrid_at.file && !(models & CS_MODELS_JUMPS))
+    cs_note_at(n, s->hybrid_at, "the hybrid: section has no effect at fidelity %s", cs_fidelities[s->fidelity].name);
+  bool marks = false, lossy = false;
+  for (uint32_t l = 0; l < t->n_links; l++) {
+    marks |= t->links[l].spec.ecn_kmax > 0 || t->links[l].spec.queue == CS_QUEUE_ECN;
+    lossy |= cs_loss_mean(&t->links[l].spec.loss) > 0;
+  }
+  bool roce = s->transport.protocol == CS_PROTO_ROCE;
+  /* DCQCN hears of congestion by ECN marks alone */
+  if (roce && s->transport.roce_cc == CS_ROCE_CC_DCQCN && (models & CS_MODELS_PACKETS) && !marks)
+    cs_note_at(n, file, "cc dcqcn, but no link marks ECN (ecn: {kmin, kmax, pmax} or queue: ecn): no congestion "
+               "notification is ever sent and every queue pair stays at its line rate");
+  /* loss is a cap without packets, not packets lost and resent; roce is
+   * not capped (loss_cap): its retransmissions are charged as bytes,
+   * go-back-n's round trip of packets per loss among them, and its
+   * timeouts are not modelled (tests/test_roce.c, docs/network.md) */
+  if (lossy && !(models & CS_MODELS_PACKETS) && roce)
+    cs_note_at(n, file, "at fidelity %s a roce flow on a lossy route carries its retransmissions (go-back-n: a round "
+               "trip of packets per loss) but never times out: within 1 %% of the packet fidelity's time up to 1 %% "
+               "loss, faster above (at 3 %%: go-back-n 0.69, selective 0.93 of it); use fidelity packet there",
+               cs_fidelities[s->fidelity].name);
+  else if (lossy && !(models & CS_MODELS_PACKETS))
+    cs_note_at(n, file, "at fidelity %s a flow on a lossy route runs at most at the Mathis rate of a long flow: with "
+               "loss its times are a bound, not a measure (resnet50-lossy-link: 0.62 of the packet fidelity's "
+               "iteration); use fidelity packet", cs_fidelities[s->fidelity].name);
+  return g_string_free(n, n->len == 0);
+}
 CsTime cs_sim_sample_interval(const CsSim *sim) { return sim->sample_interval; }
 
 /* A finished message the fabric forgets: what the summary and the
@@ -149,6 +182,7 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     if (!sim->wl) goto fail;
   }
   sim->sample_interval = plan_sampling(s, sim->t, sim->r, &sim->note, &sim->est_end_s, &sim->est_dirs);
+  sim->scenario_note = scenario_notes(s, sim->t, cs_fidelities[s->fidelity].models);
   sim->budget_rows = CS_SIM_MAX_LINK_ROWS;
   sim->budget_passes = CS_SIM_MAX_SAMPLES;
   cs_sim_install_hook(sim);
@@ -167,6 +201,7 @@ void cs_sim_free(CsSim *sim) {
   g_free(sim->outdir);
   g_free(sim->note);
   g_free(sim->late_note);
+  g_free(sim->scenario_note);
   g_clear_error(&sim->trace_error);
   g_clear_error(&sim->check_error);
   if (sim->queue_samples) g_array_free(sim->queue_samples, TRUE);

@@ -249,6 +249,14 @@ static bool write_point_file(const CsSweep *sw, const CsSweepPoint *pt, const ch
   return ok;
 }
 
+/* A point's notes on stderr, each line named by the point (notes and
+ * warnings are printed under -q too, as run prints them). */
+static void point_notes(const char *point, const char *notes) {
+  if (!notes) return;
+  g_auto(GStrv) lines = g_strsplit(notes, "\n", -1);
+  for (char **l = lines; *l; l++) fprintf(stderr, "point %s: %s\n", point, *l);
+}
+
 GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, const CsSweepOptions *opt,
                               GError **error) {
   const CsSweepPoint *pt = sw->points->pdata[index];
@@ -286,11 +294,12 @@ GPtrArray *cs_sweep_run_point(CsSweep *sw, uint32_t index, const char *dir, cons
       cs_sim_set_checks(sim, opt->checks);
       cs_sim_set_reproducible(sim, opt->reproducible);
       cs_sim_set_force(sim, opt->force);
-      if (cs_sim_note(sim) && !opt->quiet) fprintf(stderr, "point %s: %s\n", pt->name, cs_sim_note(sim));
+      point_notes(pt->name, cs_sim_note(sim));
+      point_notes(pt->name, cs_sim_scenario_note(sim));
       if (opt->interrupt) cs_sim_set_interrupt(sim, opt->interrupt);
     }
     if (sim && cs_sim_run(sim, &e) && cs_sim_write_outputs(sim, pdir, &e)) row = cs_sim_summary_fields(sim);
-    if (row && cs_sim_late_note(sim) && !opt->quiet) fprintf(stderr, "point %s: %s\n", pt->name, cs_sim_late_note(sim));
+    if (row) point_notes(pt->name, cs_sim_late_note(sim));
     cs_sim_free(sim);
   }
   cs_scenario_free(s);

@@ -203,6 +203,7 @@ typedef struct {
   CsTime last_rcv;      /* -1: none */
   CsTime last_cnp;      /* roce: when the receiver last sent a CNP for this queue pair, -1: never */
   uint64_t qp_nack;     /* roce: the queue pair's position last NACKed for a hole in an earlier message, UINT64_MAX: none */
+  uint32_t held_head;   /* roce selective: its messages received whole while an earlier one is not, in order (NONE: none) */
   Packet ack_pkt;       /* what the held-back ACK will echo */
 } Conn;
 
@@ -256,6 +257,8 @@ typedef struct {
   uint32_t refs;
   uint32_t next_free;
   bool in_use, delivered, failed;
+  bool held;          /* roce selective: received whole, its completion waiting for an earlier message's */
+  uint32_t next_held; /* the next in its connection's held list */
   bool done;   /* its statistics are final */
   bool zombie; /* in CsNet.zombies, its slot to be reused */
 } Message;

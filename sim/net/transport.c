@@ -769,6 +769,8 @@ static void sender_ack(CsNet *net, const Packet *ack) {
   timer_update(net, ci);
 }
 
+static void release_held(CsNet *net, uint32_t ci, CsTime now);
+
 /* Give up on a message after max_timeouts: one its receiver already has
  * is delivered all the same (only its acknowledgements never came back). */
 static void fail_message(CsNet *net, uint32_t fi) {
@@ -785,10 +787,11 @@ static void fail_message(CsNet *net, uint32_t fi) {
   f->rcv_bits = NULL;
   CsDeliverFn fn = f->fn;
   void *ctx = f->ctx;
-  uint32_t id = f->id;
+  uint32_t id = f->id, ci = f->conn;
   finish_sender(net, fi);
   net->notified++;
   if (fn) fn(ctx, id, true);
+  if (net->roce && !net->gbn) release_held(net, ci, now_of(net)); /* an abandoned message holds nothing up */
 }
 
 static void on_rto(CsNet *net, uint32_t ci) {
@@ -921,20 +924,77 @@ static void flush_ack(CsNet *net, uint32_t ci) {
   send_ack(net, c, c->ack_msg, &pk, c->ack_ce, false);
 }
 
-/* The message is delivered once its receiver has every packet. */
-static inline __attribute__((always_inline)) void receiver_check_done(CsNet *net, uint32_t fi, CsTime now) {
+static void deliver(CsNet *net, uint32_t fi, CsTime now) {
   Message *f = msg_of(net, fi);
-  if (f->rcv_nxt == f->n && !f->delivered) {
-    f->delivered = true;
-    stats_of(net, f)->delivered = true;
-    stats_of(net, f)->end = now;
+  f->delivered = true;
+  stats_of(net, f)->delivered = true;
+  stats_of(net, f)->end = now;
+  g_free(f->rcv_bits);
+  f->rcv_bits = NULL;
+  bool finished = f->sender_done;
+  net->notified++;
+  if (f->fn) f->fn(f->ctx, f->id, false); /* may send: f moves */
+  if (finished) message_done(net, fi);
+}
+
+/* roce selective: whether a message of queue pair c posted before stream
+ * position `base` is neither delivered nor abandoned (one not received
+ * whole is still its sender's, in the connection's list in posting order;
+ * one received whole and held is in the held list, in that order too). */
+static bool qp_waits_before(const CsNet *net, const Conn *c, uint64_t base) {
+  for (uint32_t m = c->head; m != NONE && net->msgs[m].base < base; m = net->msgs[m].next)
+    if (!net->msgs[m].delivered && !net->msgs[m].failed) return true;
+  return c->held_head != NONE && net->msgs[c->held_head].base < base;
+}
+
+/* roce selective: the held messages of connection ci whose earlier
+ * messages are all delivered or abandoned now complete, in order. */
+static void release_held(CsNet *net, uint32_t ci, CsTime now) {
+  for (;;) {
+    Conn *c = &net->conns[ci];
+    uint32_t h = c->held_head;
+    if (h == NONE) return;
+    Message *f = msg_of(net, h);
+    c->held_head = NONE; /* asked with h out of the list: nothing of it lies before h */
+    bool waits = qp_waits_before(net, c, f->base);
+    c->held_head = h;
+    if (waits) return;
+    c->held_head = f->next_held;
+    f->held = false;
+    deliver(net, h, now); /* may send on ci */
+  }
+}
+
+/* A message received whole: delivered, or with roce's selective repeat
+ * held while an earlier message of its queue pair is not (a NIC places
+ * the data of a reliable connection's work requests as it comes and
+ * completes them in order). */
+static G_GNUC_NO_INLINE void receiver_whole(CsNet *net, uint32_t fi, CsTime now) {
+  Message *f = msg_of(net, fi);
+  if (!net->roce || net->gbn) { /* (go-back-n keeps nothing past a hole: its messages end in order) */
+    deliver(net, fi, now);
+    return;
+  }
+  uint32_t ci = f->conn;
+  Conn *c = &net->conns[ci];
+  if (qp_waits_before(net, c, f->base)) {
+    f->held = true;
     g_free(f->rcv_bits);
     f->rcv_bits = NULL;
-    bool finished = f->sender_done;
-    net->notified++;
-    if (f->fn) f->fn(f->ctx, f->id, false); /* may send: f moves */
-    if (finished) message_done(net, fi);
+    uint32_t *at = &c->held_head; /* in posting order */
+    while (*at != NONE && net->msgs[*at].base < f->base) at = &net->msgs[*at].next_held;
+    f->next_held = *at;
+    *at = fi;
+    return;
   }
+  deliver(net, fi, now);
+  release_held(net, ci, now);
+}
+
+/* The message is delivered once its receiver has every packet. */
+static inline __attribute__((always_inline)) void receiver_check_done(CsNet *net, uint32_t fi, CsTime now) {
+  const Message *f = msg_of(net, fi);
+  if (f->rcv_nxt == f->n && !f->delivered && !f->held) receiver_whole(net, fi, now);
 }
 
 /* Packet seq arrives at a receiver that keeps what comes out of order:
@@ -1213,6 +1273,7 @@ static uint32_t open_conn(CsNet *net, uint32_t src, uint32_t dst, uint32_t pair,
   c->idle = true;
   c->cc.last_send = c->last_rcv = c->rack_xmit = c->last_cnp = -1;
   c->qp_nack = UINT64_MAX;
+  c->held_head = NONE;
   c->quick = net->delayed_ack > 1 ? QUICKACKS : 0;
   c->rto = rto_of(net, &net->rtts[pair]);
   return ci;

@@ -240,6 +240,8 @@ typedef struct {
   uint32_t high_sacked; /* 1 + the highest packet known received */
   uint32_t sacked_out;  /* packets known received above una */
   uint32_t loss_scan;   /* packets below it were judged by the loss detection */
+  uint32_t handoff;     /* its nxt when a later message of its connection first sent (0: none yet):
+                         * its packets below it went before any of the later messages' */
   uint32_t lost_scan;   /* no S_LOST packet below it */
   uint32_t n_lost, in_flight;
   bool sender_done;

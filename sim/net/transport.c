@@ -23,8 +23,9 @@
  * The sender keeps a scoreboard per packet and retransmits exactly the
  * packets it believes lost.  Two detections (transport.recovery):
  *  - sack: a packet is lost when three packets sent after it are known
- *    received (fast retransmit's duplicate-ACK threshold); a
- *    retransmission when three later transmissions arrived;
+ *    received (fast retransmit's duplicate-ACK threshold; a later
+ *    message's packets count for an earlier one's); a retransmission
+ *    when three later transmissions arrived;
  *  - rack (RFC 8985): a packet is lost when a packet sent after it was
  *    delivered and a reordering window has passed since that delivery's
  *    round trip would have brought it: sent + RACK.rtt + reo_wnd <= now,
@@ -39,8 +40,8 @@
  * loss and ends when the cumulative ACK passes what was sent when it began
  * (NewReno's rule), and the window is cut once per episode.
  * Retransmission timeout: RFC 6298 (SRTT, RTTVAR, min_rto as Linux uses
- * it, exponential backoff, Karn's rule), restarted when the cumulative
- * ACK advances.  All the timers of a connection share one engine event
+ * it, exponential backoff, Karn's rule), restarted when the connection's
+ * cumulative ACK advances.  All the timers of a connection share one engine event
  * that re-arms itself rather than one event per ACK.
  */
 #include "config.h"
@@ -314,6 +315,13 @@ static bool roce_shaper_holds(CsNet *net, Conn *c, CsTime now, CsTime *wake) {
   return true;
 }
 
+/* Message fi's first packet leaves: the messages before it on its
+ * connection have sent, up to their nxt, before any of its packets. */
+static void note_handoff(CsNet *net, Conn *c, uint32_t fi) {
+  for (uint32_t x = c->head; x != NONE && x != fi; x = net->msgs[x].next)
+    if (net->msgs[x].handoff == 0) net->msgs[x].handoff = net->msgs[x].nxt;
+}
+
 /* The message's next packet to send: a lost one first, then a new one. */
 static bool next_packet(CsNet *net, Message *f, uint32_t *seq, bool *retx) {
   if (f->sender_done) return false;
@@ -394,6 +402,7 @@ static void conn_send(CsNet *net, uint32_t ci) {
     if (!retx) {
       c->outstanding++;
       c->sent_hi = MAX(c->sent_hi, f->base + seq + 1);
+      if (seq == 0 && fi != c->head) note_handoff(net, c, fi);
     }
     sent = true;
   }
@@ -430,19 +439,36 @@ static void mark_lost(Message *f, Conn *c, uint32_t seq) {
   if (seq < f->lost_scan) f->lost_scan = seq;
 }
 
-/* sack: a packet with DUP_THRESH packets received after it is lost; a
- * retransmission when DUP_THRESH later transmissions arrived. */
-static uint32_t detect_dupthresh(CsNet *net, Message *f, Conn *c, uint32_t ack_xmit) {
+/* sack, by stream position: message m's packets below `end` with
+ * DUP_THRESH packets of the stream received above them (up to stream
+ * position `high`, exclusive) are lost. */
+static uint32_t dupthresh_scan(CsNet *net, Message *m, Conn *c, uint64_t high, uint32_t end) {
   uint32_t lost = 0;
-  if (f->loss_scan < f->una) f->loss_scan = f->una;
-  while (f->loss_scan + DUP_THRESH < f->high_sacked) {
-    if (st_get(f, f->loss_scan) == S_FLIGHT) {
-      mark_lost(f, c, f->loss_scan);
-      enter_recovery(net, c, f->base + f->loss_scan);
+  if (m->loss_scan < m->una) m->loss_scan = m->una;
+  while (m->loss_scan < end && m->base + m->loss_scan + DUP_THRESH < high) {
+    if (st_get(m, m->loss_scan) == S_FLIGHT) {
+      mark_lost(m, c, m->loss_scan);
+      enter_recovery(net, c, m->base + m->loss_scan);
       lost++;
     }
-    f->loss_scan++;
+    m->loss_scan++;
   }
+  return lost;
+}
+
+/* sack: a packet with DUP_THRESH packets received after it is lost; a
+ * retransmission when DUP_THRESH later transmissions arrived.  Packets
+ * received of message f also reveal the losses of the connection's
+ * earlier messages, as SACKs above a hole of a TCP stream do: those of
+ * their packets that were sent before f's. */
+static uint32_t detect_dupthresh(CsNet *net, Message *f, Conn *c, uint32_t ack_xmit) {
+  uint64_t high = f->base + f->high_sacked;
+  uint32_t lost = 0, fi = (uint32_t)(f - net->msgs);
+  for (uint32_t x = c->head; x != NONE && x != fi; x = net->msgs[x].next) {
+    Message *m = msg_of(net, x);
+    if (m->handoff > 0) lost += dupthresh_scan(net, m, c, high, MIN(m->handoff, m->nxt));
+  }
+  lost += dupthresh_scan(net, f, c, high, f->nxt);
   while (f->rtx.len > 0 && CS_RING_FRONT(f->rtx).xmit + DUP_THRESH < ack_xmit) {
     uint32_t seq = CS_RING_FRONT(f->rtx).seq, xm = CS_RING_FRONT(f->rtx).xmit;
     CS_RING_POP(f->rtx);
@@ -680,6 +706,7 @@ static void sender_ack(CsNet *net, const Packet *ack) {
   if (s + 1 > f->high_sacked) f->high_sacked = s + 1;
   RateStamp rs = rate_ok ? f->rate[s & f->ring_mask] : (RateStamp){0};
   uint32_t old_una = f->una;
+  uint64_t old_conn_una = conn_una(net, c);
   newly += advance_una(f, c, ack->seq);
   c->delivered += newly;
   if (newly) c->delivered_time = now;
@@ -746,7 +773,11 @@ static void sender_ack(CsNet *net, const Packet *ack) {
 
   if (f->una > old_una) {
     c->consecutive_timeouts = 0;
-    arm_rto(c, now); /* RFC 6298 (5.3): restart on new data acknowledged */
+    /* RFC 6298 (5.3): restart on new data acknowledged - the stream's
+     * cumulative ACK, not a later message's: those are SACKs of the
+     * stream, and restarting on them would hold back the timeout of an
+     * earlier message's lost tail for as long as later messages flow */
+    if (una > old_conn_una) arm_rto(c, now);
     if (f->una == f->n) finish_sender(net, fi);
   }
   c = &net->conns[ci];
@@ -865,6 +896,7 @@ static void on_tlp(CsNet *net, uint32_t ci) {
       c->in_flight++;
       c->outstanding++;
       c->sent_hi = MAX(c->sent_hi, f->base + seq + 1);
+      if (seq == 0 && fi != c->head) note_handoff(net, c, fi);
       c->tlp_out = true;
       arm_rto(c, now);
       return;

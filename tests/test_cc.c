@@ -436,6 +436,41 @@ START_TEST(test_tail_loss_probe) {
 }
 END_TEST
 
+/* The probe when the RTO would come first (RFC 8985 7.2: PTO = min(2 SRTT,
+ * the time left to the RTO), as Linux): with 1 ms links the round trip
+ * (2 ms) passes min_rto (1 ms), RTO = SRTT + 1 ms is sooner than 2 SRTT,
+ * and the probe goes at the RTO's time instead of it.  500 messages of 8
+ * packets, a connection each, 2 % loss: a lost tail is found by the probe
+ * about as often as with 5 us links (3 timeouts in both; 18 at 1 ms when
+ * the RTO was left to fire). */
+static uint64_t tail_timeouts(const char *latency) {
+  GString *y = g_string_new("");
+  g_string_append_printf(y, "defaults: {bandwidth: 1Gbps, latency: %s, loss: 0.02}\n"
+                            "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+                            "links: [{a: a, b: b}]\n"
+                            "transport: {protocol: cubic, recovery: rack, connections: per-message}\nflows:\n",
+                         latency);
+  for (int i = 0; i < 500; i++) g_string_append_printf(y, "  - {src: a, dst: b, size: 11536B, start: %dms}\n", 10 * i);
+  Run r = load(y->str);
+  g_string_free(y, TRUE);
+  go(&r);
+  uint64_t n = 0;
+  CsNet *net = cs_sim_net(r.sim);
+  for (uint32_t i = 0; i < cs_net_messages(net); i++) {
+    ck_assert(cs_net_message(net, i)->delivered);
+    n += cs_net_message(net, i)->timeouts;
+  }
+  done(&r);
+  return n;
+}
+
+START_TEST(test_tail_loss_probe_before_rto) {
+  uint64_t near = tail_timeouts("5us"), far = tail_timeouts("1ms");
+  ck_assert_msg(far <= near + 3, "timeouts: %llu with 1 ms links, %llu with 5 us", (unsigned long long)far,
+                (unsigned long long)near);
+}
+END_TEST
+
 /* Messages queued on one connection: 200 of 100 packets, all given at
  * once, so each goes when the one before has sent everything.  A lost
  * tail of a message is revealed by the later messages' packets arriving
@@ -569,6 +604,7 @@ static Suite *suite(void) {
   tcase_add_test(n, test_bbr_holds_rate_under_loss);
   tcase_add_test(n, test_rack_tolerates_reordering);
   tcase_add_test(n, test_tail_loss_probe);
+  tcase_add_test(n, test_tail_loss_probe_before_rto);
   tcase_add_test(n, test_queued_messages_tail_loss);
   tcase_add_test(n, test_persistent_connections);
   tcase_add_test(n, test_delayed_acks);

@@ -321,7 +321,10 @@ END_TEST
 /* RACK-TLP probes in the open state only (RFC 8985 7.2): after a
  * timeout the retransmissions arm no probe, so on a link that loses
  * everything the transmissions follow the RTO's doubling alone.  (A probe
- * 10 ms after each timeout doubled them: 0, 0.01, 0.02, 0.04, 0.05, ...) */
+ * 10 ms after each timeout doubled them: 0, 0.01, 0.02, 0.04, 0.05, ...)
+ * Before the first timeout the probe takes the RTO's place (no RTT
+ * sample: PTO = initial_rto, capped at the RTO): 0, 0.01 (the probe),
+ * 0.02 (the RTO), 0.04, 0.08, ... */
 START_TEST(test_run_no_probe_after_timeout) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
   g_autofree char *f = write_temp_yaml("nodes: [{name: a, role: worker}, {name: b, role: worker}]\n"
@@ -338,8 +341,10 @@ START_TEST(test_run_no_probe_after_timeout) {
   int n = 0;
   for (char **r = rows; *r && n < 16; r++)
     if (strstr(*r, ",transmit,")) t[n++] = g_ascii_strtod(*r, NULL);
-  ck_assert_int_ge(n, 5);
-  for (int i = 2; i < n; i++) /* every gap at least about twice the one before */
+  ck_assert_int_ge(n, 6);
+  double d = (t[2] - t[1]) - (t[1] - t[0]);
+  ck_assert_msg(d <= 1e-4 && d >= -1e-4, "transmissions 0-2: %.6f, %.6f, %.6f s", t[0], t[1], t[2]);
+  for (int i = 3; i < n; i++) /* every gap at least about twice the one before */
     ck_assert_msg(t[i] - t[i - 1] >= 1.9 * (t[i - 1] - t[i - 2]), "transmissions %d-%d: %.6f, %.6f, %.6f s", i - 2, i,
                   t[i - 2], t[i - 1], t[i]);
   g_free(out), g_free(err);

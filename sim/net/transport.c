@@ -32,9 +32,10 @@
  *    reo_wnd = min RTT / 4 once reordering has been seen, 0 before (in
  *    recovery, or with three packets SACKed above the hole); a timer
  *    fires at the earliest such deadline.  A tail-loss probe (PTO =
- *    2 SRTT, plus ack_delay with one packet in flight and delayed ACKs)
- *    sends a new packet or again the last one, so that a lost tail is
- *    detected by RACK instead of waiting for the RTO.
+ *    2 SRTT, plus ack_delay with one packet in flight and delayed ACKs,
+ *    at most the time left to the RTO, which it then replaces) sends a
+ *    new packet or again the last one, so that a lost tail is detected
+ *    by RACK instead of waiting for the RTO.
  * Either way, or on a timeout (then every packet in flight is lost), the
  * algorithm (cc.h) hears of it: a recovery episode begins with the first
  * loss and ends when the cumulative ACK passes what was sent when it began
@@ -169,7 +170,9 @@ static void arm_tlp(CsNet *net, Conn *c, CsTime now) {
   CsTime pto = st->have_rtt ? 2 * st->srtt : net->transport.initial_rto;
   if (c->in_flight == 1 && net->delayed_ack > 1) pto += net->ack_delay;
   CsTime t = deadline_after(now, pto);
-  if (c->t_rto > 0 && t >= c->t_rto) return; /* the RTO comes first */
+  /* RFC 8985 7.2, as Linux: when the RTO would come first, the probe
+   * takes its place (on_conn_timer) */
+  if (c->t_rto > 0 && t > c->t_rto) t = c->t_rto;
   c->t_tlp = t;
 }
 
@@ -880,10 +883,10 @@ static void on_rto(CsNet *net, uint32_t ci) {
 
 /* RFC 8985 7.3: send one new packet if there is one, else the last one
  * sent again, to elicit the ACK that lets RACK see a lost tail. */
-static void on_tlp(CsNet *net, uint32_t ci) {
+static bool on_tlp(CsNet *net, uint32_t ci) {
   Conn *c = &net->conns[ci];
   CsTime now = now_of(net);
-  if (c->in_recovery || c->outstanding == 0) return;
+  if (c->in_recovery || c->outstanding == 0) return false;
   uint32_t last = NONE;
   for (uint32_t fi = c->head; fi != NONE; fi = net->msgs[fi].next) {
     Message *f = msg_of(net, fi);
@@ -899,18 +902,19 @@ static void on_tlp(CsNet *net, uint32_t ci) {
       if (seq == 0 && fi != c->head) note_handoff(net, c, fi);
       c->tlp_out = true;
       arm_rto(c, now);
-      return;
+      return true;
     }
     if (f->nxt > f->una) last = fi;
   }
-  if (last == NONE) return;
+  if (last == NONE) return false;
   Message *f = msg_of(net, last);
   uint32_t seq = f->nxt - 1;
-  if (st_get(f, seq) != S_FLIGHT) return; /* lost already: recovery sends it */
+  if (st_get(f, seq) != S_FLIGHT) return false; /* lost already: recovery sends it */
   send_data(net, last, seq, true, now);
   c = &net->conns[ci];
   c->tlp_out = true;
   arm_rto(c, now);
+  return true;
 }
 
 /* ---- the receiver's end ---- */
@@ -1252,12 +1256,16 @@ static void on_conn_timer(CsEngine *e, void *ctx, uint64_t arg) {
   c = &net->conns[ci];
   if (c->t_send > 0 && c->t_send <= now) c->t_send = 0;
   if (c->t_reo > 0 && c->t_reo <= now) detect_rack_conn(net, c);
-  if (c->t_rto > 0 && c->t_rto <= now) {
+  bool rto_due = c->t_rto > 0 && c->t_rto <= now;
+  if (c->t_tlp > 0 && c->t_tlp <= now && (!rto_due || c->t_tlp <= c->t_rto)) {
+    /* the probe, due before the RTO or in its place (it re-arms the RTO) */
+    c->t_tlp = 0;
+    if (on_tlp(net, ci)) rto_due = false;
+    c = &net->conns[ci];
+  }
+  if (rto_due) {
     c->t_rto = 0;
     on_rto(net, ci);
-  } else if (c->t_tlp > 0 && c->t_tlp <= now) {
-    c->t_tlp = 0;
-    on_tlp(net, ci);
   }
   conn_send(net, ci);
   timer_update(net, ci);

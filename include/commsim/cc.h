@@ -58,6 +58,10 @@ typedef struct {
 
 #define CS_DCQCN_DECAY_N 128
 
+/* The most a TCP connection's retransmission timeout grows to, backed off
+ * (RFC 6298 asks at least 60 s). */
+#define CS_TCP_MAX_RTO (60 * CS_SEC)
+
 /* What every algorithm may read of its configuration (transport.*). */
 typedef struct {
   double init_cwnd;       /* packets */

@@ -71,7 +71,8 @@ typedef struct {
   double hybrid_tolerance; /* hybrid.tolerance */
   CsLoc hybrid_at;         /* where a hybrid: section was given (file NULL: none) */
   CsTime duration;
-  CsTime watchdog; /* a packet run with messages outstanding and none delivered for this long ends (0: never) */
+  CsTime watchdog; /* a packet run with messages outstanding and none delivered for this long ends (0: never;
+                   * unless given, at least max_timeouts + 2 minutes with TCP) */
   CsLinkSpec defaults;
   CsTopologySpec topology;
   CsTransportSpec transport;

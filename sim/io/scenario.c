@@ -1461,6 +1461,15 @@ static bool read_scenario(CsYamlNode *root, CsScenario *s, GError **error) {
   if ((ov = value_of(root, "links_override")) && !read_overrides(ov, s, error)) return false;
 
   if ((v = value_of(root, "transport")) && !read_transport(v, s, error)) return false;
+  /* the watchdog's default outlasts transport.max_timeouts of backoff, so
+   * that a dead link abandons its messages first: each timeout at most
+   * CS_TCP_MAX_RTO, one more for the tail-loss probe sent in the first's
+   * place, and one for the last ACK to come back (roce's RTO is fixed and
+   * at most 10 s: 600 s cover its default 15) */
+  if (!value_of(root, "watchdog") && s->watchdog > 0 && s->transport.protocol != CS_PROTO_ROCE) {
+    CsTime need = ((CsTime)s->transport.max_timeouts + 2) * CS_TCP_MAX_RTO;
+    if (need > s->watchdog) s->watchdog = need;
+  }
   CsYamlNode *wkey = NULL;
   if ((v = cs_yaml_map_get(root, "workload", &wkey))) {
     if (!read_workload(v, s, error)) return false;

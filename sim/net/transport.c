@@ -54,7 +54,7 @@
 
 enum { S_UNSENT = 0, S_FLIGHT = 1, S_DONE = 2, S_LOST = 3 };
 
-#define MAX_RTO (60 * CS_SEC)
+#define MAX_RTO CS_TCP_MAX_RTO
 #define DUP_THRESH 3
 #define QUICKACKS 16 /* Linux's TCP_MAX_QUICKACKS */
 #define NONE UINT32_MAX

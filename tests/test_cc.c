@@ -231,6 +231,43 @@ START_TEST(test_hystart_delay) {
 }
 END_TEST
 
+/* DCTCP: ECN and loss together cut the window at most once per window of
+ * data (RFC 3168 6.1.2; Linux's CWR and Recovery states).  At 100 packets
+ * with alpha = 1 (its initial value) an ECN echo halves the window; a loss
+ * found in the same window cuts no further, and neither does an echo
+ * during the recovery that a loss starts later; past the window an echo
+ * cuts again. */
+START_TEST(test_dctcp_one_cut_per_window) {
+  Fix x;
+  memset(&x, 0, sizeof x);
+  x.cfg = cubic_cfg(false);
+  x.ops = ops_of("dctcp");
+  x.cc.cfg = &x.cfg;
+  x.cc.max_cwnd = x.cfg.max_cwnd;
+  x.ops->init(&x.cc);
+  x.cc.cwnd = 100;
+  CsCc *cc = &x.cc;
+  CsAck a = {.newly = 1, .ece = true, .rtt = CS_MS, .una = 1, .nxt = 100, .now = CS_SEC};
+  x.ops->on_ack(cc, &a);
+  ck_assert_double_eq_tol(cc->cwnd, 50, 1e-9); /* alpha 1: half */
+  x.ops->on_loss(cc, a.now); /* a drop from the same window */
+  ck_assert_double_eq_tol(cc->cwnd, 50, 1e-9);
+  ck_assert_double_eq_tol(cc->ssthresh, 50, 1e-9);
+  /* the window acknowledged: a loss now cuts, and an echo during its recovery does not */
+  a = (CsAck){.newly = 1, .rtt = CS_MS, .una = 100, .nxt = 150, .now = CS_SEC + CS_MS};
+  x.ops->on_ack(cc, &a);
+  x.ops->on_loss(cc, a.now);
+  ck_assert_double_eq_tol(cc->cwnd, 25, 1e-9);
+  a = (CsAck){.newly = 1, .ece = true, .rtt = CS_MS, .una = 101, .nxt = 150, .in_recovery = true, .now = CS_SEC + 2 * CS_MS};
+  x.ops->on_ack(cc, &a);
+  ck_assert_double_eq_tol(cc->cwnd, 25, 1e-9);
+  /* recovery over: an echo cuts by alpha / 2 again */
+  a = (CsAck){.newly = 1, .ece = true, .rtt = CS_MS, .una = 150, .nxt = 175, .now = CS_SEC + 3 * CS_MS};
+  x.ops->on_ack(cc, &a);
+  ck_assert(cc->cwnd < 25);
+}
+END_TEST
+
 /* ---- the packet network ---- */
 
 static Run load(const char *yaml) { return sim_load(yaml, "cc.yaml", NULL); }
@@ -596,6 +633,7 @@ static Suite *suite(void) {
   tcase_add_test(c, test_cubic_timeout);
   tcase_add_test(c, test_hystart_ack_train);
   tcase_add_test(c, test_hystart_delay);
+  tcase_add_test(c, test_dctcp_one_cut_per_window);
   suite_add_tcase(s, c);
   TCase *n = tcase_create("network");
   tcase_set_timeout(n, 120);

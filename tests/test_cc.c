@@ -508,6 +508,37 @@ START_TEST(test_tail_loss_probe_before_rto) {
 }
 END_TEST
 
+/* RFC 8985 7.4.2: a probe that resent the tail and was not reported a
+ * duplicate (no D-SACK) repaired a loss, and the algorithm cuts its window
+ * for it once the ACKs pass it (Linux's tcp_process_tlp_ack).  Two
+ * 5-packet messages 1 ms apart on one connection, 5 % loss: with seed 42
+ * message 0 loses only its last packet, which the probe resends; when
+ * message 1's ACKs come back the window is cut as for a loss (cubic:
+ * ssthresh 0.7 x 10 = 7), where it was left whole. */
+static void last_ssthresh(void *ctx, const CsConnSample *s) { *(double *)ctx = s->ssthresh; }
+
+START_TEST(test_tail_loss_probe_repair_cuts) {
+  Run r = load("seed: 42\n"
+               "defaults: {bandwidth: 10Gbps, latency: 5us, loss: 0.05}\n"
+               "nodes: [{name: a, role: host}, {name: b, role: host}]\n"
+               "links: [{a: a, b: b}]\n"
+               "transport: {protocol: cubic, recovery: rack}\n"
+               "flows: [{src: a, dst: b, size: 7210B, start: 0}, {src: a, dst: b, size: 7210B, start: 1ms}]\n");
+  double ssthresh = 0;
+  cs_net_set_conn_trace(cs_sim_net(r.sim), last_ssthresh, &ssthresh);
+  go(&r);
+  CsNet *net = cs_sim_net(r.sim);
+  const CsMessageStats *m0 = cs_net_message(net, 0), *m1 = cs_net_message(net, 1);
+  ck_assert(m0->delivered && m1->delivered);
+  /* the scenario: one retransmission (the probe), no timeout, nothing lost of message 1 */
+  ck_assert_uint_eq(m0->retransmissions, 1);
+  ck_assert_uint_eq(m0->timeouts, 0);
+  ck_assert_uint_eq(m1->retransmissions, 0);
+  ck_assert_msg(fabs(ssthresh - 7) < 1e-9, "ssthresh %g after a loss repaired by the probe", ssthresh);
+  done(&r);
+}
+END_TEST
+
 /* Messages queued on one connection: 200 of 100 packets, all given at
  * once, so each goes when the one before has sent everything.  A lost
  * tail of a message is revealed by the later messages' packets arriving
@@ -643,6 +674,7 @@ static Suite *suite(void) {
   tcase_add_test(n, test_rack_tolerates_reordering);
   tcase_add_test(n, test_tail_loss_probe);
   tcase_add_test(n, test_tail_loss_probe_before_rto);
+  tcase_add_test(n, test_tail_loss_probe_repair_cuts);
   tcase_add_test(n, test_queued_messages_tail_loss);
   tcase_add_test(n, test_persistent_connections);
   tcase_add_test(n, test_delayed_acks);

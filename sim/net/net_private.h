@@ -170,6 +170,8 @@ typedef struct {
   uint32_t reo_wnd_persist; /* recoveries before it returns to 1 */
   uint64_t dsack_round;    /* no second increase before una passes it; 0 = none */
   bool tlp_out;         /* a probe is out: no other before an ACK */
+  bool tlp_retx;        /* the last probe resent a packet (RFC 8985 7.4: TLP.is_retrans) */
+  uint64_t tlp_end;     /* sent_hi when it went (TLP.end_seq); 0 = none pending */
   bool cwnd_limited;    /* the window stopped the last send while packets were ready */
   uint32_t max_out;     /* the most packets in flight this round (slow start's half-window test) */
   uint64_t max_out_end; /* the round ends when una passes it */

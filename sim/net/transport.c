@@ -35,7 +35,8 @@
  *    2 SRTT, plus ack_delay with one packet in flight and delayed ACKs,
  *    at most the time left to the RTO, which it then replaces) sends a
  *    new packet or again the last one, so that a lost tail is detected
- *    by RACK instead of waiting for the RTO.
+ *    by RACK instead of waiting for the RTO; a resent probe that repaired
+ *    a loss (no D-SACK for it) cuts the window as a loss does.
  * Either way, or on a timeout (then every packet in flight is lost), the
  * algorithm (cc.h) hears of it: a recovery episode begins with the first
  * loss and ends when the cumulative ACK passes what was sent when it began
@@ -431,6 +432,7 @@ static void enter_recovery(CsNet *net, Conn *c, uint64_t pos) {
   c->in_recovery = true;
   c->recover = c->sent_hi;
   c->t_tlp = 0;
+  c->tlp_end = 0; /* the episode's cut covers what the probe was about */
   if (c->ops->on_loss) c->ops->on_loss(&c->cc, now_of(net));
 }
 
@@ -750,6 +752,18 @@ static void sender_ack(CsNet *net, const Packet *ack) {
       c->reo_wnd_persist = 16;
     }
   }
+  /* RFC 8985 7.4.2: did the probe repair a loss?  A resent probe that
+   * the cumulative ACK passes with no D-SACK for it (its original had not
+   * arrived) repaired the tail: the algorithm cuts its window for it, as
+   * for a loss (Linux's tcp_process_tlp_ack) */
+  if (c->tlp_end && una >= c->tlp_end) {
+    if (!c->tlp_retx || (ack->flags & F_DSACK)) {
+      c->tlp_end = 0; /* new data delivered, or the original had arrived */
+    } else if (una > c->tlp_end) {
+      c->tlp_end = 0;
+      if (!c->in_recovery && !c->in_loss && c->ops->on_loss) c->ops->on_loss(&c->cc, now);
+    }
+  }
   info.lost = c->rack ? detect_rack_conn(net, c) : detect_dupthresh(net, f, c, ack->xmit);
   info.una = una;
   info.nxt = c->sent_hi;
@@ -875,6 +889,7 @@ static void on_rto(CsNet *net, uint32_t ci) {
   c->in_loss = true;
   c->no_cut_until = c->sent_hi;
   c->tlp_out = false;
+  c->tlp_end = 0;
   c->t_tlp = c->t_reo = 0;
   if (!net->roce) c->rto = MIN(2 * c->rto, MAX_RTO); /* back off until an ACK brings a new sample */
   arm_rto(c, now);
@@ -901,6 +916,8 @@ static bool on_tlp(CsNet *net, uint32_t ci) {
       c->sent_hi = MAX(c->sent_hi, f->base + seq + 1);
       if (seq == 0 && fi != c->head) note_handoff(net, c, fi);
       c->tlp_out = true;
+      c->tlp_retx = false;
+      c->tlp_end = c->sent_hi;
       arm_rto(c, now);
       return true;
     }
@@ -913,6 +930,8 @@ static bool on_tlp(CsNet *net, uint32_t ci) {
   send_data(net, last, seq, true, now);
   c = &net->conns[ci];
   c->tlp_out = true;
+  c->tlp_retx = true;
+  c->tlp_end = c->sent_hi;
   arm_rto(c, now);
   return true;
 }

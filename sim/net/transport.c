@@ -466,14 +466,25 @@ static uint32_t dupthresh_scan(CsNet *net, Message *m, Conn *c, uint64_t high, u
  * received of message f also reveal the losses of the connection's
  * earlier messages, as SACKs above a hole of a TCP stream do: those of
  * their packets that were sent before f's. */
-static uint32_t detect_dupthresh(CsNet *net, Message *f, Conn *c, uint32_t ack_xmit) {
-  uint64_t high = f->base + f->high_sacked;
-  uint32_t lost = 0, fi = (uint32_t)(f - net->msgs);
-  for (uint32_t x = c->head; x != NONE && x != fi; x = net->msgs[x].next) {
-    Message *m = msg_of(net, x);
-    if (m->handoff > 0) lost += dupthresh_scan(net, m, c, high, MIN(m->handoff, m->nxt));
+static uint32_t detect_dupthresh(CsNet *net, uint32_t fi, Message *f, Conn *c, uint32_t ack_xmit) {
+  uint32_t lost = 0;
+  if (G_UNLIKELY(c->head != fi)) { /* earlier messages in flight (mostly there are none) */
+    uint64_t high = f->base + f->high_sacked;
+    for (uint32_t x = c->head; x != NONE && x != fi; x = net->msgs[x].next) {
+      Message *m = msg_of(net, x);
+      if (m->handoff > 0) lost += dupthresh_scan(net, m, c, high, MIN(m->handoff, m->nxt));
+    }
   }
-  lost += dupthresh_scan(net, f, c, high, f->nxt);
+  /* its own (high_sacked <= nxt: dupthresh_scan to nxt, by its own numbers) */
+  if (f->loss_scan < f->una) f->loss_scan = f->una;
+  while (f->loss_scan + DUP_THRESH < f->high_sacked) {
+    if (st_get(f, f->loss_scan) == S_FLIGHT) {
+      mark_lost(f, c, f->loss_scan);
+      enter_recovery(net, c, f->base + f->loss_scan);
+      lost++;
+    }
+    f->loss_scan++;
+  }
   while (f->rtx.len > 0 && CS_RING_FRONT(f->rtx).xmit + DUP_THRESH < ack_xmit) {
     uint32_t seq = CS_RING_FRONT(f->rtx).seq, xm = CS_RING_FRONT(f->rtx).xmit;
     CS_RING_POP(f->rtx);
@@ -711,7 +722,7 @@ static void sender_ack(CsNet *net, const Packet *ack) {
   if (s + 1 > f->high_sacked) f->high_sacked = s + 1;
   RateStamp rs = rate_ok ? f->rate[s & f->ring_mask] : (RateStamp){0};
   uint32_t old_una = f->una;
-  uint64_t old_conn_una = conn_una(net, c);
+  bool oldest = c->head == fi; /* its cumulative ACK is the connection's */
   newly += advance_una(f, c, ack->seq);
   c->delivered += newly;
   if (newly) c->delivered_time = now;
@@ -764,7 +775,7 @@ static void sender_ack(CsNet *net, const Packet *ack) {
       if (!c->in_recovery && !c->in_loss && c->ops->on_loss) c->ops->on_loss(&c->cc, now);
     }
   }
-  info.lost = c->rack ? detect_rack_conn(net, c) : detect_dupthresh(net, f, c, ack->xmit);
+  info.lost = c->rack ? detect_rack_conn(net, c) : detect_dupthresh(net, fi, f, c, ack->xmit);
   info.una = una;
   info.nxt = c->sent_hi;
   info.in_flight = c->in_flight;
@@ -794,7 +805,7 @@ static void sender_ack(CsNet *net, const Packet *ack) {
      * cumulative ACK, not a later message's: those are SACKs of the
      * stream, and restarting on them would hold back the timeout of an
      * earlier message's lost tail for as long as later messages flow */
-    if (una > old_conn_una) arm_rto(c, now);
+    if (oldest) arm_rto(c, now);
     if (f->una == f->n) finish_sender(net, fi);
   }
   c = &net->conns[ci];

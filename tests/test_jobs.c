@@ -228,6 +228,41 @@ START_TEST(test_layers) {
 }
 END_TEST
 
+/* Layers without parameters before the first one that has some (a stem
+ * that computes but holds no weights): the last bucket is ready when the
+ * backward pass has produced its first layer's gradient (forward 3 ms,
+ * then b and a, 1 ms each: 5 ms of the 10 ms micro-batch), not when the
+ * stem's 5 ms of backward have run too (it said 1.0, and the second
+ * bucket left at 10 ms). */
+START_TEST(test_layers_leading_without_params) {
+  static const char *y = "topology: {type: star, workers: 2}\n"
+                         "transport: {protocol: fixed, window: 100000pkt, ack: 1B}\n"
+                         "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                         "workload:\n  iterations: 1\n  buckets: 25MiB\n  collective: ring\n"
+                         "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}\n"
+                         "  layers:\n"
+                         "    - {name: stem, params: 0, forward: 1ms, backward: 5ms}\n"
+                         "    - {name: a, params: 1M, forward: 1ms, backward: 1ms}\n"
+                         "    - {name: b, params: 1M, forward: 1ms, backward: 1ms}\n";
+  Run r = sim_load(y, "stem", NULL);
+  CsBucketPlan p;
+  GError *e = NULL;
+  ck_assert(cs_bucket_plan(&r.s->workload, &p, &e));
+  ck_assert_uint_eq(p.n, 2);
+  ck_assert_double_eq_tol(p.ready[0], 0.4, 1e-12);
+  ck_assert_double_eq_tol(p.ready[1], 0.5, 1e-12);
+  ck_assert_str_eq(g_array_index(r.s->workload.layers, CsLayer, p.first_layer[1]).name, "a");
+  cs_bucket_plan_clear(&p);
+  sim_go(&r);
+  /* bucket 0 from 4 ms, bucket 1 right after it (ready at 5 ms), not at
+   * 10 ms: both done at 4 ms + 2 x 3.337 ms (two 2 MB ring steps each) */
+  double end = (double)sim_iter1_end(&r) * 1e-12;
+  ck_assert_msg(end < 0.0107, "iteration %.6f s", end);
+  ck_assert_double_ge(end, 0.0106);
+  sim_done(&r);
+}
+END_TEST
+
 /* A layers_csv file refused at the cell at fault: FILE:LINE:COLUMN, the
  * column in characters where the cell's text starts. */
 START_TEST(test_layers_csv_refusals) {
@@ -450,6 +485,7 @@ static Suite *jobs_suite(void) {
   tcase_add_test(tc, test_device_times);
   tcase_add_test(tc, test_layers);
   tcase_add_test(tc, test_layers_csv_refusals);
+  tcase_add_test(tc, test_layers_leading_without_params);
   tcase_add_test(tc, test_layers_backward_zero);
   tcase_add_test(tc, test_machines);
   tcase_add_test(tc, test_servers_at);

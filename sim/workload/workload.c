@@ -119,13 +119,15 @@ bool cs_bucket_plan(const CsWorkloadSpec *w, CsBucketPlan *p, GError **error) {
   p->first_layer = g_new(uint32_t, L->len + 1);
   p->last_layer = g_new(uint32_t, L->len + 1);
   uint64_t limit = (uint64_t)w->first_bucket, cur = 0, cur_bytes = 0;
-  CsTime at = forward; /* the backward pass so far */
-  uint32_t hi = 0;
+  CsTime at = forward, cur_at = forward; /* the backward pass so far; when the bucket's latest tensor was produced */
+  uint32_t hi = 0, lo = 0;
   for (guint k = L->len; k-- > 0;) {
     const CsLayer *l = &g_array_index(L, CsLayer, k);
     at += l->backward;
     if (l->params == 0) continue;
     if (cur == 0) hi = k;
+    lo = k;
+    cur_at = at;
     cur += (uint64_t)l->params;
     cur_bytes += (uint64_t)l->params * bytes;
     if (cur_bytes >= limit) {
@@ -134,11 +136,10 @@ bool cs_bucket_plan(const CsWorkloadSpec *w, CsBucketPlan *p, GError **error) {
       limit = (uint64_t)w->buckets;
     }
   }
-  if (cur > 0) { /* the last bucket holds the first layers: ready at the end of the backward pass */
-    uint32_t lo = 0;
-    while (g_array_index(L, CsLayer, lo).params == 0) lo++;
-    plan_add(p, cur, 1.0, lo, hi);
-  }
+  /* the last bucket holds the first layers with parameters: ready when the
+   * backward pass has produced its first layer's gradient, not at the end
+   * of a pass that still runs layers without parameters below it */
+  if (cur > 0) plan_add(p, cur, compute > 0 ? (double)cur_at / (double)compute : 1.0, lo, hi);
   return true;
 }
 

@@ -56,7 +56,8 @@ static void bucket_eval(Est *e, uint64_t n, GArray *record, Bucket *b) {
     b->codec = cs_model_op_codec(b->mop);
     return;
   }
-  if (P < 2) return; /* one worker alone exchanges nothing */
+  /* one worker alone exchanges nothing, but its plan's codec work (the
+   * decode at the end, allgather's sum) is still run, as `run` runs it */
   cs_model_op_times(b->mop, true, b->op);
   cs_model_op_times(b->mop, false, b->net);
   b->codec = cs_model_op_codec(b->mop);

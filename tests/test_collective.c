@@ -737,6 +737,41 @@ START_TEST(test_model_one_worker) {
 }
 END_TEST
 
+/* The tree's receives are posted when reached (rendezvous), the first one
+ * too: a child ready early (compute jitter) does not send to a parent
+ * that is still computing.  It did for the parent's first receive only:
+ * w1's message to w0 started 2.8 ms before w0's compute ended, while w2's,
+ * a step later, waited for w0. */
+START_TEST(test_tree_rendezvous_first_receive) {
+  const char *y = "topology: {type: star, workers: 4}\n"
+                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                  "transport: {protocol: fixed, window: 100000pkt, ack: 1B}\n"
+                  "workload: {params: 1M, iterations: 3, compute: 5ms, compute_jitter: 0.5, buckets: 0, collective: tree,\n"
+                  "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}}\n";
+  const char *fidelities[] = {"fidelity=packet", "fidelity=flow"};
+  for (int k = 0; k < 2; k++) {
+    Run r = run(y, (const char *const[]){fidelities[k], NULL});
+    const CsTopology *t = cs_sim_topology(r.sim);
+    const CsFabric *f = cs_sim_fabric(r.sim);
+    uint32_t checked = 0;
+    for (uint32_t m = cs_fabric_first_message(f); m < cs_fabric_messages(f); m++) {
+      const CsMessageStats *st = cs_fabric_message(f, m);
+      for (uint32_t w = 0; w < t->n_workers; w++)
+        if ((uint32_t)t->nodes[t->workers[w]].host == st->dst) {
+          const CsIterRecord *x = sim_rec(&r, w, st->iteration);
+          ck_assert_msg(st->start >= x->compute_end,
+                        "%s: message %u to w%u of iteration %u started at %" G_GINT64_FORMAT " ps, before that worker's "
+                        "compute ended (%" G_GINT64_FORMAT " ps)",
+                        fidelities[k], m, w, st->iteration, (gint64)st->start, (gint64)x->compute_end);
+          checked++;
+        }
+    }
+    ck_assert_uint_eq(checked, 3 * 6);
+    done(&r);
+  }
+}
+END_TEST
+
 static Suite *coll_suite(void) {
   Suite *s = suite_create("collective");
   TCase *tc = tcase_create("core");
@@ -761,6 +796,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_recv_from);
   tcase_add_test(tc, test_ring_steps_textbook);
   tcase_add_test(tc, test_model_one_worker);
+  tcase_add_test(tc, test_tree_rendezvous_first_receive);
   suite_add_tcase(s, tc);
   return s;
 }

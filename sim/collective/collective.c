@@ -396,7 +396,9 @@ static inline __attribute__((always_inline)) void post(CsCollOp *op, uint32_t lp
   Msg *m = msg_new(op);
   *m = (Msg){op, lp, dl, src, dst, at, step, sp->cur, bytes, wait_delivered, pair, NULL};
   Part *d = &op->parts[dl];
-  if (d->held && d->cur < at && cs_coll_plan_step(op->plan, dst, k).rendezvous) {
+  /* held until the receiver reaches the step: a later step, or its first
+   * while it has not contributed yet (still computing) */
+  if (d->held && (d->cur < at || !d->contributed) && cs_coll_plan_step(op->plan, dst, k).rendezvous) {
     pair->busy = true; /* it counts as the pair's message in flight */
     d->held[at] = m;
     return;

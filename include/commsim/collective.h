@@ -226,7 +226,10 @@ typedef void (*CsCollDoneFn)(void *ctx, uint32_t rank);
 CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn done, void *ctx);
 /* Worker `rank`'s contribution is encoded and ready to send. */
 void cs_coll_contribute(CsCollOp *op, uint32_t rank);
-/* When a worker sent its first byte and received its last (for comm_s). */
+/* When a worker's communication began and ended (for comm_s): its first
+ * byte sent and its last received; for a tree's parent, from its
+ * children's first byte (a receive it posts) to the delivery of its last
+ * send down, which its steps wait for. */
 CsTime cs_coll_first_send(const CsCollOp *op, uint32_t rank);
 CsTime cs_coll_last_receive(const CsCollOp *op, uint32_t rank);
 bool cs_coll_finished(const CsCollOp *op);

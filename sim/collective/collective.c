@@ -127,7 +127,9 @@ typedef struct {
   uint32_t n_far;      /* flags set in arrived_far for steps not yet in the word */
   bool delivered_cur;  /* the message of its current step got there (a step that waits for it stays current) */
   struct Msg **held;  /* per step of the lane: a rendezvous message waiting for it (NULL without rendezvous steps) */
-  CsTime first_send, last_recv;
+  CsTime first_send, last_recv; /* for comm_s: its first byte sent, or received at a rendezvous step (a tree's
+                                 * parent takes its children's first); its last received, or its last send delivered
+                                 * that a step of it waited for (a tree's parent sends on down) */
   struct Pair *last_pair; /* the pair it last sent on */
   uint32_t last_dst;
 } Part;
@@ -142,6 +144,7 @@ struct Msg {
   uint32_t send_at;   /* ... and by its place in the lane */
   uint64_t bytes;
   bool wait_delivered; /* the sender's step ends with its delivery */
+  bool rendezvous;     /* the receiver's step posts its receive when reached */
   struct Pair *pair;
   Msg *next_in_pair; /* queued behind the pair's message in flight; once delivered, the op's free list */
 };
@@ -306,6 +309,7 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
   if (m->wait_delivered) { /* its sender waits at that step for this */
     g_assert(op->parts[m->src].cur == m->send_at);
     op->parts[m->src].delivered_cur = true;
+    op->parts[m->src].last_recv = cs_engine_now(op->env->engine); /* its communication lasts until then */
   }
   Part *d = &op->parts[m->dst];
   set_arrived(d, m->step);
@@ -346,6 +350,8 @@ static void post_now(CsCollOp *op, Msg *m) {
   m->pair->busy = true;
   Part *src = &op->parts[m->src];
   if (src->first_send < 0) src->first_send = cs_engine_now(env->engine);
+  Part *dst = &op->parts[m->dst];
+  if (m->rendezvous && dst->first_send < 0) dst->first_send = cs_engine_now(env->engine); /* posted by the receiver */
   uint32_t a = (uint32_t)env->t->nodes[op->nodes[m->from]].host, b = (uint32_t)env->t->nodes[op->nodes[m->to]].host;
   uint32_t id = cs_fabric_send(env->fabric, a, b, m->bytes, on_delivered, m);
   cs_fabric_tag(env->fabric, id, op->iteration, m->send_step);
@@ -393,12 +399,13 @@ static inline __attribute__((always_inline)) void post(CsCollOp *op, uint32_t lp
     dl = plan_step(op->plan, dst, k).lane * op->n_parts + dst;
     at = op->place[dst][k];
   }
-  Msg *m = msg_new(op);
-  *m = (Msg){op, lp, dl, src, dst, at, step, sp->cur, bytes, wait_delivered, pair, NULL};
   Part *d = &op->parts[dl];
+  bool rendezvous = d->held && cs_coll_plan_step(op->plan, dst, k).rendezvous;
+  Msg *m = msg_new(op);
+  *m = (Msg){op, lp, dl, src, dst, at, step, sp->cur, bytes, wait_delivered, rendezvous, pair, NULL};
   /* held until the receiver reaches the step: a later step, or its first
    * while it has not contributed yet (still computing) */
-  if (d->held && (d->cur < at || !d->contributed) && cs_coll_plan_step(op->plan, dst, k).rendezvous) {
+  if (rendezvous && (d->cur < at || !d->contributed)) {
     pair->busy = true; /* it counts as the pair's message in flight */
     d->held[at] = m;
     return;

@@ -46,8 +46,13 @@ struct CsSim {
   uint32_t failed;
   /* messages the fabric has forgotten (no trace lists them): what the
    * summary needs of them */
-  GArray *retired_wire; /* double per iteration: wire bytes of workers' messages */
-  uint8_t *worker_host;  /* per host: 1 for a worker (retired messages are counted by their sender) */
+  GArray *retired_wire; /* double per iteration: wire bytes of workers' messages of finished iterations */
+  uint32_t *worker_host; /* per host: its worker's index + 1, 0 for none (retired messages are counted by their sender) */
+  /* per worker: the wire bytes of its retired messages of an iteration it
+   * had not finished when they retired (the run may end before it does:
+   * duration), counted once it has */
+  uint32_t *pending_iter;
+  double *pending_wire;
   uint32_t retired_failed;
   CsTime end;
   double wall;

@@ -130,12 +130,18 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
     /* the bytes workers put on their links: every collective message they
      * sent in a measured iteration, headers and retransmissions included
      * (counted from the messages, some of which land after their sender's
-     * iteration has ended) */
+     * iteration has ended), of the iterations the means are over: not
+     * those of an iteration the run ended in (duration) */
     for (guint i = first; i < sim->retired_wire->len; i++) sum_wire += g_array_index(sim->retired_wire, double, i);
+    for (uint32_t w = 0; sim->pending_iter && w < P; w++)
+      if (sim->pending_iter[w] >= first && cs_workload_record(sim->wl, w, sim->pending_iter[w]))
+        sum_wire += sim->pending_wire[w];
+    g_autofree uint32_t *worker_of = g_new0(uint32_t, sim->t->n_hosts + 1); /* per host: worker + 1, 0 for none */
+    for (uint32_t w = 0; w < P; w++) worker_of[sim->t->nodes[sim->t->workers[w]].host] = w + 1;
     for (uint32_t msg = cs_fabric_first_message(sim->fabric); msg < cs_fabric_messages(sim->fabric); msg++) {
       const CsMessageStats *st = cs_fabric_message(sim->fabric, msg);
-      if (st->iteration >= first && sim->t->nodes[sim->t->hosts[st->src]].role == CS_ROLE_WORKER)
-        sum_wire += (double)st->wire_bytes;
+      uint32_t w = worker_of[st->src];
+      if (st->iteration >= first && w && cs_workload_record(sim->wl, w - 1, st->iteration)) sum_wire += (double)st->wire_bytes;
     }
     m->iterations_measured = k;
     if (k) {

@@ -172,11 +172,13 @@ START_TEST(test_tree_chunks_pipeline) {
 }
 END_TEST
 
-/* 2b. A participant keeps the arrivals for its next 64 steps in a word and
- * later ones aside: two servers with pull for 100 workers take pushes far
- * ahead of the step they are at.  Both iterations end for every worker, at
- * the closed form's iteration (`commsim model`: 3.458403 s with the
- * buckets overlapping the backward pass) within 1 %, in both fidelities. */
+/* 2b. Two servers with pull for 100 workers: both iterations end for
+ * every worker, at the closed form's iteration (`commsim model`: 3.458403 s
+ * with the buckets overlapping the backward pass) within 1 % at flow
+ * fidelity, where the pushes to a server share its link evenly and land
+ * together.  At packet level they land one after another and a server sums
+ * each as it lands: under the closed form, by less than 3 % (3.3709 s;
+ * summed in rank order, as they were, 3.4584 s). */
 START_TEST(test_far_arrivals) {
   const char *y = "topology: {type: star, workers: 100, servers: 2}\n"
                   "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
@@ -189,7 +191,8 @@ START_TEST(test_far_arrivals) {
     ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
     const CsSummary *m = cs_sim_summary(r.sim);
     ck_assert_uint_eq(m->iterations_measured, 200);
-    ck_assert_msg(fabs(m->iter_mean_s / 3.458403 - 1) < 0.01, "%s: %.6f s", fidelities[k], m->iter_mean_s);
+    if (k == 1) ck_assert_msg(fabs(m->iter_mean_s / 3.458403 - 1) < 0.01, "%s: %.6f s", fidelities[k], m->iter_mean_s);
+    else ck_assert_msg(m->iter_mean_s <= 3.458403 && m->iter_mean_s > 0.97 * 3.458403, "%s: %.6f s", fidelities[k], m->iter_mean_s);
     sim_done(&r);
   }
 }
@@ -287,14 +290,16 @@ END_TEST
 
 /* 3c. ps as the shipped examples run it (reno, incast, buckets): the
  * model leaves out drops and retransmissions, so it may be faster than
- * the simulation but not slower by more than 3 % (it was 27 % slower:
+ * the simulation but not slower by more than 5 % (it was 27 % slower:
  * 1.43 s against 1.13 s for star.yaml, by serializing push and pull and
  * charging the servers' sums to the workers' codec time), nor faster by
- * a quarter.  The 3 %: in the model a server's pushes, sharing its link,
- * end together and all its sums follow the last; in the simulation TCP
- * shares the link nearly but not exactly evenly, so the first pushes
- * land a little earlier and their sums overlap the last ones (2.1 % on
- * resnet50-ps.yaml). */
+ * a quarter.  The 5 %: in the model the workers start together and a
+ * server's pushes, sharing its link, end together and all its sums follow
+ * the last; in the simulation the workers' compute jitter spreads them and
+ * TCP shares the link nearly but not exactly evenly, so the first pushes
+ * land earlier and a server sums them while the others still come (4.7 %
+ * on resnet50-ps.yaml, 1.8 % on star.yaml; 2.1 % and 0.6 % while a server
+ * summed them in rank order). */
 START_TEST(test_model_ps_not_slower) {
   const char *files[] = {"star.yaml", "resnet50-ps.yaml"};
   for (int i = 0; i < 2; i++) {
@@ -305,7 +310,7 @@ START_TEST(test_model_ps_not_slower) {
     Run r = run(text, sets);
     const CsSummary *sum = cs_sim_summary(r.sim);
     CsModel m = model_of(text, sets);
-    ck_assert_msg(m.iter_overlap_s <= 1.03 * sum->iter_mean_s, "%s: model %.6f s, simulation %.6f s", files[i],
+    ck_assert_msg(m.iter_overlap_s <= 1.05 * sum->iter_mean_s, "%s: model %.6f s, simulation %.6f s", files[i],
                   m.iter_overlap_s, sum->iter_mean_s);
     ck_assert_double_gt(m.iter_overlap_s, 0.75 * sum->iter_mean_s);
     /* method none: no codec work on the workers, in both; the servers' sums are reported apart */
@@ -833,6 +838,31 @@ START_TEST(test_wire_bytes_unfinished) {
 }
 END_TEST
 
+/* A ps server decodes and adds each push as it arrives (training.md), not
+ * in rank order: w0 behind a 1 Gbps link, w1..w3 on 10 Gbps, 1M fp32 each
+ * to one server on 100 Gbps, 2 ns per element to add.  w1..w3 land at
+ * 3.33 ms and are summed by 9.33 ms, w0 lands at 33.29 ms and is summed by
+ * 35.29 ms.  The server waited for w0's push before it summed any, and
+ * ended at 41.29 ms. */
+START_TEST(test_ps_sums_as_pushes_land) {
+  const char *y = "nodes: [{name: w0, role: worker}, {name: w1, role: worker}, {name: w2, role: worker},\n"
+                  "        {name: w3, role: worker}, {name: ps0, role: server}, {name: s, role: switch}]\n"
+                  "links: [{a: w0, b: s, bandwidth: 1Gbps}, {a: w1, b: s}, {a: w2, b: s}, {a: w3, b: s},\n"
+                  "        {a: ps0, b: s, bandwidth: 100Gbps}]\n"
+                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 1GB}\n"
+                  "transport: {protocol: fixed, window: 100000pkt, ack: 1B}\n"
+                  "workload: {params: 1M, iterations: 1, compute: 0, buckets: 0, collective: ps, pull: false,\n"
+                  "  compression: {cost: {encode: 0, decode: 0, reduce: 2ns}}}\n";
+  const char *fidelities[] = {"fidelity=packet", "fidelity=flow"};
+  for (int k = 0; k < 2; k++) {
+    Run r = run(y, (const char *const[]){fidelities[k], NULL});
+    double end = (double)sim_iter1_end(&r) * 1e-12;
+    ck_assert_msg(fabs(end - 0.035289) < 2e-6, "%s: the round ended at %.6f s", fidelities[k], end);
+    done(&r);
+  }
+}
+END_TEST
+
 static Suite *coll_suite(void) {
   Suite *s = suite_create("collective");
   TCase *tc = tcase_create("core");
@@ -860,6 +890,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_tree_rendezvous_first_receive);
   tcase_add_test(tc, test_tree_comm_window);
   tcase_add_test(tc, test_wire_bytes_unfinished);
+  tcase_add_test(tc, test_ps_sums_as_pushes_land);
   suite_add_tcase(s, tc);
   return s;
 }

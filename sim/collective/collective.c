@@ -126,6 +126,7 @@ typedef struct {
   uint8_t *arrived_far;
   uint32_t n_far;      /* flags set in arrived_far for steps not yet in the word */
   bool delivered_cur;  /* the message of its current step got there (a step that waits for it stays current) */
+  uint32_t landed;     /* a ps server: its receives taken by pushes that landed, in the order they did */
   struct Msg **held;  /* per step of the lane: a rendezvous message waiting for it (NULL without rendezvous steps) */
   CsTime first_send, last_recv; /* for comm_s: its first byte sent, or received at a rendezvous step (a tree's
                                  * parent takes its children's first); its last received, or its last send delivered
@@ -288,6 +289,9 @@ static void advance(CsCollOp *op, uint32_t lp);
 
 static void post_now(CsCollOp *op, Msg *m);
 
+/* Msg.step of a push to a ps server until it lands. */
+#define AT_DELIVERY UINT32_MAX
+
 /* The message for step s (its place in the lane) of lane d has come (s >=
  * its current step: a step waits for its message). */
 static void set_arrived(Part *d, uint32_t s) {
@@ -312,6 +316,10 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
     op->parts[m->src].last_recv = cs_engine_now(op->env->engine); /* its communication lasts until then */
   }
   Part *d = &op->parts[m->dst];
+  if (m->step == AT_DELIVERY) { /* the server's next receive not yet taken: its pushes are alike */
+    while (cs_coll_plan_step(op->plan, m->to, d->landed).recv_from < 0) d->landed++;
+    m->step = d->landed++;
+  }
   set_arrived(d, m->step);
   d->last_recv = cs_engine_now(op->env->engine);
   Pair *pair = m->pair;
@@ -393,6 +401,18 @@ static inline __attribute__((always_inline)) void post(CsCollOp *op, uint32_t lp
   }
   sp->last_pair = pair;
   sp->last_dst = dst;
+  if (op->via_servers && dst >= op->spec.n_workers) { /* a server takes pushes as they land: its step at delivery */
+    Msg *m = msg_new(op);
+    *m = (Msg){op, lp, dst, src, dst, AT_DELIVERY, step, sp->cur, bytes, wait_delivered, false, pair, NULL};
+    if (pair->busy) {
+      if (pair->tail) pair->tail->next_in_pair = m;
+      else pair->head = m;
+      pair->tail = m;
+      return;
+    }
+    post_now(op, m);
+    return;
+  }
   pair->scan = next_recv(op, dst, src, pair->scan);
   uint32_t k = pair->scan++, dl = dst, at = k; /* the receiver's step: its lane and place there */
   if (lanes) {

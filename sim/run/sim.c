@@ -138,7 +138,7 @@ static char *scenario_notes(const CsScenario *s, const CsTopology *t, unsigned m
                cs_fidelities[s->fidelity].name);
   else if (lossy && !(models & CS_MODELS_PACKETS))
     cs_note_at(n, file, "at fidelity %s a flow on a lossy route runs at most at the Mathis rate of a long flow: with "
-               "loss its times are a bound, not a measure (resnet50-lossy-link: 0.62 of the packet fidelity's "
+               "loss its times are a bound, not a measure (resnet50-lossy-link: 0.64 of the packet fidelity's "
                "iteration); use fidelity packet", cs_fidelities[s->fidelity].name);
   return g_string_free(n, n->len == 0);
 }

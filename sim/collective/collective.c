@@ -340,7 +340,7 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
 /* A message from the op's slabs (a ring of P workers sends P x 2(P-1), at
  * most a few per worker at once): no allocation per message. */
 #define MSG_SLAB 1024
-static Msg *msg_new(CsCollOp *op) {
+static inline __attribute__((always_inline)) Msg *msg_new(CsCollOp *op) {
   Msg *m = op->free_msgs;
   if (m) {
     op->free_msgs = m->next_in_pair;

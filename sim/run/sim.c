@@ -150,27 +150,15 @@ static void on_retire(void *ctx, uint32_t msg, const CsMessageStats *st) {
   (void)msg;
   CsSim *sim = ctx;
   sim->retired_failed += st->failed;
-  uint32_t w = sim->worker_host[st->src]; /* a flat array: the nodes' records are far apart in memory */
-  if (!w || st->iteration == 0) return;    /* iteration 0: flows */
-  w--;
   uint32_t it = st->iteration;
-  if (sim->wl && !cs_workload_record(sim->wl, w, it)) {
-    /* the worker's current iteration (it sends for no other): held until it
-     * finishes; one it had before has finished */
-    if (sim->pending_iter[w] != it && sim->pending_wire[w] > 0) {
-      uint32_t old = sim->pending_iter[w];
-      if (cs_workload_record(sim->wl, w, old)) {
-        if (old >= sim->retired_wire->len) g_array_set_size(sim->retired_wire, old + 1);
-        g_array_index(sim->retired_wire, double, old) += sim->pending_wire[w];
-      }
-      sim->pending_wire[w] = 0;
-    }
-    sim->pending_iter[w] = it;
-    sim->pending_wire[w] += (double)st->wire_bytes;
-    return;
-  }
+  if (!sim->worker_host[st->src] || it == 0) return; /* a flat array: the nodes' records are far apart in memory; iteration 0: flows */
   if (it >= sim->retired_wire->len) g_array_set_size(sim->retired_wire, it + 1);
   g_array_index(sim->retired_wire, double, it) += (double)st->wire_bytes;
+  if (G_UNLIKELY(sim->retire_host != NULL)) {
+    struct RetireHost *h = &sim->retire_host[st->src];
+    if (it != h->iter) h->iter = it, h->wire = 0; /* (a worker's iterations retire in order) */
+    h->wire += (double)st->wire_bytes;
+  }
 }
 
 CsSim *cs_sim_new(const CsScenario *s, GError **error) {
@@ -190,10 +178,12 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
    * sends 33.5 M */
   sim->retired_wire = g_array_new(FALSE, TRUE, sizeof(double));
   if (!(s->output.traces & (CS_TRACE_MESSAGES | CS_TRACE_TIMELINE)) && s->flows->len == 0) {
-    sim->worker_host = g_new0(uint32_t, sim->t->n_hosts + 1);
-    for (uint32_t w = 0; w < sim->t->n_workers; w++) sim->worker_host[sim->t->nodes[sim->t->workers[w]].host] = w + 1;
-    sim->pending_iter = g_new0(uint32_t, sim->t->n_workers + 1);
-    sim->pending_wire = g_new0(double, sim->t->n_workers + 1);
+    sim->worker_host = g_new0(uint8_t, sim->t->n_hosts + 1);
+    for (uint32_t w = 0; w < sim->t->n_workers; w++) sim->worker_host[sim->t->nodes[sim->t->workers[w]].host] = 1;
+    if (s->duration > 0) {
+      sim->retire_host = g_new0(struct RetireHost, sim->t->n_hosts + 1);
+      for (uint32_t w = 0; w < sim->t->n_workers; w++) sim->retire_host[sim->t->nodes[sim->t->workers[w]].host].worker = w + 1;
+    }
     cs_fabric_set_retire(sim->fabric, on_retire, sim);
   }
   sim->env = cs_coll_env_new(sim->e, sim->fabric, sim->t);
@@ -216,8 +206,7 @@ void cs_sim_free(CsSim *sim) {
   if (!sim) return;
   if (sim->retired_wire) g_array_free(sim->retired_wire, TRUE);
   g_free(sim->worker_host);
-  g_free(sim->pending_iter);
-  g_free(sim->pending_wire);
+  g_free(sim->retire_host);
   if (sim->links_csv) cs_csv_abort(sim->links_csv);
   if (sim->packets_csv) cs_csv_abort(sim->packets_csv);
   g_free(sim->outdir);

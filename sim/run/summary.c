@@ -133,9 +133,12 @@ const CsSummary *cs_sim_summary(CsSim *sim) {
      * iteration has ended), of the iterations the means are over: not
      * those of an iteration the run ended in (duration) */
     for (guint i = first; i < sim->retired_wire->len; i++) sum_wire += g_array_index(sim->retired_wire, double, i);
-    for (uint32_t w = 0; sim->pending_iter && w < P; w++)
-      if (sim->pending_iter[w] >= first && cs_workload_record(sim->wl, w, sim->pending_iter[w]))
-        sum_wire += sim->pending_wire[w];
+    for (uint32_t hi = 0; sim->retire_host && hi < sim->t->n_hosts; hi++) { /* an iteration the run ended in */
+      const struct RetireHost *h = &sim->retire_host[hi];
+      if (h->worker && h->iter >= first && h->iter < sim->retired_wire->len &&
+          !cs_workload_record(sim->wl, h->worker - 1, h->iter))
+        sum_wire -= h->wire;
+    }
     g_autofree uint32_t *worker_of = g_new0(uint32_t, sim->t->n_hosts + 1); /* per host: worker + 1, 0 for none */
     for (uint32_t w = 0; w < P; w++) worker_of[sim->t->nodes[sim->t->workers[w]].host] = w + 1;
     for (uint32_t msg = cs_fabric_first_message(sim->fabric); msg < cs_fabric_messages(sim->fabric); msg++) {

@@ -1003,14 +1003,22 @@ static void deliver(CsNet *net, uint32_t fi, CsTime now) {
   if (finished) message_done(net, fi);
 }
 
-/* roce selective: whether a message of queue pair c posted before stream
- * position `base` is neither delivered nor abandoned (one not received
- * whole is still its sender's, in the connection's list in posting order;
- * one received whole and held is in the held list, in that order too). */
-static bool qp_waits_before(const CsNet *net, const Conn *c, uint64_t base) {
+/* roce: the oldest message of queue pair c still its sender's (the
+ * connection's list, in posting order) and posted before stream position
+ * `base` that is neither delivered nor abandoned (an abandoned one holds
+ * nothing up), or NONE. */
+static uint32_t qp_undelivered_before(const CsNet *net, const Conn *c, uint64_t base) {
   for (uint32_t m = c->head; m != NONE && net->msgs[m].base < base; m = net->msgs[m].next)
-    if (!net->msgs[m].delivered && !net->msgs[m].failed) return true;
-  return c->held_head != NONE && net->msgs[c->held_head].base < base;
+    if (!net->msgs[m].delivered && !net->msgs[m].failed) return m;
+  return NONE;
+}
+
+/* roce selective: whether a message of queue pair c posted before stream
+ * position `base` is neither delivered nor abandoned: one not received
+ * whole is still its sender's; one received whole and held is in the held
+ * list, in posting order too. */
+static bool qp_waits_before(const CsNet *net, const Conn *c, uint64_t base) {
+  return qp_undelivered_before(net, c, base) != NONE || (c->held_head != NONE && net->msgs[c->held_head].base < base);
 }
 
 /* roce selective: the held messages of connection ci whose earlier
@@ -1021,10 +1029,9 @@ static void release_held(CsNet *net, uint32_t ci, CsTime now) {
     uint32_t h = c->held_head;
     if (h == NONE) return;
     Message *f = msg_of(net, h);
-    c->held_head = NONE; /* asked with h out of the list: nothing of it lies before h */
-    bool waits = qp_waits_before(net, c, f->base);
-    c->held_head = h;
-    if (waits) return;
+    /* no held message lies before the first held one: only the sender's
+     * unfinished ones can hold it up */
+    if (qp_undelivered_before(net, c, f->base) != NONE) return;
     c->held_head = f->next_held;
     f->held = false;
     deliver(net, h, now); /* may send on ci */
@@ -1124,11 +1131,9 @@ static void receiver_data(CsNet *net, const Packet *pk) {
  * reliable connection's packet numbers run across its work requests.  The
  * oldest message of queue pair c that its receiver has not got whole, when
  * it comes before message fi (the receiver's next expected packet is
- * then in it, not in fi); else NONE. */
-static uint32_t qp_hole_before(const CsNet *net, const Conn *c, uint32_t fi) {
-  for (uint32_t m = c->head; m != NONE && m != fi; m = net->msgs[m].next)
-    if (!net->msgs[m].delivered && !net->msgs[m].failed) return m; /* (an abandoned one holds nothing up) */
-  return NONE;
+ * then in it, not in fi); else NONE.  (fi is its sender's still.) */
+static inline uint32_t qp_hole_before(const CsNet *net, const Conn *c, uint32_t fi) {
+  return qp_undelivered_before(net, c, net->msgs[fi].base);
 }
 
 /* A packet of a later message came while message `hole` of its queue

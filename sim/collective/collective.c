@@ -385,6 +385,18 @@ static inline uint32_t next_recv(const CsCollOp *op, uint32_t dst, uint32_t src,
   return from;
 }
 
+/* One message at a time per pair, in order: m goes now, or behind the
+ * pair's message in flight. */
+static inline __attribute__((always_inline)) void queue_or_post(CsCollOp *op, Pair *pair, Msg *m) {
+  if (pair->busy) {
+    if (pair->tail) pair->tail->next_in_pair = m;
+    else pair->head = m;
+    pair->tail = m;
+    return;
+  }
+  post_now(op, m);
+}
+
 /* Lane lp sends `bytes` to participant dst, at its step `step` (plan
  * index); `lanes` as advance_as's. */
 static inline __attribute__((always_inline)) void post(CsCollOp *op, uint32_t lp, uint32_t dst, uint64_t bytes,
@@ -404,13 +416,7 @@ static inline __attribute__((always_inline)) void post(CsCollOp *op, uint32_t lp
   if (op->via_servers && dst >= op->spec.n_workers) { /* a server takes pushes as they land: its step at delivery */
     Msg *m = msg_new(op);
     *m = (Msg){op, lp, dst, src, dst, AT_DELIVERY, step, sp->cur, bytes, wait_delivered, false, pair, NULL};
-    if (pair->busy) {
-      if (pair->tail) pair->tail->next_in_pair = m;
-      else pair->head = m;
-      pair->tail = m;
-      return;
-    }
-    post_now(op, m);
+    queue_or_post(op, pair, m);
     return;
   }
   pair->scan = next_recv(op, dst, src, pair->scan);
@@ -430,13 +436,7 @@ static inline __attribute__((always_inline)) void post(CsCollOp *op, uint32_t lp
     d->held[at] = m;
     return;
   }
-  if (pair->busy) { /* one message at a time per pair, in order */
-    if (pair->tail) pair->tail->next_in_pair = m;
-    else pair->head = m;
-    pair->tail = m;
-    return;
-  }
-  post_now(op, m);
+  queue_or_post(op, pair, m);
 }
 
 static void on_step_computed(void *ctx, uint64_t arg) {

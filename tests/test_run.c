@@ -394,6 +394,23 @@ START_TEST(test_model_async_says) {
 }
 END_TEST
 
+/* commsim model of a scenario without a workload: refused, located at the
+ * file's start as a missing network is, with what to add */
+START_TEST(test_model_no_workload) {
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 4}\n"
+                                       "flows: [{src: w1, dst: w0, size: 1MB}]\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"model", f, NULL}, &out, &err), 2);
+  g_autofree char *want = g_strdup_printf("%s:1:1: error: commsim model estimates training iterations and the scenario "
+                                          "has no workload: add workload:", f);
+  ck_assert_msg(g_str_has_prefix(err, want), "%s", err);
+  ck_assert_msg(strchr(err, '\n') == err + strlen(err) - 1, "one line: %s", err);
+  ck_assert_str_eq(out, "");
+  g_free(out), g_free(err);
+  g_unlink(f);
+}
+END_TEST
+
 START_TEST(test_run_console) {
   g_autofree char *dir = g_dir_make_tmp("commsim-run-XXXXXX", NULL);
   g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 20, servers: 1}\ndefaults: {buffer: 16pkt}\n"
@@ -470,6 +487,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_no_probe_after_timeout);
   tcase_add_test(tc, test_run_summary_servers);
   tcase_add_test(tc, test_model_async_says);
+  tcase_add_test(tc, test_model_no_workload);
   tcase_add_test(tc, test_run_help_usage);
   tcase_add_test(tc, test_run_small_gradient);
   tcase_add_test(tc, test_validate_other_links);

@@ -303,8 +303,10 @@ bool cs_scenario_check(const CsScenario *s, const CsTopology *t, const CsRoutes 
 bool cs_model_estimate(const CsScenario *s, const CsTopology *t, const CsRoutes *r, CsModel *m, GError **error) {
   if (!s->workload.present) {
     memset(m, 0, sizeof *m);
-    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INVALID,
-                "%s: error: model estimates training iterations: the scenario has no workload:", s->file);
+    /* the section is missing: the file's start, as a missing network is */
+    cs_error_at(error, (CsLoc){s->file, 1, 1},
+                "commsim model estimates training iterations and the scenario has no workload: add workload: "
+                "(params or model, collective; docs/scenario.md), or run its flows with commsim run");
     return false;
   }
   return cs_model_estimate_spec(&s->workload, &s->transport, s->routing, t, r, m, error);

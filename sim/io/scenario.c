@@ -1192,6 +1192,14 @@ static bool read_workload(const CsYamlNode *v, CsScenario *s, GError **error) {
             (gint64)w->warmup, (gint64)w->iterations);
   if (w->compute_jitter < 0)
     FAIL_AT(at(v, "compute_jitter"), "workload.compute_jitter is a relative standard deviation: 0 or more");
+  /* one iteration's compute is accumulation micro-batches: refused here
+   * when it alone passes what simulated time holds, as compute is (it
+   * would otherwise end the run at run time, exit 1) */
+  if (w->accumulation > 1 && w->compute > CS_TIME_MAX / w->accumulation)
+    FAIL_AT(at(v, "accumulation"),
+            "workload.accumulation: %" G_GINT64_FORMAT " micro-batches of %.6gs of compute make an iteration of "
+            "about %.3g s: simulated time ends after 9223372s (about 106 days)",
+            (gint64)w->accumulation, (double)w->compute * 1e-12, (double)w->compute * 1e-12 * (double)w->accumulation);
   const char *coll_name = cs_collective_name(w->collective);
   bool servers = cs_collective_has(w->collective, CS_COLLF_SERVERS);
   if (w->chunks > 1 && !cs_collective_has(w->collective, CS_COLLF_CHUNKS))

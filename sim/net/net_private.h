@@ -29,6 +29,8 @@ typedef struct {
   uint32_t path;
   uint16_t hop, hops;
   uint8_t kind, flags;
+  uint16_t sack_back; /* ack (TCP): packets just below `sack` the receiver holds too (its SACK block's start:
+                       * sack - sack_back), up to 65535; in the struct's padding */
   uint32_t xmit;      /* data: the sender's transmission number; ack: echoed */
 } Packet;
 
@@ -251,6 +253,7 @@ typedef struct {
   uint64_t *rcv_bits;
   uint32_t rcv_nxt;
   uint32_t rcv_high; /* 1 + the highest packet received */
+  uint32_t run_lo, run_hi; /* the run of packets above a hole that the last ACK's SACK block reported */
   bool nack_sent;    /* roce go-back-n: the gap at rcv_nxt has been NACKed */
   uint32_t rewind_xmit; /* roce go-back-n: the sender's transmissions when it last went back (older NACKs are stale) */
   /* Its number is `id` (the callbacks, messages.csv; its statistics are in

@@ -719,6 +719,12 @@ static void sender_ack(CsNet *net, const Packet *ack) {
     /* an original arriving below one delivered earlier: reordering */
     if (!(ack->flags & F_RETX) && s + 1 < f->high_sacked) c->reordering_seen = true;
   }
+  /* the rest of its SACK block, down to what an earlier ACK reported (that
+   * one's block went on below it) */
+  for (uint32_t k = 1; k <= ack->sack_back && s - k >= f->una && s - k < s; k++) {
+    if (st_get(f, s - k) == S_DONE) break;
+    newly += sack_one(f, c, s - k);
+  }
   if (s + 1 > f->high_sacked) f->high_sacked = s + 1;
   RateStamp rs = rate_ok ? f->rate[s & f->ring_mask] : (RateStamp){0};
   uint32_t old_una = f->una;
@@ -950,7 +956,8 @@ static bool on_tlp(CsNet *net, uint32_t ci) {
 /* ---- the receiver's end ---- */
 
 /* An ACK (or NACK, or CNP) for data packet pk back to its sender. */
-static inline __attribute__((always_inline)) void send_reply(CsNet *net, uint32_t fi, const Packet *pk, uint8_t flags) {
+static inline __attribute__((always_inline)) void send_reply_as(CsNet *net, uint32_t fi, const Packet *pk, uint8_t flags,
+                                                                 uint16_t back) {
   Message *f = msg_of(net, fi);
   Packet ack, *a = &ack;
   cs_net_packet_new(net, a, PKT_ACK);
@@ -963,8 +970,41 @@ static inline __attribute__((always_inline)) void send_reply(CsNet *net, uint32_
   a->hops = f->hops_rev;
   a->path = f->path_rev + (f->n_paths > 1 ? ((pk->xmit * 2246822519u) >> 16) % f->n_paths * f->hops_rev : 0);
   a->flags = flags;
+  a->sack_back = back;
   a->xmit = pk->xmit;
   cs_net_inject(net, a);
+}
+
+static inline __attribute__((always_inline)) void send_reply(CsNet *net, uint32_t fi, const Packet *pk, uint8_t flags) {
+  send_reply_as(net, fi, pk, flags, 0);
+}
+
+/* A TCP ACK's SACK block, as a receiver's first block reports the run of
+ * packets around the one just received (RFC 2018): how many packets
+ * just below s it holds as well, above its hole (s at or above rcv_nxt:
+ * else the cumulative ACK covers s and the block is empty).  With one packet a block, a lost ACK hid that its packet
+ * had arrived: the sender's loss detection called it lost and sent it
+ * again (a BBR ring at 1 % loss both ways resent 2,181 packets for 1,398
+ * lost).  The run an in-order stream above a hole extends is kept
+ * (run_lo, run_hi): the count costs a word's scan only when a packet
+ * lands elsewhere. */
+static G_GNUC_NO_INLINE uint16_t sack_run_below(Message *f, uint32_t s) {
+  if (!f->rcv_bits) return 0;
+  if (s != f->run_hi || f->run_lo <= f->rcv_nxt) { /* a new run: from s down to a hole (rcv_nxt's at the latest) */
+    uint32_t p = s;
+    while (p > f->rcv_nxt) {
+      uint32_t r = (p - 1) & f->ring_mask, b = r % 64;
+      uint64_t m = ~f->rcv_bits[r / 64] << (63 - b); /* bit r at the top: its leading zeros are the set bits from r down */
+      uint32_t run = m ? (uint32_t)__builtin_clzll(m) : b + 1;
+      if (run > p - f->rcv_nxt) run = p - f->rcv_nxt;
+      p -= run;
+      if (m) break;
+    }
+    f->run_lo = p;
+  }
+  f->run_hi = s + 1;
+  uint32_t back = s - f->run_lo;
+  return back > UINT16_MAX ? UINT16_MAX : (uint16_t)back;
 }
 
 static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ece, bool dup) {
@@ -978,7 +1018,9 @@ static void send_ack(CsNet *net, Conn *c, uint32_t fi, const Packet *pk, bool ec
     c->t_ack = 0;
     if (held != NONE && held != fi) cs_transport_zombie_check(net, held);
   }
-  send_reply(net, fi, pk, flags);
+  Message *f = msg_of(net, fi);
+  /* (in order, the cumulative ACK covers the packet: no block) */
+  send_reply_as(net, fi, pk, flags, pk->seq < f->rcv_nxt ? 0 : sack_run_below(f, pk->seq));
   if (net->delayed_ack > 1) cs_transport_zombie_check(net, fi);
 }
 

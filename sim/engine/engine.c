@@ -261,6 +261,25 @@ static inline void sift_down_in(HeapEntry *h, const Slot *pool, size_t n, HeapEn
   h[i] = x;
 }
 
+/* sift_down_in for the timers' heap, which holds a connection's event
+ * each (an incast: 15, two levels): the loop alone, inline, without the
+ * cases of a tiny or a large heap or the pool's prefetch (a paced queue
+ * pair sets its timer again at every packet). */
+static inline void sift_down_timers(HeapEntry *h, const Slot *pool, size_t n, HeapEntry x) {
+  if (G_UNLIKELY(n > SIFT_FLOYD)) {
+    sift_down_large(h, pool, n, x);
+    return;
+  }
+  size_t i = 0;
+  for (size_t c = 1; c < n; c = 4 * i + 1) {
+    size_t best = least_of_four(h, c);
+    if (!key_less(&h[best], &x)) break;
+    h[i] = h[best];
+    i = best;
+  }
+  h[i] = x;
+}
+
 static inline void sift_down_root(CsEngine *e, size_t n, HeapEntry x) { sift_down_in(e->heap, e->pool, n, x); }
 
 /* Remove the top entry of heap h (*len entries, one at least). */
@@ -380,7 +399,7 @@ CsEventId cs_engine_schedule_timer_at(CsEngine *e, CsTime when, CsEventFn fn, vo
   if (!new_entry(e, when, fn, ctx, arg, &x, &s)) return CS_EVENT_NONE;
   if (e->timer_dead) { /* an executing timer that sets itself again (a pacing queue pair): in its place */
     e->timer_dead = false;
-    sift_down_in(e->timers, e->pool, e->timers_len, x);
+    sift_down_timers(e->timers, e->pool, e->timers_len, x);
   } else {
     if (G_UNLIKELY(e->timers_len == e->timers_cap)) timers_resize(e, e->timers_cap ? 2 * e->timers_cap : 64);
     sift_up(e->timers, e->timers_len++, x);

@@ -522,7 +522,7 @@ static void on_pipe_pfc(CsEngine *e, void *ctx, uint64_t arg) {
   if (d->pipe.len > 0 && CS_RING_FRONT(d->pipe).arrive != CS_HELD)
     cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
   if (net->node_pausing[d->from_node]) catch_up_as(net, d, cs_engine_now(e), true);
-  if (d->pfc && d->loss.model != CS_LOSS_NONE && pfc_lost(net, di, &pk)) return;
+  if (d->pfc_loss && pfc_lost(net, di, &pk)) return;
   d->out_bytes += pk.bytes;
   arrive_as(net, &pk, d->to_node, di, true);
 }
@@ -594,6 +594,7 @@ void cs_link_init(CsNet *net) {
        * ends' names would do, their node numbers are stable for a file */
       uint64_t id = cs_rng_stream_id("link-loss", ((uint64_t)from << 32) | d->to_node, l);
       cs_loss_init(&d->loss, &link->spec.loss, net->seed, id);
+      d->pfc_loss = d->pfc && d->loss.model != CS_LOSS_NONE;
       cs_rng_init(&d->red_rng, net->seed, cs_rng_stream_id("link-red", ((uint64_t)from << 32) | d->to_node, l));
     }
   }

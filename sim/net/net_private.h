@@ -90,6 +90,7 @@ typedef struct {
    * resumes it.  While paused, what this direction would send is held:
    * in q and the pipe with CS_HELD times, its loss decided on arrival. */
   bool pfc, paused, pause_sent;
+  bool pfc_loss; /* pfc and a loss model: a packet's loss is drawn on arrival (one test per hop) */
   CsLinkStats st;
   /* byte conservation: st.bytes = loss_bytes + out_bytes + bytes in the pipe */
   uint64_t drop_bytes, loss_bytes, out_bytes;

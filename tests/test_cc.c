@@ -268,6 +268,44 @@ START_TEST(test_dctcp_one_cut_per_window) {
 }
 END_TEST
 
+/* DCTCP's alpha counts packets, not ACKs (RFC 8257 3.3, Linux): with
+ * delayed ACKs, 4 ACKs of 2 packets unmarked and 4 of 1 packet marked (a
+ * receiver ACKs at once when the marks change) are 4 marked packets of
+ * 12, not 4 ACKs of 8.  A window ends at the first ACK (win_end 0): alpha
+ * = 15/16 x 1 + 1/16 x 0 after it; then the 8 ACKs below and the ninth,
+ * which ends their window, count 4 marked packets of 13: alpha = 15/16 x
+ * alpha + 1/16 x 4/13 (4/9 when ACKs were counted). */
+START_TEST(test_dctcp_alpha_counts_packets) {
+  Fix x;
+  memset(&x, 0, sizeof x);
+  x.cfg = cubic_cfg(false);
+  x.ops = ops_of("dctcp");
+  x.cc.cfg = &x.cfg;
+  x.cc.max_cwnd = x.cfg.max_cwnd;
+  x.ops->init(&x.cc);
+  x.cc.cwnd = 100;
+  CsCc *cc = &x.cc;
+  CsAck a = {.newly = 1, .rtt = CS_MS, .una = 1, .nxt = 13, .now = CS_SEC};
+  x.ops->on_ack(cc, &a); /* ends the first window (nothing counted yet): alpha 15/16 */
+  for (int i = 0; i < 8; i++) {
+    bool marked = i % 2;
+    a = (CsAck){.newly = marked ? 1 : 2, .ece = marked, .rtt = CS_MS, .una = 2 + (uint64_t)i, .nxt = 13,
+                .in_recovery = true, /* no cut: alpha alone */
+                .now = CS_SEC + (i + 1) * CS_MS};
+    x.ops->on_ack(cc, &a);
+  }
+  a = (CsAck){.newly = 1, .rtt = CS_MS, .una = 13, .nxt = 20, .now = CS_SEC + 10 * CS_MS};
+  x.ops->on_ack(cc, &a); /* the window of 12 packets (and this one) ends */
+  double alpha1 = 15.0 / 16.0, frac = 4.0 / 13.0; /* 4 marked of the 12 and this ACK's 1 */
+  double want = 15.0 / 16.0 * alpha1 + frac / 16.0;
+  /* alpha shows in the cut an echo makes now: cwnd x (1 - alpha / 2) */
+  double before = cc->cwnd;
+  a = (CsAck){.newly = 1, .ece = true, .rtt = CS_MS, .una = 14, .nxt = 20, .now = CS_SEC + 11 * CS_MS};
+  x.ops->on_ack(cc, &a);
+  ck_assert_double_eq_tol(cc->cwnd, before * (1.0 - want / 2.0), 1e-9);
+}
+END_TEST
+
 /* ---- the packet network ---- */
 
 static Run load(const char *yaml) { return sim_load(yaml, "cc.yaml", NULL); }
@@ -665,6 +703,7 @@ static Suite *suite(void) {
   tcase_add_test(c, test_hystart_ack_train);
   tcase_add_test(c, test_hystart_delay);
   tcase_add_test(c, test_dctcp_one_cut_per_window);
+  tcase_add_test(c, test_dctcp_alpha_counts_packets);
   suite_add_tcase(s, c);
   TCase *n = tcase_create("network");
   tcase_set_timeout(n, 120);

@@ -1,7 +1,11 @@
 /* dctcp.c - DCTCP (Alizadeh et al., SIGCOMM 2010; RFC 8257): Reno's
  * window, plus a cut by alpha/2 once per window of data when ACKs echo
  * ECN marks, alpha being the EWMA (g = 1/16) of the fraction of packets
- * marked per window.  ECN and loss together cut at most once per window
+ * marked per window: the packets each ACK newly acknowledges, counted as
+ * marked when it echoes a mark (RFC 8257 3.3's bytes, Linux's delivered
+ * and delivered_ce), not the ACKs (with delayed ACKs an echo covers one
+ * packet, the receiver sending at once when the marks change, where an
+ * ACK without covers two).  ECN and loss together cut at most once per window
  * (RFC 3168 6.1.2, as Linux's CWR and Recovery states): no ECN cut during
  * a loss recovery, and no loss cut in the window of an ECN cut.  Its
  * packets are ECN-capable. */
@@ -14,7 +18,7 @@
 typedef struct {
   double alpha;
   uint64_t win_end;   /* the window of data being counted ends here */
-  uint32_t acks, marks;
+  uint64_t acked, marked; /* packets this window, and those of them marked */
   uint64_t cwr_end;   /* no second cut before una passes it */
   bool in_cwr;        /* an ECN cut's window has not been acknowledged yet */
 } CS_CC_PRIV Dctcp;
@@ -30,12 +34,12 @@ static void dctcp_init(CsCc *cc) {
 
 static void dctcp_on_ack(CsCc *cc, const CsAck *ack) {
   Dctcp *d = (Dctcp *)cc->priv;
-  d->acks++;
-  d->marks += ack->ece;
+  d->acked += ack->newly;
+  if (ack->ece) d->marked += ack->newly;
   if (ack->una >= d->win_end) { /* a window of data has been acknowledged */
-    double frac = d->acks ? (double)d->marks / d->acks : 0.0;
+    double frac = d->acked ? (double)d->marked / (double)d->acked : 0.0;
     d->alpha = (1.0 - G) * d->alpha + frac * G;
-    d->acks = d->marks = 0;
+    d->acked = d->marked = 0;
     d->win_end = ack->nxt;
   }
   if (d->in_cwr && ack->una >= d->cwr_end) d->in_cwr = false;

@@ -306,6 +306,40 @@ START_TEST(test_dctcp_alpha_counts_packets) {
 }
 END_TEST
 
+/* BBR leaves probe-rtt when sending resumes after an idle time that
+ * outlasted it (Linux's bbr_cwnd_event: CA_EVENT_TX_START in probe-rtt
+ * calls bbr_check_probe_rtt_done): without it the first ACK after the
+ * restart would still find probe-rtt and its 4-packet window. */
+START_TEST(test_bbr_probe_rtt_ends_on_restart) {
+  Fix x;
+  memset(&x, 0, sizeof x);
+  x.cfg = cubic_cfg(false);
+  x.cfg.bbr_high_gain = 2.0 / log(2.0);
+  x.cfg.bbr_probe_rtt_interval = 10 * CS_SEC;
+  x.cfg.bbr_probe_rtt_time = 200 * CS_MS;
+  x.ops = ops_of("bbr");
+  x.cc.cfg = &x.cfg;
+  x.cc.max_cwnd = x.cfg.max_cwnd;
+  x.cc.last_send = -1;
+  x.cc.line_bps = 10000000000ull;
+  x.ops->init(&x.cc);
+  CsCc *cc = &x.cc;
+  CsAck a = {.newly = 1, .rtt = 100 * CS_US, .una = 1, .nxt = 10, .in_flight = 9, .delivered = 1, .now = CS_SEC};
+  x.ops->on_ack(cc, &a);
+  ck_assert_str_ne(x.ops->mode(cc), "probe_rtt");
+  /* 11 s on the least RTT has expired: probe-rtt, at 2 packets in flight its 200 ms start */
+  a = (CsAck){.newly = 1, .rtt = 200 * CS_US, .una = 2, .nxt = 10, .in_flight = 2, .delivered = 2, .now = 12 * CS_SEC};
+  x.ops->on_ack(cc, &a);
+  ck_assert_str_eq(x.ops->mode(cc), "probe_rtt");
+  /* idle until 12.1 s: still within its 200 ms */
+  x.ops->on_event(cc, CS_CC_TX_START, 12 * CS_SEC + 100 * CS_MS);
+  ck_assert_str_eq(x.ops->mode(cc), "probe_rtt");
+  /* idle past them: the restart ends it */
+  x.ops->on_event(cc, CS_CC_TX_START, 12 * CS_SEC + 300 * CS_MS);
+  ck_assert_str_ne(x.ops->mode(cc), "probe_rtt");
+}
+END_TEST
+
 /* ---- the packet network ---- */
 
 static Run load(const char *yaml) { return sim_load(yaml, "cc.yaml", NULL); }
@@ -704,6 +738,7 @@ static Suite *suite(void) {
   tcase_add_test(c, test_hystart_delay);
   tcase_add_test(c, test_dctcp_one_cut_per_window);
   tcase_add_test(c, test_dctcp_alpha_counts_packets);
+  tcase_add_test(c, test_bbr_probe_rtt_ends_on_restart);
   suite_add_tcase(s, c);
   TCase *n = tcase_create("network");
   tcase_set_timeout(n, 120);

@@ -286,8 +286,15 @@ static void bbr_on_event(CsCc *cc, CsCcEvent ev, CsTime now) {
     /* idle: restart at the estimated rate, not above it (Linux) */
     b->idle_restart = true;
     if (b->mode == PROBE_BW && max_bw(b) > 0) set_pacing(cc, b, max_bw(b), 1.0);
+    /* probe-rtt whose time ran out while idle ends now (Linux's
+     * bbr_check_probe_rtt_done): the first ACK after the restart would
+     * otherwise find it, and its 4 packets, still in force */
+    else if (b->mode == PROBE_RTT && b->probe_rtt_done && now > b->probe_rtt_done) {
+      b->min_rtt_stamp = now;
+      cc->cwnd = fmax(cc->cwnd, b->prior_cwnd);
+      reset_mode(b, now);
+    }
   }
-  (void)now;
 }
 
 static const char *bbr_mode(const CsCc *cc) {

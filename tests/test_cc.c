@@ -37,17 +37,25 @@ typedef struct {
   const CsCcOps *ops;
 } Fix;
 
-/* CUBIC (HyStart on or off) at a window of `cwnd` packets. */
-static void cubic_at(Fix *x, bool hystart, double cwnd) {
+/* Algorithm `name` (CUBIC's configuration, HyStart on or off, BBR's
+ * defaults) at a window of `cwnd` packets. */
+static void fix_at(Fix *x, const char *name, bool hystart, double cwnd) {
   memset(x, 0, sizeof *x);
   x->cfg = cubic_cfg(hystart);
-  x->ops = ops_of("cubic");
+  x->cfg.bbr_high_gain = 2.0 / log(2.0);
+  x->cfg.bbr_probe_rtt_interval = 10 * CS_SEC;
+  x->cfg.bbr_probe_rtt_time = 200 * CS_MS;
+  x->ops = ops_of(name);
   x->cc.cfg = &x->cfg;
   x->cc.max_cwnd = x->cfg.max_cwnd;
   x->cc.last_send = -1;
+  x->cc.line_bps = 10000000000ull;
   x->ops->init(&x->cc);
   x->cc.cwnd = cwnd;
 }
+
+/* CUBIC (HyStart on or off) at a window of `cwnd` packets. */
+static void cubic_at(Fix *x, bool hystart, double cwnd) { fix_at(x, "cubic", hystart, cwnd); }
 
 /* One round trip of ACKs, one per packet of the window, evenly spread
  * over `rtt` from `*t`, each with that RTT; positions advance with them. */
@@ -239,13 +247,7 @@ END_TEST
  * cuts again. */
 START_TEST(test_dctcp_one_cut_per_window) {
   Fix x;
-  memset(&x, 0, sizeof x);
-  x.cfg = cubic_cfg(false);
-  x.ops = ops_of("dctcp");
-  x.cc.cfg = &x.cfg;
-  x.cc.max_cwnd = x.cfg.max_cwnd;
-  x.ops->init(&x.cc);
-  x.cc.cwnd = 100;
+  fix_at(&x, "dctcp", false, 100);
   CsCc *cc = &x.cc;
   CsAck a = {.newly = 1, .ece = true, .rtt = CS_MS, .una = 1, .nxt = 100, .now = CS_SEC};
   x.ops->on_ack(cc, &a);
@@ -277,13 +279,7 @@ END_TEST
  * alpha + 1/16 x 4/13 (4/9 when ACKs were counted). */
 START_TEST(test_dctcp_alpha_counts_packets) {
   Fix x;
-  memset(&x, 0, sizeof x);
-  x.cfg = cubic_cfg(false);
-  x.ops = ops_of("dctcp");
-  x.cc.cfg = &x.cfg;
-  x.cc.max_cwnd = x.cfg.max_cwnd;
-  x.ops->init(&x.cc);
-  x.cc.cwnd = 100;
+  fix_at(&x, "dctcp", false, 100);
   CsCc *cc = &x.cc;
   CsAck a = {.newly = 1, .rtt = CS_MS, .una = 1, .nxt = 13, .now = CS_SEC};
   x.ops->on_ack(cc, &a); /* ends the first window (nothing counted yet): alpha 15/16 */
@@ -312,17 +308,7 @@ END_TEST
  * restart would still find probe-rtt and its 4-packet window. */
 START_TEST(test_bbr_probe_rtt_ends_on_restart) {
   Fix x;
-  memset(&x, 0, sizeof x);
-  x.cfg = cubic_cfg(false);
-  x.cfg.bbr_high_gain = 2.0 / log(2.0);
-  x.cfg.bbr_probe_rtt_interval = 10 * CS_SEC;
-  x.cfg.bbr_probe_rtt_time = 200 * CS_MS;
-  x.ops = ops_of("bbr");
-  x.cc.cfg = &x.cfg;
-  x.cc.max_cwnd = x.cfg.max_cwnd;
-  x.cc.last_send = -1;
-  x.cc.line_bps = 10000000000ull;
-  x.ops->init(&x.cc);
+  fix_at(&x, "bbr", false, 10);
   CsCc *cc = &x.cc;
   CsAck a = {.newly = 1, .rtt = 100 * CS_US, .una = 1, .nxt = 10, .in_flight = 9, .delivered = 1, .now = CS_SEC};
   x.ops->on_ack(cc, &a);

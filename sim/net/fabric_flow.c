@@ -509,11 +509,15 @@ static inline __attribute__((always_inline)) void set_rate_as(FlowNet *n, Flow *
   for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) ack_check(n, r->dirs[k]);
 }
 
-/* A host to a host through one switch (a star's every route) unrolled. */
-static void set_rate(FlowNet *n, Flow *f, double rate) {
+/* (any route out of line) */
+static void set_rate_any(FlowNet *n, Flow *f, double rate) { set_rate_as(n, f, rate, f->route->n_fwd, f->route->n_rev); }
+
+/* A host to a host through one switch (a star's every route) unrolled, and
+ * inline at both callers: new_rate and leave_live, once each per message. */
+static inline __attribute__((always_inline)) void set_rate(FlowNet *n, Flow *f, double rate) {
   const Route *r = f->route;
   if (r->n_fwd == 2 && r->n_rev == 2) set_rate_as(n, f, rate, 2, 2);
-  else set_rate_as(n, f, rate, r->n_fwd, r->n_rev);
+  else set_rate_any(n, f, rate);
 }
 
 static inline __attribute__((always_inline)) void leave_live(FlowNet *n, uint32_t fi) {

@@ -1163,8 +1163,7 @@ static void complete_now(FlowNet *n) {
     uint32_t i = x->flow;
     ends_pop(n);
     Flow *f = &n->flows[i];
-    settle_flow(n, f);
-    f->remaining = 0;
+    f->remaining = 0; /* (all of it gone: no need to settle what its rate carried) */
     neighbours_dirty(n, i);
     leave_live(n, i);
     CsTime at = f->tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + f->tail;

@@ -24,19 +24,14 @@ static void prepare(CsCollSpec *s) {
   s->pieces.known = true;
 }
 
-/* Rank r's step k, computed when asked: P x 2(P-1) steps are not kept.
- * Indices modulo P by a subtraction, not a division (k < 2P - 2 here):
- * piece i has n / P + 1 elements when i < n % P (cs_coll_piece). */
-static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
+/* Rank r's step k from the codec (a plan not prepared, and the last step). */
+static G_GNUC_NO_INLINE CsCollStep step_from_codec(const CsCollSpec *s, uint32_t r, uint32_t k) {
   uint32_t P = s->n_workers, next = r + 1 == P ? 0 : r + 1, prev = r == 0 ? P - 1 : r - 1;
   const CsCodecCost *c = &s->cost;
   if (k + 1 < P) { /* reduce-scatter: send piece r - k, receive piece r - k - 1 (mod P) */
     uint32_t out = r + P - k; /* in [r + 2, r + P] */
     if (out >= P) out -= P;
     uint32_t in = out == 0 ? P - 1 : out - 1;
-    if (s->pieces.known)
-      return (CsCollStep){(int32_t)next, (int32_t)prev, s->pieces.bytes[out < s->pieces.rem],
-                          s->pieces.cost[in < s->pieces.rem], false, false, 0, 0};
     return (CsCollStep){(int32_t)next, (int32_t)prev, cs_coll_payload_bytes(&s->codec, cs_coll_piece(s->elements, P, out)),
                         cs_coll_cost(c->decode_ps + c->reduce_ps + c->encode_ps, cs_coll_piece(s->elements, P, in)), false,
                         false, 0, 0};
@@ -45,11 +40,33 @@ static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
     uint32_t out = r + 1 + P - (k - (P - 1)); /* in [r + 3, r + 1 + P], at most 2P */
     if (out >= P) out -= P;
     if (out >= P) out -= P;
-    uint64_t bytes = s->pieces.known ? s->pieces.bytes[out < s->pieces.rem]
-                                     : cs_coll_payload_bytes(&s->codec, cs_coll_piece(s->elements, P, out));
-    return (CsCollStep){(int32_t)next, (int32_t)prev, bytes, 0, false, false, 0, 0};
+    return (CsCollStep){(int32_t)next, (int32_t)prev,
+                        cs_coll_payload_bytes(&s->codec, cs_coll_piece(s->elements, P, out)), 0, false, false, 0, 0};
   }
   return (CsCollStep){-1, -1, 0, cs_coll_cost(c->decode_ps, s->elements), false, false, 0, 0}; /* decode once */
+}
+
+/* Rank r's step k, computed when asked: P x 2(P-1) steps are not kept.
+ * Indices modulo P by a subtraction, not a division (k < 2P - 2 here):
+ * piece i has n / P + 1 elements when i < n % P (cs_coll_piece).  With
+ * the pieces prepared, every step but the last is a lookup, and a call
+ * without a frame (the codec's out of line). */
+static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
+  uint32_t P = s->n_workers;
+  if (G_UNLIKELY(!s->pieces.known || k + 1 >= 2 * P - 1)) return step_from_codec(s, r, k);
+  uint32_t next = r + 1 == P ? 0 : r + 1, prev = r == 0 ? P - 1 : r - 1;
+  if (k + 1 < P) { /* reduce-scatter: send piece r - k, receive piece r - k - 1 (mod P) */
+    uint32_t out = r + P - k; /* in [r + 2, r + P] */
+    if (out >= P) out -= P;
+    uint32_t in = out == 0 ? P - 1 : out - 1;
+    return (CsCollStep){(int32_t)next, (int32_t)prev, s->pieces.bytes[out < s->pieces.rem],
+                        s->pieces.cost[in < s->pieces.rem], false, false, 0, 0};
+  }
+  /* all-gather: forward as received, piece r + 1 - j (mod P) */
+  uint32_t out = r + 1 + P - (k - (P - 1)); /* in [r + 3, r + 1 + P], at most 2P */
+  if (out >= P) out -= P;
+  if (out >= P) out -= P;
+  return (CsCollStep){(int32_t)next, (int32_t)prev, s->pieces.bytes[out < s->pieces.rem], 0, false, false, 0, 0};
 }
 
 /* Whom rank r's step k waits for: the previous rank, but at the last step. */

@@ -886,7 +886,7 @@ static void fill(FlowNet *n) {
 }
 
 /* Flow f runs at `rate` from now: its directions follow, and its end. */
-static void new_rate(FlowNet *n, Flow *f, double rate) {
+static inline __attribute__((always_inline)) void new_rate_as(FlowNet *n, Flow *f, double rate) {
   /* half of the refills at scale leave the rate as it was: then its end
    * holds (set when the rate was, and `remaining` drains at that rate) */
   if (rate == f->rate) return;
@@ -899,6 +899,9 @@ static void new_rate(FlowNet *n, Flow *f, double rate) {
   f->end_at = end;
   ends_set(n, (uint32_t)(f - n->flows));
 }
+
+/* (inline in refill_one, where most messages get their rate) */
+static void new_rate(FlowNet *n, Flow *f, double rate) { new_rate_as(n, f, rate); }
 
 /* Whether a plan made at this instant for `at` may wait for flush_plans
  * at the end of the event: not when it is due now (scheduled at once, a
@@ -969,7 +972,7 @@ static inline __attribute__((always_inline)) bool refill_one(FlowNet *n) {
   n->n_dirty = 0;
   f->mark = ++n->pass;
   n->filling = true;
-  new_rate(n, f, rate);
+  new_rate_as(n, f, rate);
   n->filling = false;
   return true;
 }

@@ -381,19 +381,9 @@ static inline void ends_check(FlowNet *n) {
 /* How far from the ring's last an end may go into its place (entries moved). */
 #define END_INSERT 32
 
-/* Flow fi's end is now its end_at (CS_TIME_MAX: none); the entries it set before are not in force. */
-static void ends_set(FlowNet *n, uint32_t fi) {
-  Flow *f = &n->flows[fi];
-  n->ends_known = false;
-  f->end_ver++; /* the entries it set before are no longer in force */
-  if (f->end_at == CS_TIME_MAX) return;
-  EndAt x = {f->end_at, f->msg, fi, f->end_ver};
+/* Entry x, which comes before the ring's last: into its place. */
+static G_GNUC_NO_INLINE void ends_place(FlowNet *n, EndAt x) {
   uint32_t len = n->ends_run.len;
-  if (len == 0 || !ends_before(&x, &CS_RING_BACK(n->ends_run))) {
-    CS_RING_PUSH(n->ends_run, 64, x);
-    ends_check(n);
-    return;
-  }
   /* A little before the ring's last: into its place on the ring.  Flows
    * that start within a few nanoseconds of each other at rates a
    * neighbour's ACKs set apart end out of order by about as much (at
@@ -419,6 +409,23 @@ static void ends_set(FlowNet *n, uint32_t fi) {
   }
   CS_RING_AT(n->ends_run, i) = x;
   ends_check(n);
+}
+
+/* Flow f's (slot fi) end is now its end_at (CS_TIME_MAX: none); the
+ * entries it set before are not in force.  An end after the ring's last
+ * (most: a message's end is mostly the latest yet) goes on the ring
+ * inline, without the frame ends_place needs. */
+static inline __attribute__((always_inline)) void ends_set(FlowNet *n, Flow *f, uint32_t fi) {
+  n->ends_known = false;
+  f->end_ver++; /* the entries it set before are no longer in force */
+  if (f->end_at == CS_TIME_MAX) return;
+  EndAt x = {f->end_at, f->msg, fi, f->end_ver};
+  if (n->ends_run.len == 0 || !ends_before(&x, &CS_RING_BACK(n->ends_run))) {
+    CS_RING_PUSH(n->ends_run, 64, x);
+    ends_check(n);
+    return;
+  }
+  ends_place(n, x);
 }
 
 /* The next entry is the ring's front (else the heap's top; one at least). */
@@ -897,7 +904,7 @@ static inline __attribute__((always_inline)) void new_rate_as(FlowNet *n, Flow *
   CsTime end = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
   if (end == f->end_at) return; /* its entry holds */
   f->end_at = end;
-  ends_set(n, (uint32_t)(f - n->flows));
+  ends_set(n, f, (uint32_t)(f - n->flows));
 }
 
 /* (inline in refill_one, where most messages get their rate) */

@@ -616,32 +616,44 @@ static inline __attribute__((always_inline)) double alone_rate(FlowNet *n, const
  * the round. */
 #define ACK_ROUNDS 64
 #define ACK_DEPTH 8 /* direct updates nested in one another before they wait for a round */
+/* ack_changed's rarer ends, out of line (every call below is its last
+ * act), so that its common one, a flow alone whose rate holds, runs
+ * without a frame: a new rate at once ... */
+static G_GNUC_NO_INLINE void ack_new_rate(FlowNet *n, Flow *f, double rate) {
+  n->ack_depth++;
+  new_rate(n, f, rate);
+  n->ack_depth--;
+}
+
+/* ... and a direction's flows marked, when it has more than one. */
+static G_GNUC_NO_INLINE void ack_mark_uses(FlowNet *n, const Dir *d) {
+  for (uint32_t u = 0; u < d->n_uses; u++) mark_dirty(n, USES(d)[u]);
+}
+
 static void ack_changed(FlowNet *n, uint32_t di) {
   Dir *d = &n->dirs[di];
   if (n->rounds >= ACK_ROUNDS) return;
   d->ack_seen = d->ack_load;
-  if (d->n_uses == 1) {
-    uint32_t fi = USES(d)[0];
-    Flow *f = &n->flows[fi];
-    /* marked already, or one whose end is now: its end takes it off its
-     * directions at this instant (its bits are all gone: no rate moves it)
-     * and marks whoever shares them (at scale, most of them: a ring's
-     * neighbours end together) */
-    if (f->dirty || f->end_at <= *n->clock) return;
-    if (n->in_handler && n->ack_depth < ACK_DEPTH && (!n->filling || f->mark != n->pass)) {
-      double rate = alone_rate(n, f);
-      if (rate == f->rate) return; /* (most such updates at scale: its other direction holds it) */
-      if (rate >= 0) {
-        n->ack_depth++;
-        new_rate(n, f, rate);
-        n->ack_depth--;
-        return;
-      }
-    }
-    mark_dirty(n, fi);
+  if (d->n_uses != 1) {
+    ack_mark_uses(n, d);
     return;
   }
-  for (uint32_t u = 0; u < d->n_uses; u++) mark_dirty(n, USES(d)[u]);
+  uint32_t fi = USES(d)[0];
+  Flow *f = &n->flows[fi];
+  /* marked already, or one whose end is now: its end takes it off its
+   * directions at this instant (its bits are all gone: no rate moves it)
+   * and marks whoever shares them (at scale, most of them: a ring's
+   * neighbours end together) */
+  if (f->dirty || f->end_at <= *n->clock) return;
+  if (n->in_handler && n->ack_depth < ACK_DEPTH && (!n->filling || f->mark != n->pass)) {
+    double rate = alone_rate(n, f);
+    if (rate == f->rate) return; /* (most such updates at scale: its other direction holds it) */
+    if (rate >= 0) {
+      ack_new_rate(n, f, rate);
+      return;
+    }
+  }
+  mark_dirty(n, fi);
 }
 
 static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {

@@ -445,9 +445,9 @@ static void ends_pop(FlowNet *n) {
   }
 }
 
-/* The next fluid end (entries no longer in force dropped), or NULL. */
-static const EndAt *ends_first(FlowNet *n) {
-  if (n->ends_known) return n->ends_front; /* an entry is valid until its flow sets another or it is dropped */
+/* ends_first when the next entry is not in force (or there is none):
+ * such entries dropped. */
+static G_GNUC_NO_INLINE const EndAt *ends_first_drop(FlowNet *n) {
   const EndAt *e = NULL;
   while (n->ends_run.len + n->n_ends > 0) {
     e = ends_next_on_run(n) ? &CS_RING_FRONT(n->ends_run) : &n->ends[0];
@@ -458,6 +458,22 @@ static const EndAt *ends_first(FlowNet *n) {
   n->ends_front = e;
   n->ends_known = true;
   return e;
+}
+
+/* The next fluid end (entries no longer in force dropped), or NULL.  The
+ * next entry is mostly in force: that answer needs no frame, the drops
+ * are out of line. */
+static const EndAt *ends_first(FlowNet *n) {
+  if (n->ends_known) return n->ends_front; /* an entry is valid until its flow sets another or it is dropped */
+  if (n->ends_run.len + n->n_ends > 0) {
+    const EndAt *e = ends_next_on_run(n) ? &CS_RING_FRONT(n->ends_run) : &n->ends[0];
+    if (end_valid(n, e)) {
+      n->ends_front = e;
+      n->ends_known = true;
+      return e;
+    }
+  }
+  return ends_first_drop(n);
 }
 
 /* ---- live flows ---- */

@@ -596,6 +596,7 @@ static inline __attribute__((always_inline)) void mark_dirty_as(FlowNet *n, uint
 static void mark_dirty(FlowNet *n, uint32_t fi) { mark_dirty_as(n, fi); }
 
 static void new_rate(FlowNet *n, Flow *f, double rate);
+static inline __attribute__((always_inline)) void new_rate_as(FlowNet *n, Flow *f, double rate);
 
 /* A flow alone on every direction it crosses is a component of its own:
  * its max-min share is the least that its directions leave after their
@@ -914,7 +915,7 @@ static void fill(FlowNet *n) {
     Flow *f = &n->flows[a->flow];
     if (a->counted && a->rate == f->rate) n->acks_kept = true; /* (acks_not_coming) */
     else a->counted = false;
-    new_rate(n, f, a->rate);
+    new_rate_as(n, f, a->rate);
   }
   n->filling = false;
   if (G_UNLIKELY(n->acks_kept)) acks_not_coming(n);

@@ -144,32 +144,37 @@ static char *scenario_notes(const CsScenario *s, const CsTopology *t, unsigned m
 }
 CsTime cs_sim_sample_interval(const CsSim *sim) { return sim->sample_interval; }
 
-/* A finished message the fabric forgets: what the summary and the
- * failure count need of it. */
-/* on_retire's rarer cases, out of line (a call in last position) so that
- * its common one, once per message, runs without a frame: an iteration
- * not seen yet, and the workers' own counts of a run cut by duration. */
-static G_GNUC_NO_INLINE void retire_wire(CsSim *sim, uint32_t it, const CsMessageStats *st) {
-  if (it >= sim->retired_wire->len) g_array_set_size(sim->retired_wire, it + 1);
-  g_array_index(sim->retired_wire, double, it) += (double)st->wire_bytes;
-  if (sim->retire_host != NULL) {
-    struct RetireHost *h = &sim->retire_host[st->src];
-    if (it != h->iter) h->iter = it, h->wire = 0; /* (a worker's iterations retire in order) */
-    h->wire += (double)st->wire_bytes;
-  }
+/* A retired message's wire bytes for its worker (a run cut by duration
+ * reports what each worker's iterations carried). */
+static G_GNUC_NO_INLINE void retire_host_wire(CsSim *sim, uint32_t it, const CsMessageStats *st) {
+  struct RetireHost *h = &sim->retire_host[st->src];
+  if (it != h->iter) h->iter = it, h->wire = 0; /* (a worker's iterations retire in order) */
+  h->wire += (double)st->wire_bytes;
 }
 
+/* The first message of an iteration not seen yet: the array grows. */
+static G_GNUC_NO_INLINE void retire_wire_grown(CsSim *sim, uint32_t it, const CsMessageStats *st) {
+  g_array_set_size(sim->retired_wire, it + 1);
+  g_array_index(sim->retired_wire, double, it) += (double)st->wire_bytes;
+  if (sim->retire_host != NULL) retire_host_wire(sim, it, st);
+}
+
+/* A finished message the fabric forgets: what the summary and the
+ * failure count need of it.  Once per message when no trace lists them:
+ * the rarer cases above are calls in last position, so that the common
+ * one runs without a frame. */
 static void on_retire(void *ctx, uint32_t msg, const CsMessageStats *st) {
   (void)msg;
   CsSim *sim = ctx;
   sim->retired_failed += st->failed;
   uint32_t it = st->iteration;
   if (!sim->worker_host[st->src] || it == 0) return; /* a flat array: the nodes' records are far apart in memory; iteration 0: flows */
-  if (G_UNLIKELY(it >= sim->retired_wire->len || sim->retire_host != NULL)) {
-    retire_wire(sim, it, st);
+  if (G_UNLIKELY(it >= sim->retired_wire->len)) {
+    retire_wire_grown(sim, it, st);
     return;
   }
   g_array_index(sim->retired_wire, double, it) += (double)st->wire_bytes;
+  if (G_UNLIKELY(sim->retire_host != NULL)) retire_host_wire(sim, it, st);
 }
 
 CsSim *cs_sim_new(const CsScenario *s, GError **error) {

@@ -140,7 +140,7 @@ END_TEST
 
 /* 3. Two senders at line rate into one switch port with a 64-packet
  * buffer: drops occur, both flows complete, and every retransmission
- * repairs a drop or a loss (the one-block SACK leaves no guesswork). */
+ * repairs a drop or a loss (the ACKs' SACK blocks leave no guesswork). */
 START_TEST(test_droptail_overflow) {
   Run r = run("defaults: {buffer: 64pkt}\n"
               "topology: {type: star, workers: 3}\n"

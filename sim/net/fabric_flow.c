@@ -1400,6 +1400,8 @@ static inline __attribute__((always_inline)) uint32_t flow_start(FlowNet *n, uin
   f->mark = f->slot = f->end_ver = 0;
   f->live = f->frozen = f->dirty = false;
   f->own_route = own_route;
+  /* a field added to Flow must be written above too */
+  _Static_assert(sizeof(Flow) == 104, "flow_start writes every field of Flow");
   if (r->keep <= 0) {
     cs_engine_schedule_at(n->engine, *n->clock, on_fail, n, fi);
     return fi;

@@ -372,6 +372,34 @@ START_TEST(test_lone_message_time) {
 }
 END_TEST
 
+/* The same with `switching: cut-through`: the switch starts a packet once
+ * its first 64 bytes are in, or, on an egress faster than the ingress
+ * (the second hop at 40 Gbps), so that it ends as its last bit arrives.
+ * 1,443 B: the full packet leaves w0 at 1.2 us, its first bit reaches
+ * the switch at 1.0 us and it leaves there from 1.0512 to 2.2512 us; the
+ * 59-byte last packet (under 64 bytes: it must be whole) is in at 2.2472
+ * us and waits for it, ending at 2.2984 us: 3.2984 us with the second
+ * latency (4.4472 us stored and forwarded).  Flow and packet agree to
+ * the picosecond. */
+START_TEST(test_lone_message_cut_through) {
+  const char *yaml = "defaults: {bandwidth: 10Gbps, latency: 1us}\ntopology: {type: star, workers: 2}\n"
+                     "switching: cut-through\nflows: [{src: w0, dst: w1, size: 1MB}]\n";
+  const char *sizes[] = {"flows.0.size=1442B", "flows.0.size=1443B", "flows.0.size=2885B", "flows.0.size=100KB"};
+  const char *rates[] = {NULL, "links_override=[{match: w0-sw0, bandwidth: 1Gbps}]",
+                         "links_override=[{match: w1-sw0, bandwidth: 40Gbps}]"};
+  for (size_t k = 0; k < G_N_ELEMENTS(rates); k++)
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+      const char *more[] = {sizes[i], rates[k], NULL};
+      Run f = run(yaml, "flow", more), p = run(yaml, "packet", more);
+      ck_assert_msg(fabs(end_s(&f, 0) - end_s(&p, 0)) < 1e-12, "%s %s: flow %.10f s, packet %.10f s", sizes[i],
+                    rates[k] ? rates[k] : "", end_s(&f, 0), end_s(&p, 0));
+      if (k == 0 && i == 1) ck_assert_double_eq_tol(end_s(&f, 0), 3.2984e-6, 1e-12);
+      done(&f);
+      done(&p);
+    }
+}
+END_TEST
+
 /* A message that `duration` leaves unfinished reports the wire bytes it
  * put on its first link by then, as links.csv counts them (it reported
  * the whole message's).  Five hosts on a switch, 10 Gbps, no headers,
@@ -815,6 +843,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_background_alone);
   tcase_add_test(tc, test_unfinished_wire_bytes);
   tcase_add_test(tc, test_lone_message_time);
+  tcase_add_test(tc, test_lone_message_cut_through);
   tcase_add_test(tc, test_ring_1024);
   tcase_add_test(tc, test_refill_inside);
   tcase_add_test(tc, test_retire);

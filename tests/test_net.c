@@ -68,6 +68,58 @@ START_TEST(test_store_and_forward_bottleneck) {
 }
 END_TEST
 
+/* switching: cut-through.  The same N = 1000 packets over the star: the
+ * switch starts each once its first 64 bytes are in (51.2 ns at 10 Gbps),
+ * so the second hop adds 51.2 ns instead of 1.2 us:
+ * 2 + 1.2 + 0.0512 + 999 * 1.2 = 1202.0512 us. */
+START_TEST(test_cut_through_exact) {
+  Run r = run("topology: {type: star, workers: 2}\nswitching: cut-through\n"
+              "transport: {protocol: fixed, window: 100000pkt, mtu: 1500B, header: 58B}\n"
+              "flows: [{src: w0, dst: w1, size: 1442000B}]\n");
+  ck_assert(msg(&r, 0)->delivered);
+  ck_assert_int_eq(msg(&r, 0)->end, 1202051200LL);
+  done(&r);
+}
+END_TEST
+
+/* Cut through across rates: w0 -10G- s1 -1G- s2 -10G- w1 as in
+ * test_store_and_forward_bottleneck (1206.4 us stored and forwarded).
+ * s1 starts a packet on its slower egress 51.2 ns after its first bit
+ * came in (saving 1.2 - 0.0512 us); s2's egress is faster than its
+ * ingress, so it starts a packet 1.2 us before its last bit is in, not
+ * sooner (it would run dry): it ends as that bit arrives (saving 1.2 us).
+ * 1206.4 - 1.1488 - 1.2 = 1204.0512 us. */
+START_TEST(test_cut_through_rates) {
+  Run r = run("switching: cut-through\n"
+              "nodes:\n  - {name: w0, role: worker}\n  - {name: w1, role: worker}\n"
+              "  - {name: s1, role: switch}\n  - {name: s2, role: switch}\n"
+              "links:\n  - {a: w0, b: s1}\n  - {a: s1, b: s2, bandwidth: 1Gbps, latency: 2us, buffer: 1000pkt}\n"
+              "  - {a: s2, b: w1}\n"
+              "transport: {protocol: fixed, window: 100000pkt}\n"
+              "flows: [{src: w0, dst: w1, size: 144200B}]\n");
+  ck_assert_int_eq(msg(&r, 0)->end, 1204051200LL);
+  done(&r);
+}
+END_TEST
+
+/* Cut-through is the switches': a ring's hosts that forward still store
+ * and forward.  Ring of 4, w0 -> w2 over w1 (two hops, the middle a
+ * host), 10 packets of 1500 B at 10 Gbps, 1 us: 2 + 2 * 1.2 + 9 * 1.2 =
+ * 15.2 us either way. */
+START_TEST(test_cut_through_hosts_store) {
+  for (int cut = 0; cut < 2; cut++) {
+    Run r = run(cut ? "topology: {type: ring, workers: 4}\nswitching: cut-through\n"
+                      "transport: {protocol: fixed, window: 1000pkt, mtu: 1500B, header: 58B}\n"
+                      "flows: [{src: w0, dst: w2, size: 14420B}]\n"
+                    : "topology: {type: ring, workers: 4}\n"
+                      "transport: {protocol: fixed, window: 1000pkt, mtu: 1500B, header: 58B}\n"
+                      "flows: [{src: w0, dst: w2, size: 14420B}]\n");
+    ck_assert_int_eq(msg(&r, 0)->end, 15200000LL);
+    done(&r);
+  }
+}
+END_TEST
+
 /* A link whose per-packet time is not a whole number of picoseconds keeps
  * exact time: 1000 packets of 1500 B at 7 Gbps take ceil(1000 * 12000 bits
  * / 7e9 s) = 1714285715 ps on the first link, not 1000 * round(S/B). */
@@ -448,6 +500,9 @@ static Suite *net_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_store_and_forward_exact);
   tcase_add_test(tc, test_store_and_forward_bottleneck);
+  tcase_add_test(tc, test_cut_through_exact);
+  tcase_add_test(tc, test_cut_through_rates);
+  tcase_add_test(tc, test_cut_through_hosts_store);
   tcase_add_test(tc, test_no_drift);
   tcase_add_test(tc, test_md1_half);
   tcase_add_test(tc, test_md1_080);

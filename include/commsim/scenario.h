@@ -66,6 +66,7 @@ typedef struct {
   char *name;
   uint64_t seed;
   CsRouting routing;
+  CsSwitching switching;
   uint32_t fidelity; /* a row of fabric.h's cs_fidelities */
   int64_t hybrid_rounds;   /* hybrid.rounds */
   double hybrid_tolerance; /* hybrid.tolerance */

@@ -154,8 +154,29 @@ typedef struct {
   uint32_t n_switches;
   int64_t bisection_bps; /* -1 when the generator does not know it */
   uint32_t gpus_per_host; /* workers w[h*G .. h*G+G) share machine h's internal switch */
+  /* `switching: cut-through`: a switch forwards a packet once its first
+   * cut_through bytes have arrived (CS_CUT_THROUGH_BYTES); 0: once all of
+   * it has (store-and-forward, the default) */
+  uint32_t cut_through;
   GHashTable *by_name;   /* name -> node index + 1 */
 } CsTopology;
+
+/* What a cut-through switch must have of a packet before it starts to
+ * send it: its first 64 bytes (the smallest Ethernet frame, which holds
+ * the headers a forwarding decision reads). */
+#define CS_CUT_THROUGH_BYTES 64u
+typedef enum { CS_SWITCHING_STORE_AND_FORWARD, CS_SWITCHING_CUT_THROUGH } CsSwitching;
+const char *const *cs_switching_names(void); /* in CsSwitching order, NULL-terminated */
+
+/* The bytes of a packet that the node sending on link direction di
+ * (2 x link + dir) needs before it forwards the packet: cut_through when
+ * that node is a switch of a cut-through network, else 0 (all of it:
+ * hosts, a ring's forwarding ones included, store and forward). */
+static inline uint32_t cs_dir_cut_bytes(const CsTopology *t, uint32_t di) {
+  if (!t->cut_through) return 0;
+  const CsLink *l = &t->links[di / 2];
+  return t->nodes[di % 2 ? l->b : l->a].role == CS_ROLE_SWITCH ? t->cut_through : 0;
+}
 
 /* Build the network a spec describes, its links inheriting `defaults`
  * (the scenario's cs_topology_build also checks the names it uses). */
@@ -212,16 +233,30 @@ const char *const *cs_queue_names(void); /* in CsQueueKind order, NULL-terminate
  * arrives after every hop's store-and-forward), and the last packet
  * leaves a hop once it has arrived and the packet before it has left.
  * A last packet smaller than the others therefore waits behind them where
- * no hop before was slower, not only at the slowest hop. */
+ * no hop before was slower, not only at the slowest hop.  `cut` (NULL:
+ * none): cut[k] > 0 when the node before hop k (k >= 1) forwards cut
+ * through after that many bytes (cs_dir_cut_bytes): a packet starts there
+ * once those bytes have arrived, or later if it would otherwise finish
+ * before its last bit arrives, so the hop adds max(its own time - the
+ * hop before's + the cut's time there, 0) instead of its own time. */
+static inline double cs_path_hop_adds(double bytes, const double *bps, const double *cut, int k) {
+  double own = 8.0 * bytes / bps[k];
+  if (!cut || k == 0 || cut[k] <= 0) return own;
+  double before = 8.0 * bytes / bps[k - 1], c = 8.0 * (cut[k] < bytes ? cut[k] : bytes) / bps[k - 1];
+  double adds = own - before + c;
+  return adds > 0 ? adds : 0;
+}
+
 static inline double cs_path_message_time(uint64_t packets, double full, double last, const double *bps,
-                                          const double *lat_s, int hops) {
+                                          const double *lat_s, const double *cut, int hops) {
   double first = 0, period = 0, t_last = 0; /* at hop k: when the first full packet, and the last, have left it */
   for (int k = 0; k < hops; k++) {
     double f = 8.0 * full / bps[k];
     if (period < f) period = f;
-    first += f;
+    first += cs_path_hop_adds(full, bps, cut, k);
     double before = packets > 1 ? first + (double)(packets - 2) * period : 0; /* the packet before the last leaves */
-    t_last = (t_last > before ? t_last : before) + 8.0 * last / bps[k];
+    double own = t_last + cs_path_hop_adds(last, bps, cut, k), behind = before + 8.0 * last / bps[k];
+    t_last = own > behind ? own : behind;
     first += lat_s[k];
     t_last += lat_s[k];
   }
@@ -232,12 +267,12 @@ static inline double cs_path_message_time(uint64_t packets, double full, double 
  * rate (the part a fluid or a busiest-link model counts apart): the
  * latencies and the store-and-forward.  hops >= 1, packets >= 1. */
 static inline double cs_path_message_tail(uint64_t packets, double full, double last, const double *bps,
-                                          const double *lat_s, int hops) {
+                                          const double *lat_s, const double *cut, int hops) {
   double bmin = bps[0];
   for (int k = 1; k < hops; k++)
     if (bps[k] < bmin) bmin = bps[k];
   double wire = (double)(packets - 1) * full + last;
-  return cs_path_message_time(packets, full, last, bps, lat_s, hops) - 8.0 * wire / bmin;
+  return cs_path_message_time(packets, full, last, bps, lat_s, cut, hops) - 8.0 * wire / bmin;
 }
 
 #endif

@@ -174,6 +174,9 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
     printf("%-12s not known for explicit topologies\n", "bisection");
   printf("%-12s %s (tables: %zu bytes)\n", "routing", cs_routing_names()[s->routing],
          st.table_bytes);
+  if (s->switching == CS_SWITCHING_CUT_THROUGH) /* the default, store-and-forward, goes unsaid */
+    printf("%-12s cut-through (a switch forwards a packet once its first %u bytes are in)\n", "switching",
+           CS_CUT_THROUGH_BYTES);
   if (s->fidelity != 0) /* the default, packet, goes unsaid */
     printf("%-12s %s (%s)\n", "fidelity", cs_fidelities[s->fidelity].name, cs_fidelities[s->fidelity].help);
   print_link_spec("defaults", &s->defaults);

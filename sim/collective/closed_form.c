@@ -129,16 +129,18 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
   double last = (double)(m->payload - (n - 1) * c->mss + c->header);
   uint32_t dst_host = (uint32_t)t->nodes[m->dst].host;
   int h = cs_routes_path(c->r, m->src, dst_host, 0, c->ports, (int)t->n_nodes);
-  double *bps = g_newa(double, h > 0 ? h : 1), *lat_s = g_newa(double, h > 0 ? h : 1);
+  double *bps = g_newa(double, h > 0 ? h : 1), *lat_s = g_newa(double, h > 0 ? h : 1), *cut = g_newa(double, h > 0 ? h : 1);
   for (int i = 0; i < h; i++) {
-    const CsLink *l = &t->links[t->ports[c->ports[i]].link];
+    const CsPort *pt = &t->ports[c->ports[i]];
+    const CsLink *l = &t->links[pt->link];
     bps[i] = (double)l->spec.bandwidth;
     lat_s[i] = (double)l->spec.latency * 1e-12;
+    cut[i] = (double)cs_dir_cut_bytes(t, 2 * pt->link + pt->dir);
   }
   c->hop_sum += h;
   c->hop_n++;
   /* the busiest link's serialization of the wire bytes is its own term */
-  return h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, h) : 0;
+  return h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, cut, h) : 0;
 }
 
 CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) { return cs_model_round_each(op, msgs, n, NULL); }

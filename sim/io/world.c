@@ -183,6 +183,7 @@ static bool check_roce_rto(const CsTopology *t, const CsScenario *s, GError **er
 
 CsTopology *cs_topology_build(const CsScenario *s, GError **error) {
   CsTopology *t = cs_topology_new(&s->topology, &s->defaults, error);
+  if (t) t->cut_through = s->switching == CS_SWITCHING_CUT_THROUGH ? CS_CUT_THROUGH_BYTES : 0;
   for (guint i = 0; t && i < s->topology.overrides->len; i++) {
     const CsLinkOverride *o = &g_array_index(s->topology.overrides, CsLinkOverride, i);
     if (cs_topology_override(t, o) == 0) {

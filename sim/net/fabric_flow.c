@@ -1329,18 +1329,23 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   uint64_t wire = payload + packets * n->header;
   double last = (double)(payload - (packets - 1) * n->mss + n->header);
   double rtt = r->rtt0;
-  double *bps = g_newa(double, r->n_fwd ? r->n_fwd : 1), *lat_s = g_newa(double, r->n_fwd ? r->n_fwd : 1);
-  for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
+  uint32_t nd = r->n_fwd + r->n_rev;
+  double *bps = g_newa(double, nd ? nd : 1), *lat_s = g_newa(double, nd ? nd : 1), *cut = g_newa(double, nd ? nd : 1);
+  for (uint32_t k = 0; k < nd; k++) {
     const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
-    double bw = (double)l->bandwidth;
-    if (k < r->n_fwd) bps[k] = bw, lat_s[k] = (double)l->latency * 1e-12;
-    rtt += 8.0 * (double)(k < r->n_fwd ? n->mtu : n->ack) / bw; /* a packet out and an ACK back */
+    bps[k] = (double)l->bandwidth, lat_s[k] = (double)l->latency * 1e-12;
+    cut[k] = (double)cs_dir_cut_bytes(n->t, r->dirs[k]);
   }
+  /* a packet out and an ACK back, each hop's serialization (or, cut
+   * through, what the hop adds) */
+  for (uint32_t k = 0; k < r->n_fwd; k++) rtt += cs_path_hop_adds((double)n->mtu, bps, cut, (int)k);
+  for (uint32_t k = 0; k < r->n_rev; k++)
+    rtt += cs_path_hop_adds((double)n->ack, bps + r->n_fwd, cut + r->n_fwd, (int)k);
   /* after the fluid phase (its wire bytes at the slowest link's rate when
    * alone), what a lone message's packets add: the latencies and the
-   * store-and-forward the packet network gives it */
+   * store-and-forward (or cut-through) the packet network gives it */
   double tail = r->n_fwd ? cs_path_message_tail(packets ? packets : 1, (double)(n->mss + n->header), last, bps, lat_s,
-                                                (int)r->n_fwd)
+                                                cut, (int)r->n_fwd)
                          : 0;
   /* ACK bits per data bit, at most a tenth (ACK_W_MAX): a message of a
    * few bytes, whose one ACK outweighs its packet, would load its reverse

@@ -390,6 +390,25 @@ static __attribute__((noinline)) bool ecn_curve_mark(LinkDir *d) {
   return cs_rng_uniform(&d->red_rng) < p;
 }
 
+/* Picoseconds that `bytes` take at `bps`, rounded up. */
+static inline CsTime ser_ps(uint64_t bytes, int64_t bps) {
+  return (CsTime)(((unsigned __int128)bytes * 8000000000000ULL + (uint64_t)bps - 1) / (uint64_t)bps);
+}
+
+/* Cut-through: when the switch starts to send on d the packet of `bytes`
+ * whose last bit has just come in (now) by direction `in`: once its first
+ * cut_through bytes had arrived, and not so early that it would end
+ * before its last bit is in (an egress faster than the ingress waits),
+ * and not before d is free.  Out of line: store-and-forward networks only
+ * test d->cut. */
+static G_GNUC_NO_INLINE CsTime cut_start(const CsNet *net, const LinkDir *d, uint32_t in, uint32_t bytes, CsTime now) {
+  int64_t bw_in = net->dirs[in].bandwidth;
+  uint32_t cut = MIN(net->t->cut_through, bytes);
+  CsTime early = MIN(ser_ps(bytes, bw_in) - ser_ps(cut, bw_in), ser_ps(bytes, d->bandwidth));
+  CsTime ready = early < now ? now - early : 0;
+  return ready > d->busy_until ? ready : d->busy_until;
+}
+
 /* Packet *pk is at a node, in by direction `in` (NO_DIR: from its host), and leaves by port `port`. */
 static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packet *pk, uint32_t port, uint32_t in_dir,
                                                                const bool pfc) {
@@ -398,6 +417,10 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packe
   LinkDir *d = &net->dirs[2 * pt->link + pt->dir];
   catch_up_as(net, d, now, pfc);
   CsTime start = now > d->busy_until ? now : d->busy_until;
+  /* a cut-through switch may have begun while the packet came in: a
+   * start before now, where its egress was free (a host's own packets
+   * never: in_dir is a constant NO_DIR where cs_net_inject inlines this) */
+  if (in_dir != NO_DIR && G_UNLIKELY(d->cut)) start = cut_start(net, d, in_dir, pk->bytes, now);
   if (start > now) { /* it would wait: does it fit, and what do RED and ECN say? */
     bool drop = false;
     uint32_t ing = pfc ? pfc_ingress(net, in_dir) : 0;
@@ -582,6 +605,7 @@ void cs_link_init(CsNet *net) {
       d->bounded = t->nodes[from].role == CS_ROLE_SWITCH || link->spec.buffer_set;
       d->cap = link->spec.buffer;
       d->cap_pkt = link->spec.buffer_pkt;
+      d->cut = cs_dir_cut_bytes(t, 2 * l + (uint32_t)dir) > 0;
       d->queue = link->spec.queue;
       if (link->spec.ecn_kmax > 0) d->queue = CS_QUEUE_ECN; /* ecn {kmin, kmax, pmax}: marks on its curve */
       d->red = link->spec.red;

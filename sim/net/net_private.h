@@ -84,6 +84,7 @@ typedef struct {
   CsQueueKind queue;
   bool bounded;
   bool cap_pkt;
+  bool cut; /* its sender is a cut-through switch (topology's cut_through) */
   /* PFC: the far node counts the bytes that came by this direction and
    * wait in its egress queues (ing_bytes); at xoff it pauses this
    * direction (pause_sent; `paused` once the frame has arrived), at xon

@@ -396,6 +396,11 @@ const char *cs_topo_type_name(CsTopoType t) { return cs_topo_generators[t]->name
 const char *cs_queue_name(CsQueueKind q) { return queue_names[q]; }
 const char *const *cs_queue_names(void) { return queue_names; }
 
+const char *const *cs_switching_names(void) {
+  static const char *const names[] = {"store-and-forward", "cut-through", NULL}; /* CsSwitching order */
+  return names;
+}
+
 int64_t cs_tree_uplink_bps(int64_t host_bps, int64_t hosts_per_leaf, double oversubscription) {
   double up = (double)host_bps * (double)hosts_per_leaf / oversubscription;
   if (!(up >= 0.5) || up >= 9.2e18) return -1; /* below 1 bit/s once rounded, or past int64 */

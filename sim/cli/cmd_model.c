@@ -36,7 +36,8 @@ int cs_cmd_model(int argc, char **argv) {
   printf("formula      %s\n", m.formula);
   printf("terms        %s\n", m.terms);
   printf("step = the busiest link direction's bytes (data and ACKs) over its bandwidth + the slowest path's latency\n"
-         "       and store-and-forward terms; on the real routes, for the largest bucket:\n");
+         "       and %s terms; on the real routes, for the largest bucket:\n",
+         t->cut_through ? "cut-through" : "store-and-forward");
   printf("  %-40s %5s %12s %12s %12s  %-16s %10s\n", "step", "count", "each_s", "busiest_s", "latency_s",
          "bound by", "its bytes");
   for (guint i = 0; i < m.steps->len; i++) {

@@ -196,6 +196,29 @@ START_TEST(test_packets_csv) {
 }
 END_TEST
 
+/* A packet is enqueued before it is transmitted, also when a switch cuts
+ * through (its transmission begins before its last bit is in: the
+ * enqueue row was written at the arrival, after the transmit row's time). */
+START_TEST(test_packets_csv_enqueue_first) {
+  for (int cut = 0; cut < 2; cut++) {
+    Run r = run_traced_with("[packets]", cut ? "switching=cut-through" : "switching=store-and-forward");
+    guint ncols, pairs = 0;
+    g_autoptr(GPtrArray) rows = read_rows(r.dir, "packets.csv", &ncols);
+    for (guint i = 0; i + 1 < rows->len; i++) {
+      GPtrArray *a = rows->pdata[i], *b = rows->pdata[i + 1];
+      if (strcmp(a->pdata[1], "enqueue") || strcmp(b->pdata[1], "transmit")) continue;
+      for (int k = 2; k <= 5; k++) ck_assert_str_eq(a->pdata[k], b->pdata[k]); /* the same packet, the same link */
+      ck_assert_msg(g_ascii_strtod(a->pdata[0], NULL) <= g_ascii_strtod(b->pdata[0], NULL),
+                    "%s: row %u enqueued at %s s, transmitted at %s s", cut ? "cut-through" : "stored", i + 2,
+                    (char *)a->pdata[0], (char *)b->pdata[0]);
+      pairs++;
+    }
+    ck_assert_uint_gt(pairs, 1000);
+    done(&r);
+  }
+}
+END_TEST
+
 START_TEST(test_timeline_json) {
   Run r = run_traced("[timeline]");
   g_autofree char *path = g_build_filename(r.dir, "timeline.json", NULL);
@@ -294,6 +317,7 @@ static Suite *traces_suite(void) {
   tcase_add_test(tc, test_numbers_whatever_the_locale);
   tcase_add_test(tc, test_links_csv_totals);
   tcase_add_test(tc, test_packets_csv);
+  tcase_add_test(tc, test_packets_csv_enqueue_first);
   tcase_add_test(tc, test_timeline_json);
   tcase_add_test(tc, test_tracing_changes_nothing);
   suite_add_tcase(s, tc);

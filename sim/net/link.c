@@ -481,7 +481,8 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packe
   d->st.packets++;
   net->hops++;
   if (G_UNLIKELY(net->trace_fn)) {
-    cs_net_trace(net, CS_PKT_ENQUEUE, pk, pt->link, pt->dir, now);
+    /* cut through, it reached the queue when it began to leave */
+    cs_net_trace(net, CS_PKT_ENQUEUE, pk, pt->link, pt->dir, start < now ? start : now);
     cs_net_trace(net, CS_PKT_TRANSMIT, pk, pt->link, pt->dir, start);
   }
   if (!(pfc && d->pfc) && cs_loss_next(&d->loss)) {

@@ -81,21 +81,25 @@ static inline __attribute__((always_inline)) void queue_push(LinkDir *d, CsTime 
  * its own share with one 64-bit division (a 128-bit one per hop was a
  * call, 1-2 % of a packet run). */
 #define SER_FAST_BYTES 2000000u /* x 8e12 < 2^64 */
+/* bytes x 8e12 = *q x bw + *r (*q at most CS_TIME_MAX past the fast case) */
+static inline void ser_split(uint32_t bytes, uint64_t bw, uint64_t *q, uint64_t *r) {
+  if (G_LIKELY(bytes <= SER_FAST_BYTES)) {
+    uint64_t num = (uint64_t)bytes * 8000000000000ULL;
+    *q = num / bw;
+    *r = num % bw;
+  } else {
+    unsigned __int128 num = (unsigned __int128)bytes * 8000000000000ULL, q128 = num / bw;
+    *q = q128 > (unsigned __int128)CS_TIME_MAX ? (uint64_t)CS_TIME_MAX : (uint64_t)q128;
+    *r = (uint64_t)(num % bw);
+  }
+}
 static inline CsTime transmit_end(LinkDir *d, CsTime start, uint32_t bytes) {
   if (start > d->busy_until) { /* idle before it: a new busy period */
     d->period_start = start;
     d->period_ps = d->period_rem = 0;
   }
   uint64_t bw = (uint64_t)d->bandwidth, q, r;
-  if (G_LIKELY(bytes <= SER_FAST_BYTES)) {
-    uint64_t num = (uint64_t)bytes * 8000000000000ULL;
-    q = num / bw;
-    r = num % bw;
-  } else {
-    unsigned __int128 num = (unsigned __int128)bytes * 8000000000000ULL, q128 = num / bw;
-    q = q128 > (unsigned __int128)CS_TIME_MAX ? (uint64_t)CS_TIME_MAX : (uint64_t)q128;
-    r = (uint64_t)(num % bw);
-  }
+  ser_split(bytes, bw, &q, &r);
   d->period_rem += r; /* < 2 x bandwidth, which is below 2^63 */
   if (d->period_rem >= bw) d->period_rem -= bw, q++;
   /* saturates at the end of time (period_ps never passes CS_TIME_MAX, so
@@ -287,29 +291,41 @@ static void on_deadlock_check(CsEngine *e, void *ctx, uint64_t arg) {
 
 char *cs_net_stuck_report(const CsNet *net) { return g_strdup(net->stuck); }
 
-/* The queued packets of direction d are held from tp on. */
+/* The queued packets of direction d are held from tp on.  A pause holds
+ * some 50 packets and a resume releases some 80 (an incast of 200 MB a
+ * sender: 33,000 of each): the loops keep the rings and the sums in
+ * locals (the stores through a packet's entry would otherwise make the
+ * compiler load the direction's counters again at every packet) and book
+ * the counters once. */
 static void pause_dir(CsNet *net, uint32_t di, CsTime tp) {
   LinkDir *d = &net->dirs[di];
   catch_up(net, d, tp);
   uint32_t k = d->q.len, base = d->pipe.len - k; /* with PFC every queued packet is in the pipe: the last k */
+  Waiting *qb = d->q.buf;
+  InPipe *pb = d->pipe.buf;
+  const uint32_t qh = d->q.head, qm = d->q.cap - 1, ph = d->pipe.head + base, pm = d->pipe.cap - 1;
+  const CsTime lat = d->latency;
+  CsTime busy = 0;
+  uint64_t bytes = 0;
   uint32_t last_msg = UINT32_MAX;
   for (uint32_t i = 0; i < k; i++) {
-    Waiting *w = &CS_RING_AT(d->q, i);
-    InPipe *x = &CS_RING_AT(d->pipe, base + i);
-    CsTime end = x->arrive - d->latency;
+    Waiting *w = &qb[(qh + i) & qm];
+    InPipe *x = &pb[(ph + i) & pm];
     const Packet *pk = &x->pk;
     if (pk->kind == PKT_DATA && pk->hop == 1 && pk->owner != last_msg) { /* sent from this host */
       cs_transport_tsq_paused(net, pk->owner, tp, di);
       last_msg = pk->owner;
     }
-    d->st.busy -= end - w->start;
-    d->st.bytes -= w->bytes;
-    d->st.packets--;
-    net->hops--;
-    d->held_bytes += w->bytes;
+    busy += x->arrive - lat - w->start; /* its transmission, booked when it was queued, is undone */
+    bytes += w->bytes;
     w->start = CS_HELD;
     x->arrive = CS_HELD;
   }
+  d->st.busy -= busy;
+  d->st.bytes -= bytes;
+  d->st.packets -= k;
+  net->hops -= k;
+  d->held_bytes += bytes;
   d->held_n = k;
   d->resume_base = base > 0 ? CS_RING_AT(d->pipe, base - 1).arrive - d->latency : tp;
   if (d->resume_base < tp) d->resume_base = tp;
@@ -324,35 +340,59 @@ static void pause_dir(CsNet *net, uint32_t di, CsTime tp) {
   }
 }
 
+/* The held packets go back to back from max(tr, resume_base): each
+ * starts a busy period of its own (the direction's busy_until stays at
+ * the first start until the end, as transmit_end would see it), so its
+ * end is its start plus its own rounded serialization - the quotient and
+ * remainder of one division, kept while the packets' sizes repeat. */
 static void resume_dir(CsNet *net, uint32_t di, CsTime tr) {
   LinkDir *d = &net->dirs[di];
   d->paused = false;
   net->n_paused--;
   d->paused_total += tr - d->paused_at;
   CsTime t = tr > d->resume_base ? tr : d->resume_base;
-  d->period_start = t; /* a new busy period */
-  d->period_ps = d->period_rem = 0;
-  d->busy_until = t;
   uint32_t k = d->held_n, base = d->pipe.len - k;
-  CsTsqCursor cur = {UINT32_MAX, 0};
+  Waiting *qb = d->q.buf;
+  InPipe *pb = d->pipe.buf;
+  const uint32_t qh = d->q.head + (d->q.len - k), qm = d->q.cap - 1, ph = d->pipe.head + base, pm = d->pipe.cap - 1;
+  const CsTime lat = d->latency;
+  const uint64_t bw = (uint64_t)d->bandwidth;
+  const bool trace = net->trace_fn != NULL;
+  CsTime start = t, busy = 0;
+  uint64_t bytes = 0, q = 0, r = 0, tt = 0; /* tt: the packet's picoseconds (transmit_end's t) */
+  uint32_t last_bytes = UINT32_MAX;
   for (uint32_t i = 0; i < k; i++) {
-    Waiting *w = &CS_RING_AT(d->q, d->q.len - k + i);
-    InPipe *x = &CS_RING_AT(d->pipe, base + i);
-    CsTime end = transmit_end(d, t, w->bytes);
+    Waiting *w = &qb[(qh + i) & qm];
+    InPipe *x = &pb[(ph + i) & pm];
+    uint32_t b = w->bytes;
+    if (b != last_bytes) {
+      ser_split(b, bw, &q, &r);
+      if (q > (uint64_t)CS_TIME_MAX) q = (uint64_t)CS_TIME_MAX;
+      tt = q + (r > 0);
+      last_bytes = b;
+    }
+    start = t;
+    CsTime end = tt > (uint64_t)(CS_TIME_MAX - t) ? CS_TIME_MAX : t + (CsTime)tt;
     w->start = t;
-    d->st.busy += end - t;
-    d->st.bytes += w->bytes;
-    d->st.packets++;
-    net->hops++;
-    x->arrive = cs_time_add(end, d->latency);
-    if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_TRANSMIT, &x->pk, di / 2, (int)(di % 2), t);
-    const Packet *pk = &x->pk;
-    if (pk->kind == PKT_DATA && pk->hop == 1) cs_transport_tsq_started(net, pk->owner, t, &cur, di); /* sent from this host */
+    busy += end - t;
+    bytes += b;
+    x->arrive = cs_time_add(end, lat);
+    if (G_UNLIKELY(trace)) cs_net_trace(net, CS_PKT_TRANSMIT, &x->pk, di / 2, (int)(di % 2), t);
     t = end;
   }
+  /* as transmit_end leaves them: the last packet's period (none held: a new one from t) */
+  d->period_start = start;
+  d->period_ps = k > 0 ? q : 0;
+  d->period_rem = k > 0 ? r : 0;
+  d->st.busy += busy;
+  d->st.bytes += bytes;
+  d->st.packets += k;
+  net->hops += k;
   d->busy_until = t;
   d->held_n = 0;
   d->held_bytes = 0;
+  /* from a host: its own data packets' small-queue entries learn their starts */
+  if (k > 0 && net->t->nodes[d->from_node].role != CS_ROLE_SWITCH) cs_transport_tsq_resumed(net, di, k);
   if (k > 0 && base == 0)
     cs_engine_schedule_at(net->engine, CS_RING_FRONT(d->pipe).arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
   cs_transport_wake(net);

@@ -363,13 +363,11 @@ struct CsNet {
 /* link.c */
 /* Set up the link directions of a new network (its topology and seed set). */
 void cs_link_init(CsNet *net);
-/* PFC resumed a host's link: data packet of message `msg` held there
- * starts at `start` (its connection's TCP-small-queue entry learns it);
- * then cs_transport_wake lets the connections it held send again. */
-typedef struct {
-  uint32_t conn, at; /* the connection last told, and its entry */
-} CsTsqCursor;         /* {UINT32_MAX, 0} before the first */
-void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCursor *cur, uint32_t port_dir);
+/* PFC resumed host port di: its k held packets (the last k of its queue
+ * and pipe) have their starts; the small-queue entries of this host's
+ * data packets among them learn them, and the connections held for the
+ * resume are woken by cs_transport_wake. */
+void cs_transport_tsq_resumed(CsNet *net, uint32_t di, uint32_t k);
 /* PFC paused a host's link at tp: message msg's connection's packets that
  * had not started by then are held. */
 void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_dir);
@@ -396,7 +394,7 @@ static inline void cs_net_packet_gone(CsNet *net, const Packet *pk) {
 }
 /* Put packet *pk (at hop 0, at its source; copied) onto the network; returns when
  * it starts to be transmitted there (now when dropped; CS_HELD while its
- * host's link is paused by PFC: cs_transport_tsq_started says when, on
+ * host's link is paused by PFC: cs_transport_tsq_resumed says when, on
  * resume). */
 CsTime cs_net_inject(CsNet *net, Packet *pk);
 

@@ -240,29 +240,50 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   }
 }
 
-/* TCP small queues: 0 when the connection may put another packet in its
- * host's egress queue, else when it may again: when its last waiting
- * packet starts (the link is still busy with it, and the connection
- * refills its share in one go: an event per `host_queue` bytes, not per
- * packet). */
-void cs_transport_tsq_started(CsNet *net, uint32_t msg, CsTime start, CsTsqCursor *cur, uint32_t port_dir) {
-  uint32_t ci = net->msgs[msg].conn;
-  Conn *c = &net->conns[ci];
-  /* the first entry held on this port: its packets leave in order, so the
-   * next one of the same connection lies after the last */
-  uint32_t i = cur->conn == ci ? cur->at + 1 : 0;
-  for (; i < c->tsq.len; i++) {
-    Waiting *w = &CS_RING_AT(c->tsq, i);
-    if (w->ing == port_dir + 1 && w->start == CS_HELD) {
-      w->start = start;
-      break;
+/* PFC resumed host port di: its k held packets, the last k of its queue
+ * and its pipe, have their starts.  Each data packet of this host's
+ * names its connection's first small-queue entry still held on that
+ * port (they leave in order, so the next one of the same connection lies
+ * after the last: a cursor, kept while the owner repeats), which learns
+ * when it starts; a connection that waited for the resume is woken
+ * (cs_transport_wake). */
+void cs_transport_tsq_resumed(CsNet *net, uint32_t di, uint32_t k) {
+  const LinkDir *d = &net->dirs[di];
+  const Waiting *qb = d->q.buf;
+  const InPipe *pb = d->pipe.buf;
+  const uint32_t qh = d->q.head + (d->q.len - k), qm = d->q.cap - 1, ph = d->pipe.head + (d->pipe.len - k),
+                 pm = d->pipe.cap - 1;
+  uint32_t last_msg = UINT32_MAX, ci = UINT32_MAX, at = 0;
+  /* the connection's ring, in locals (stores to its entries would have them loaded again) */
+  Waiting *tb = NULL;
+  uint32_t th = 0, tm = 0, tn = 0;
+  for (uint32_t j = 0; j < k; j++) {
+    const Packet *pk = &pb[(ph + j) & pm].pk;
+    if (pk->kind != PKT_DATA || pk->hop != 1) continue; /* not sent from this host */
+    if (pk->owner != last_msg) {
+      last_msg = pk->owner;
+      uint32_t cj = net->msgs[pk->owner].conn;
+      if (cj != ci) { /* another connection: from its ring's front */
+        ci = cj;
+        Conn *c = &net->conns[ci];
+        tb = c->tsq.buf, th = c->tsq.head, tm = c->tsq.cap - 1, tn = c->tsq.len;
+        at = UINT32_MAX;
+        if (c->t_send == CS_HELD) {
+          c->t_send = 0;
+          if (!net->woken) net->woken = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+          g_array_append_val(net->woken, ci);
+        }
+      }
     }
-  }
-  cur->conn = ci, cur->at = i;
-  if (c->t_send == CS_HELD) {
-    c->t_send = 0;
-    if (!net->woken) net->woken = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    g_array_append_val(net->woken, ci);
+    uint32_t i = at + 1;
+    for (; i < tn; i++) {
+      Waiting *w = &tb[(th + i) & tm];
+      if (w->ing == di + 1 && w->start == CS_HELD) {
+        w->start = qb[(qh + j) & qm].start;
+        break;
+      }
+    }
+    at = i;
   }
 }
 
@@ -283,6 +304,11 @@ void cs_transport_wake(CsNet *net) {
   if (net->woken) g_array_set_size(net->woken, 0);
 }
 
+/* TCP small queues: 0 when the connection may put another packet in its
+ * host's egress queue, else when it may again: when its last waiting
+ * packet starts (the link is still busy with it, and the connection
+ * refills its share in one go: an event per `host_queue` bytes, not per
+ * packet). */
 static CsTime tsq_wait(Conn *c, CsTime now) {
   while (c->tsq.len > 0 && CS_RING_FRONT(c->tsq).start <= now) {
     c->tsq_bytes -= CS_RING_FRONT(c->tsq).bytes;

@@ -157,6 +157,7 @@ typedef struct {
   CsCc cc;
   uint32_t pair; /* its RttState: net->rtts[pair] */
   uint32_t src, dst;
+  uint32_t nic_dir;     /* roce: the link direction its packets leave the host by */
   CsTime rto;
   uint32_t consecutive_timeouts;
   uint32_t in_flight;   /* packets of all its messages */
@@ -175,11 +176,11 @@ typedef struct {
   uint64_t dsack_round;    /* no second increase before una passes it; 0 = none */
   bool tlp_out;         /* a probe is out: no other before an ACK */
   bool tlp_retx;        /* the last probe resent a packet (RFC 8985 7.4: TLP.is_retrans) */
+  bool idle;            /* nothing in flight since it last sent */
   uint64_t tlp_end;     /* sent_hi when it went (TLP.end_seq); 0 = none pending */
   bool cwnd_limited;    /* the window stopped the last send while packets were ready */
   uint32_t max_out;     /* the most packets in flight this round (slow start's half-window test) */
   uint64_t max_out_end; /* the round ends when una passes it */
-  bool idle;            /* nothing in flight since it last sent */
   CsTime rack_xmit;     /* RACK.xmit_ts: the send time of the latest delivered packet, -1 none */
   uint64_t rack_pos;    /* ... its stream position (ties) */
   CsTime rack_rtt;
@@ -190,9 +191,11 @@ typedef struct {
   CsTime pace_next;     /* pacing: the next packet leaves no earlier */
   CsTime pace_last;     /* roce: the slot of the last packet sent ... */
   uint32_t pace_bytes;  /* ... and its bytes (0: none yet) */
+  uint32_t gap_bytes;   /* roce: slot_gap is the packet time of these bytes ... */
   CsTime pace_slot;     /* roce: the next slot, as computed at ... */
   uint64_t slot_bps;    /* ... this rate (set at each send; 0: no pacing then) */
-  uint32_t nic_dir;     /* roce: the link direction its packets leave the host by */
+  uint64_t gap_bps;     /* ... at this rate (0: none yet) */
+  CsTime slot_gap;
   CS_RING(Waiting) tsq; /* its packets waiting in the host's egress queue */
   uint64_t tsq_bytes, tsq_limit; /* ... their bytes, and the most it may have there (0: no limit) */
   /* timers, 0 = disarmed: retransmission, tail-loss probe, RACK's

@@ -105,13 +105,24 @@ static uint64_t conn_una(const CsNet *net, const Conn *c) {
   return f->base + f->una;
 }
 
+/* roce: a packet time of pace_bytes at slot_bps (roce_set_slot). */
+static G_GNUC_NO_INLINE void roce_set_gap(Conn *c) {
+  c->gap_bps = c->slot_bps;
+  c->gap_bytes = c->pace_bytes;
+  c->slot_gap = (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->slot_bps);
+}
+
 /* roce: the next packet's slot, a packet time at the current rate after
  * the last one's (pacing_bps > 0, pace_bytes > 0).  Set when a packet
  * leaves and again only when the rate has moved since: a queue pair asks
  * at every ACK, and a division is most of the cost. */
 static inline void roce_set_slot(Conn *c) {
   c->slot_bps = c->cc.pacing_bps;
-  c->pace_slot = c->pace_last + (CsTime)((double)c->pace_bytes * 8.0 * 1e12 / (double)c->slot_bps);
+  /* the packet time itself is kept while the rate and the size repeat (a
+   * queue pair's rate moves every seven packets or so, and the division's
+   * latency was a fifth of send_data's time) */
+  if (G_UNLIKELY(c->slot_bps != c->gap_bps || c->pace_bytes != c->gap_bytes)) roce_set_gap(c);
+  c->pace_slot = c->pace_last + c->slot_gap;
 }
 
 static inline CsTime roce_next_slot(Conn *c) {

@@ -156,9 +156,15 @@ static inline __attribute__((always_inline)) void pipe_push(CsNet *net, uint32_t
   }
 }
 
-/* A packet held at a paused direction: it gets its event on resume. */
+/* A packet held at a paused direction: it gets its event on resume.  It
+ * is at its next hop in the pipe: the hop is counted there, not in *pk
+ * before the copy (a packet a host has just built, its fields stored one
+ * by one: a wide load of a field stored a moment before waits for the
+ * store, and the copy's did, at every packet a pause held). */
 static void pipe_push_held(CsNet *net, uint32_t di, const Packet *pk) {
-  CS_RING_PUSH(net->dirs[di].pipe, 64, (InPipe){CS_HELD, *pk});
+  LinkDir *d = &net->dirs[di];
+  CS_RING_PUSH(d->pipe, 64, (InPipe){CS_HELD, *pk});
+  CS_RING_BACK(d->pipe).pk.hop++;
 }
 
 /* ---- PFC ----
@@ -507,8 +513,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packe
       d->held_n++;
       d->held_bytes += pk->bytes;
       if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_ENQUEUE, pk, pt->link, pt->dir, now);
-      pk->hop++;
-      pipe_push_held(net, 2 * pt->link + pt->dir, pk);
+      pipe_push_held(net, 2 * pt->link + pt->dir, pk); /* (at its next hop there) */
       return CS_HELD;
     }
   } else if (d->queue == CS_QUEUE_RED) {

@@ -33,7 +33,7 @@ uint32_t cs_net_add_path(CsNet *net, uint32_t src_node, uint32_t dst_host, uint6
 
 /* ---- queues ---- */
 
-static void pfc_left(CsNet *net, const Waiting *w);
+static inline void pfc_left(CsNet *net, const Waiting *w);
 static void catch_up_node(CsNet *net, uint32_t x, CsTime now);
 static const char *dir_name(const CsNet *net, uint32_t di, char *buf, size_t n);
 
@@ -188,14 +188,18 @@ static void send_pfc(CsNet *net, uint32_t di, bool xon, CsTime at) {
                         di | (uint64_t)xon << 32);
 }
 
-static void pfc_left(CsNet *net, const Waiting *w) {
+static G_GNUC_NO_INLINE void pfc_xon(CsNet *net, LinkDir *in, const Waiting *w) {
+  in->pause_sent = false;
+  net->node_pausing[in->to_node]--;
+  send_pfc(net, w->ing - 1, true, w->start);
+}
+
+/* Inline (each packet a switch forwards leaves its ingress count once):
+ * the XON, once per pause, is the call. */
+static inline void pfc_left(CsNet *net, const Waiting *w) {
   LinkDir *in = &net->dirs[w->ing - 1];
   in->ing_bytes -= w->bytes;
-  if (in->pause_sent && in->ing_bytes <= (uint64_t)in->xon) {
-    in->pause_sent = false;
-    net->node_pausing[in->to_node]--;
-    send_pfc(net, w->ing - 1, true, w->start);
-  }
+  if (G_UNLIKELY(in->pause_sent) && in->ing_bytes <= (uint64_t)in->xon) pfc_xon(net, in, w);
 }
 
 

@@ -594,7 +594,12 @@ static void on_pipe_pfc(CsEngine *e, void *ctx, uint64_t arg) {
   CS_RING_POP(d->pipe);
   if (d->pipe.len > 0 && CS_RING_FRONT(d->pipe).arrive != CS_HELD)
     cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
-  if (net->node_pausing[d->from_node]) catch_up_as(net, d, cs_engine_now(e), true);
+  if (net->node_pausing[d->from_node]) {
+    /* an empty queue (an ACK's, mostly) has nothing to retire and adds
+     * 0 x its time to the integral, which leaves it as it is */
+    if (d->q.len > 0) catch_up_as(net, d, cs_engine_now(e), true);
+    else d->q_last = cs_engine_now(e);
+  }
   if (d->pfc_loss && pfc_lost(net, di, &pk)) return;
   d->out_bytes += pk.bytes;
   arrive_as(net, &pk, d->to_node, di, true);

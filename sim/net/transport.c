@@ -298,11 +298,18 @@ void cs_transport_tsq_resumed(CsNet *net, uint32_t di, uint32_t k) {
   }
 }
 
+/* The entries of one port start in the order they were queued (its
+ * queue is FIFO, and held ones, CS_HELD, come last): those that had not
+ * started by tp are the port's last, and the scan goes from the back
+ * down to the first that had (the ring holds some 80 entries, a pause
+ * holds some 50). */
 void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_dir) {
   Conn *c = &net->conns[net->msgs[msg].conn];
-  for (uint32_t i = 0; i < c->tsq.len; i++) {
+  for (uint32_t i = c->tsq.len; i-- > 0;) {
     Waiting *w = &CS_RING_AT(c->tsq, i);
-    if (w->ing == port_dir + 1 && w->start > tp) w->start = CS_HELD;
+    if (w->ing != port_dir + 1) continue; /* (a host of a ring: its other port's) */
+    if (w->start <= tp) break;
+    w->start = CS_HELD;
   }
 }
 

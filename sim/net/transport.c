@@ -137,7 +137,7 @@ static inline uint64_t earlier(uint64_t a, uint64_t b) { return a - 1 < b - 1 ? 
 
 /* The connection's event for deadline d, which comes before the pending
  * one if there is one (timer_update). */
-static G_GNUC_NO_INLINE void timer_arm(CsNet *net, Conn *c, uint32_t ci, CsTime d) {
+static inline __attribute__((always_inline)) void timer_arm_as(CsNet *net, Conn *c, uint32_t ci, CsTime d) {
   if (c->timer_event) { /* an earlier deadline replaces the event */
     cs_engine_cancel(net->engine, c->timer_id);
     c->timer_event = false;
@@ -147,9 +147,13 @@ static G_GNUC_NO_INLINE void timer_arm(CsNet *net, Conn *c, uint32_t ci, CsTime 
   c->timer_id = cs_engine_schedule_timer_at(net->engine, d, on_conn_timer, net, ci);
 }
 
+static G_GNUC_NO_INLINE void timer_arm(CsNet *net, Conn *c, uint32_t ci, CsTime d) { timer_arm_as(net, c, ci, d); }
+
 /* Inline: most calls (an ACK of a paced queue pair, of a connection whose
- * RTO lies ahead) find the pending event early enough and return. */
-static inline void timer_update(CsNet *net, uint32_t ci) {
+ * RTO lies ahead) find the pending event early enough and return.  The
+ * event's own (`own`: on_conn_timer, which sets itself again at each
+ * packet of a paced queue pair) arms inline. */
+static inline __attribute__((always_inline)) void timer_update_as(CsNet *net, uint32_t ci, const bool own) {
   Conn *c = &net->conns[ci];
   uint64_t send = c->t_send == CS_HELD ? 0 : (uint64_t)c->t_send; /* held by PFC: a resume wakes it */
   CsTime d = (CsTime)earlier(earlier(earlier((uint64_t)c->t_rto, (uint64_t)c->t_tlp), earlier((uint64_t)c->t_reo,
@@ -158,8 +162,11 @@ static inline void timer_update(CsNet *net, uint32_t ci) {
   if (d == 0) return; /* a pending event finds nothing due and stops */
   /* a later deadline is honoured when the event fires (it sleeps again) */
   if (c->timer_event && d >= c->timer_at) return;
-  timer_arm(net, c, ci, d);
+  if (own) timer_arm_as(net, c, ci, d);
+  else timer_arm(net, c, ci, d);
 }
+
+static inline void timer_update(CsNet *net, uint32_t ci) { timer_update_as(net, ci, false); }
 
 static CsTime rto_of(const CsNet *net, const RttState *st) {
   if (net->roce) return net->transport.rto; /* a NIC's fixed timeout */
@@ -1389,7 +1396,7 @@ static void on_conn_timer(CsEngine *e, void *ctx, uint64_t arg) {
     on_rto(net, ci);
   }
   conn_send(net, ci);
-  timer_update(net, ci);
+  timer_update_as(net, ci, true);
 }
 
 /* ---- connections and messages ---- */

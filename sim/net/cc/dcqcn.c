@@ -152,19 +152,26 @@ static void dcqcn_on_ack(CsCc *cc, const CsAck *ack) {
   set_pacing(cc, d);
 }
 
+/* At every packet a queue pair sends.  pacing_bps and wake_at are what
+ * set_pacing made of rc, increasing and next_timer when they last moved
+ * (the transport moves wake_at with next_timer in a jump): a packet that
+ * brings no increase event leaves them as they are (most packets:
+ * set_pacing's compare and conversion were a sixth of the call). */
 static void dcqcn_on_send(CsCc *cc, uint32_t bytes, CsTime now) {
   Dcqcn *d = (Dcqcn *)cc->priv;
   if (!d->increasing) return; /* (then pacing_bps and wake_at are 0 already) */
   const CsDcqcnSpec *p = &cc->cfg->dcqcn;
-  if (d->next_timer <= now) run_timer(d, p, now);
+  bool moved = false;
+  if (d->next_timer <= now) run_timer(d, p, now), moved = true;
   d->bytes += bytes;
   while (d->increasing && d->bytes >= (uint64_t)p->byte_reset) {
     d->bytes -= (uint64_t)p->byte_reset;
     d->bc++;
     d->run = 0;
     increase(d, p);
+    moved = true;
   }
-  set_pacing(cc, d);
+  if (moved) set_pacing(cc, d);
 }
 
 static const char *dcqcn_mode(const CsCc *cc) {

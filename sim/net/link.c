@@ -431,13 +431,19 @@ static inline uint32_t pfc_ingress(const CsNet *net, uint32_t in) {
 }
 
 /* ecn {kmin, kmax, pmax}: mark with RED's probability on the bytes the
- * packet finds queued ahead of it. */
-static __attribute__((noinline)) bool ecn_curve_mark(LinkDir *d) {
+ * packet finds queued ahead of it.  The draw between kmin and kmax is the
+ * call; below and above (an incast's switch port sits past kmax) the
+ * test is inline. */
+static __attribute__((noinline)) bool ecn_curve_draw(LinkDir *d, uint64_t q) {
+  double p = d->ecn_pmax * (double)(q - (uint64_t)d->ecn_kmin) / (double)(d->ecn_kmax - d->ecn_kmin);
+  return cs_rng_uniform(&d->red_rng) < p;
+}
+
+static inline bool ecn_curve_mark(LinkDir *d) {
   uint64_t q = d->q_bytes;
   if (q <= (uint64_t)d->ecn_kmin) return false;
   if (q > (uint64_t)d->ecn_kmax) return true;
-  double p = d->ecn_pmax * (double)(q - (uint64_t)d->ecn_kmin) / (double)(d->ecn_kmax - d->ecn_kmin);
-  return cs_rng_uniform(&d->red_rng) < p;
+  return ecn_curve_draw(d, q);
 }
 
 /* Picoseconds that `bytes` take at `bps`, rounded up. */

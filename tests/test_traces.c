@@ -28,11 +28,11 @@ typedef struct {
   char *dir;
 } Run;
 
-static Run run_traced_with(const char *traces, const char *extra) {
+static Run run_traced_with(const char *traces, const char *extra, const char *extra2) {
   Run r = {0};
   GError *e = NULL;
   g_autofree char *set = g_strdup_printf("output.traces=%s", traces);
-  const char *sets[] = {set, extra, NULL};
+  const char *sets[] = {set, extra, extra ? extra2 : NULL, NULL};
   r.s = cs_scenario_load_string(scenario, "traces.yaml", sets, &e);
   ck_assert_msg(r.s != NULL, "%s", e ? e->message : "");
   r.dir = g_dir_make_tmp("commsim-tr-XXXXXX", NULL);
@@ -43,7 +43,7 @@ static Run run_traced_with(const char *traces, const char *extra) {
   return r;
 }
 
-static Run run_traced(const char *traces) { return run_traced_with(traces, NULL); }
+static Run run_traced(const char *traces) { return run_traced_with(traces, NULL, NULL); }
 
 static void done(Run *r) {
   g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", r->dir);
@@ -176,7 +176,7 @@ END_TEST
 
 START_TEST(test_packets_csv) {
   /* a smaller gradient: one row per packet event is a lot under sanitizers */
-  Run r = run_traced_with("[packets]", "workload.params=100K");
+  Run r = run_traced_with("[packets]", "workload.params=100K", NULL);
   guint ncols;
   g_autoptr(GPtrArray) rows = read_rows(r.dir, "packets.csv", &ncols);
   ck_assert_uint_eq(ncols, 8);
@@ -201,7 +201,9 @@ END_TEST
  * enqueue row was written at the arrival, after the transmit row's time). */
 START_TEST(test_packets_csv_enqueue_first) {
   for (int cut = 0; cut < 2; cut++) {
-    Run r = run_traced_with("[packets]", cut ? "switching=cut-through" : "switching=store-and-forward");
+    /* the smaller gradient of test_packets_csv, for the sanitizers */
+    Run r = run_traced_with("[packets]", "workload.params=100K",
+                            cut ? "switching=cut-through" : "switching=store-and-forward");
     guint ncols, pairs = 0;
     g_autoptr(GPtrArray) rows = read_rows(r.dir, "packets.csv", &ncols);
     for (guint i = 0; i + 1 < rows->len; i++) {

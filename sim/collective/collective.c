@@ -370,6 +370,25 @@ static inline Step plan_step(const CsCollPlan *plan, uint32_t p, uint32_t k) {
   return plan->steps ? g_array_index(plan->steps[p], Step, k) : plan->def->step(&plan->spec, p, k);
 }
 
+/* pt->st = s, field by field.  A computed plan's step (a ring's) comes
+ * back through memory that its function wrote field by field; copied in
+ * 16-byte pieces, as an assignment is, each load waits for those stores
+ * to reach the cache (a store-to-load forwarding that fails: a quarter of
+ * advance's samples at 8,192 workers), where loads of the fields' own
+ * sizes take them from the stores at once.  (The two 32-bit fields are
+ * read as volatile: GCC would merge them into one 64-bit load, which
+ * fails the same way.) */
+static inline void set_st(Part *pt, const Step *s) {
+  pt->st.send_to = *(const volatile int32_t *)&s->send_to;
+  pt->st.recv_from = *(const volatile int32_t *)&s->recv_from;
+  pt->st.send_bytes = s->send_bytes;
+  pt->st.compute = s->compute;
+  pt->st.wait_delivered = s->wait_delivered;
+  pt->st.rendezvous = s->rendezvous;
+  pt->st.lane = s->lane;
+  pt->st.after = s->after;
+}
+
 /* A lane's step by its place: its index in the participant's plan. */
 static inline uint32_t plan_index(const Part *pt, uint32_t at) { return pt->at ? pt->at[at] : at; }
 
@@ -508,7 +527,10 @@ static inline __attribute__((always_inline)) void advance_as(CsCollOp *op, uint3
       pt->arrived_win |= (uint64_t)1 << 63;
       pt->n_far--;
     }
-    if (pt->cur < pt->n_steps) pt->st = plan_step(op->plan, p, lanes ? plan_index(pt, pt->cur) : pt->cur);
+    if (pt->cur < pt->n_steps) {
+      const Step next = plan_step(op->plan, p, lanes ? plan_index(pt, pt->cur) : pt->cur);
+      set_st(pt, &next);
+    }
     if (lanes) /* a step done may be what another lane of p waits for */
       for (uint32_t l = 0; l < op->lanes; l++) {
         Part *o = &op->parts[l * op->n_parts + p];

@@ -70,6 +70,7 @@ typedef struct {
   double ack_load;              /* bit/s of ACKs now */
   double ack_seen;              /* the ACK load its data flows were last filled with */
   double bits_off;              /* bits carried up to now: (data_rate + ack_load) x now - bits_off (dir_bits) */
+  double ack_coming;            /* during a refill: the ACK load its round's flows alone will add (gather); else 0 */
   union {                       /* live flows whose data cross it (USES): */
     uint32_t in[2];             /* up to two, in the line itself (most directions) */
     uint32_t *out;              /* more: an array of cap_uses */
@@ -85,8 +86,6 @@ typedef struct {
   uint32_t ver;       /* its heap entry in force */
   double left, wsum;  /* during a refill: capacity not yet taken, number of unfrozen flows */
   double sample_bits; /* `bits` at the start of the sampling interval */
-  double ack_coming;  /* the ACK load the round's flows alone will add (ack_mark == the round's pass) */
-  uint32_t ack_mark;
 } DirFill;
 
 /* What a message of one size needs on a route (shape_of). */
@@ -166,7 +165,7 @@ typedef struct {
 typedef struct {
   double rate;
   uint32_t flow;
-  bool counted; /* its ACK load's change was counted among those coming (alone_acks_ahead) */
+  bool counted; /* its ACK load's change was counted among those coming (acks_coming) */
 } Alone;
 
 typedef struct {
@@ -228,6 +227,7 @@ typedef struct {
   uint32_t ack_depth; /* direct updates of flows alone, one within another (ack_changed) */
   bool filling;       /* fill() gives the gathered flows their rates: those yet to get one wait */
   bool acks_kept;     /* a flow alone whose ACK load's change was counted kept its rate (acks_not_coming) */
+  bool acks_counted;  /* a flow alone of the round counted its ACK load's change (acks_coming) */
   CsTime rounds_at;
   uint64_t next_gen; /* the completion event in force */
   CsTime next_at;
@@ -683,14 +683,19 @@ static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
   n->stack[(*top)++] = di;
 }
 
-/* A flow alone takes its rate with the component's flows, after the fill. */
+static bool acks_coming(FlowNet *n, const Flow *f, double rate);
+
+/* A flow alone takes its rate with the component's flows, after the fill;
+ * the change of its ACK load is counted at once (acks_coming). */
 static bool fill_alone(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   double rate = alone_rate(n, f);
   if (rate < 0) return false;
   f->mark = n->pass;
   CS_GROW(n->alone, n->n_alone, n->cap_alone, 64);
-  n->alone[n->n_alone++] = (Alone){rate, fi, false};
+  bool counted = n->rounds < ACK_ROUNDS && acks_coming(n, f, rate); /* (ack_changed asks for no more rounds) */
+  n->acks_counted |= counted;
+  n->alone[n->n_alone++] = (Alone){rate, fi, counted};
   return true;
 }
 
@@ -700,6 +705,7 @@ static bool fill_alone(FlowNet *n, uint32_t fi) {
 static void gather(FlowNet *n) {
   n->pass++;
   n->n_comp = n->n_cdirs = n->n_alone = 0;
+  n->acks_counted = false;
   uint32_t top = 0;
   for (uint32_t i = 0; i < n->n_dirty; i++) {
     Flow *f = &n->flows[n->dirty[i]];
@@ -764,14 +770,33 @@ static void freeze(FlowNet *n, uint32_t fi, double level) {
 
 /* What a flow's new rate adds to the ACK loads of its reverse route, summed
  * per direction over the round (n_fwd and n_rev: the route's, constants
- * where inlined). */
+ * where inlined).  In the direction's own line, which the round reads
+ * and sets anyway (in DirFill, with a mark of the round, it cost a line
+ * more per direction, at scale a miss: a sixth of refill_round's at
+ * 4,096 workers), and 0 outside a round: acks_came clears it. */
 static inline __attribute__((always_inline)) void acks_coming_as(FlowNet *n, const Route *r, double dw, uint32_t n_fwd,
                                                                 uint32_t n_rev) {
-  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) {
-    DirFill *x = &n->fills[r->dirs[k]];
-    if (x->ack_mark != n->pass) x->ack_mark = n->pass, x->ack_coming = 0;
-    x->ack_coming += dw;
-  }
+  for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) n->dirs[r->dirs[k]].ack_coming += dw;
+}
+
+/* Flow f, alone, is to run at `rate`: the change of its ACK load counted
+ * among those coming (alone_acks_ahead), as gather finds it (the flows
+ * alone in the order they were found, as a pass over them after the
+ * fill added them up); false when it changes none. */
+static bool acks_coming(FlowNet *n, const Flow *f, double rate) {
+  const Route *r = f->route;
+  double dw = (rate - f->rate) * f->ack_w;
+  if (dw == 0 || r->n_rev == 0) return false;
+  if (r->n_fwd == 2 && r->n_rev == 2) acks_coming_as(n, r, dw, 2, 2);
+  else acks_coming_as(n, r, dw, r->n_fwd, r->n_rev);
+  return true;
+}
+
+/* The round's count of flow f's ACK load (counted) is spent: its reverse
+ * directions' ack_coming back to 0. */
+static inline void acks_came(FlowNet *n, const Flow *f) {
+  const Route *r = f->route;
+  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) n->dirs[r->dirs[k]].ack_coming = 0;
 }
 
 /* The rate of a flow alone with the ACK loads coming, or -1 (its rate and
@@ -781,15 +806,15 @@ static inline __attribute__((always_inline)) double rate_with_acks_as(FlowNet *n
   const Route *r = f->route;
   bool moved = false;
   for (uint32_t k = 0; k < n_fwd; k++) {
-    const DirFill *x = &n->fills[r->dirs[k]];
-    moved |= x->ack_mark == n->pass && fabs(x->ack_coming) > ACK_SLACK * n->dirs[r->dirs[k]].capacity;
+    const Dir *d = &n->dirs[r->dirs[k]];
+    moved |= fabs(d->ack_coming) > ACK_SLACK * d->capacity;
   }
   if (!moved) return -1;
   double rate = f->cap > 0 ? f->cap : 0;
   for (uint32_t k = 0; k < n_fwd; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
-    const DirFill *x = &n->fills[r->dirs[k]];
-    double load = x->ack_mark == n->pass ? pos(d->ack_load + x->ack_coming) : d->ack_load;
+    /* (none coming: the load itself, never below +0) */
+    double load = pos(d->ack_load + d->ack_coming);
     rate = min2(rate, pos(d->capacity - load));
     d->ack_seen = load; /* what its ACK load will be once the round's rates are set */
   }
@@ -807,18 +832,7 @@ static inline __attribute__((always_inline)) double rate_with_acks_as(FlowNet *n
  * whatever the new rates then move by more than ACK_SLACK is refilled as
  * before, by ack_changed). */
 static void alone_acks_ahead(FlowNet *n) {
-  if (n->rounds >= ACK_ROUNDS) return; /* (ack_changed asks for no more rounds at this instant) */
-  bool any = false;
-  for (uint32_t i = 0; i < n->n_alone; i++) {
-    const Flow *f = &n->flows[n->alone[i].flow];
-    const Route *r = f->route;
-    double dw = (n->alone[i].rate - f->rate) * f->ack_w;
-    if (dw == 0 || r->n_rev == 0) continue;
-    if (r->n_fwd == 2 && r->n_rev == 2) acks_coming_as(n, r, dw, 2, 2);
-    else acks_coming_as(n, r, dw, r->n_fwd, r->n_rev);
-    n->alone[i].counted = any = true;
-  }
-  if (!any) return;
+  if (!n->acks_counted) return; /* (counted by gather: acks_coming) */
   for (uint32_t i = 0; i < n->n_alone; i++) {
     const Flow *f = &n->flows[n->alone[i].flow];
     double rate = f->route->n_fwd == 2 ? rate_with_acks_as(n, f, 2) : rate_with_acks_as(n, f, f->route->n_fwd);
@@ -849,6 +863,10 @@ static void acks_not_coming(FlowNet *n) {
  * the capped flows in the order of their caps: each freeze touches only
  * its flow's directions, so a component of F flows costs O(F log F). */
 static void fill(FlowNet *n) {
+  if (n->n_alone == 1 && n->alone[0].counted) { /* alone with none: no ACK loads ahead (alone_acks_ahead) */
+    acks_came(n, &n->flows[n->alone[0].flow]);
+    n->alone[0].counted = false;
+  }
   if (n->n_cdirs == 0 && n->n_alone == 1) { /* one flow alone: most refills once a ring's steps drift apart */
     n->filling = true;
     new_rate(n, &n->flows[n->alone[0].flow], n->alone[0].rate);
@@ -913,6 +931,7 @@ static void fill(FlowNet *n) {
   for (uint32_t i = 0; i < n->n_alone; i++) {
     Alone *a = &n->alone[i];
     Flow *f = &n->flows[a->flow];
+    if (a->counted) acks_came(n, f); /* (alone_acks_ahead has read them) */
     if (a->counted && a->rate == f->rate) n->acks_kept = true; /* (acks_not_coming) */
     else a->counted = false;
     new_rate_as(n, f, a->rate);

@@ -39,12 +39,15 @@ static uint32_t find_link(Run *r, const char *a, const char *b, int *dir) {
 /* 1. N full packets over h store-and-forward hops of bandwidth B and
  * latency L, window large, no loss: the last byte arrives at
  * h*L + h*S/B + (N-1)*S/B, to the picosecond. */
+#define STAR_1000_PACKETS                                                      \
+  "topology: {type: star, workers: 2}\n"                                       \
+  "transport: {protocol: fixed, window: 100000pkt, mtu: 1500B, header: 58B}\n" \
+  "flows: [{src: w0, dst: w1, size: 1442000B}]\n"
+
 START_TEST(test_store_and_forward_exact) {
   /* star: h = 2, B = 10 Gbps, L = 1 us, S = 1500 B -> S/B = 1.2 us;
    * N = 1000: 2 + 2.4 + 999 * 1.2 = 1203.2 us */
-  Run r = run("topology: {type: star, workers: 2}\n"
-              "transport: {protocol: fixed, window: 100000pkt, mtu: 1500B, header: 58B}\n"
-              "flows: [{src: w0, dst: w1, size: 1442000B}]\n");
+  Run r = run(STAR_1000_PACKETS);
   ck_assert(msg(&r, 0)->delivered);
   ck_assert_int_eq(msg(&r, 0)->end, 1203200000LL);
   ck_assert_uint_eq(msg(&r, 0)->packets, 1000);
@@ -53,16 +56,19 @@ START_TEST(test_store_and_forward_exact) {
 }
 END_TEST
 
+/* w0 -10G,1us- s1 -1G,2us- s2 -10G,1us- w1, N = 100 packets of 1500 B */
+#define BOTTLENECK_PATH                                                                                            \
+  "nodes:\n  - {name: w0, role: worker}\n  - {name: w1, role: worker}\n"                                           \
+  "  - {name: s1, role: switch}\n  - {name: s2, role: switch}\n"                                                  \
+  "links:\n  - {a: w0, b: s1}\n  - {a: s1, b: s2, bandwidth: 1Gbps, latency: 2us, buffer: 1000pkt}\n"            \
+  "  - {a: s2, b: w1}\n"                                                                                           \
+  "transport: {protocol: fixed, window: 100000pkt}\n"                                                             \
+  "flows: [{src: w0, dst: w1, size: 144200B}]\n"
+
 START_TEST(test_store_and_forward_bottleneck) {
-  /* w0 -10G,1us- s1 -1G,2us- s2 -10G,1us- w1, N = 100 packets of 1500 B:
-   * sum of L (4 us) + S/10G + S/1G + S/10G (1.2 + 12 + 1.2 us)
+  /* sum of L (4 us) + S/10G + S/1G + S/10G (1.2 + 12 + 1.2 us)
    * + (N-1) * S/1G (99 * 12 us) = 1206.4 us */
-  Run r = run("nodes:\n  - {name: w0, role: worker}\n  - {name: w1, role: worker}\n"
-              "  - {name: s1, role: switch}\n  - {name: s2, role: switch}\n"
-              "links:\n  - {a: w0, b: s1}\n  - {a: s1, b: s2, bandwidth: 1Gbps, latency: 2us, buffer: 1000pkt}\n"
-              "  - {a: s2, b: w1}\n"
-              "transport: {protocol: fixed, window: 100000pkt}\n"
-              "flows: [{src: w0, dst: w1, size: 144200B}]\n");
+  Run r = run(BOTTLENECK_PATH);
   ck_assert_int_eq(msg(&r, 0)->end, 1206400000LL);
   done(&r);
 }
@@ -73,9 +79,7 @@ END_TEST
  * so the second hop adds 51.2 ns instead of 1.2 us:
  * 2 + 1.2 + 0.0512 + 999 * 1.2 = 1202.0512 us. */
 START_TEST(test_cut_through_exact) {
-  Run r = run("topology: {type: star, workers: 2}\nswitching: cut-through\n"
-              "transport: {protocol: fixed, window: 100000pkt, mtu: 1500B, header: 58B}\n"
-              "flows: [{src: w0, dst: w1, size: 1442000B}]\n");
+  Run r = run("switching: cut-through\n" STAR_1000_PACKETS);
   ck_assert(msg(&r, 0)->delivered);
   ck_assert_int_eq(msg(&r, 0)->end, 1202051200LL);
   done(&r);
@@ -90,13 +94,7 @@ END_TEST
  * sooner (it would run dry): it ends as that bit arrives (saving 1.2 us).
  * 1206.4 - 1.1488 - 1.2 = 1204.0512 us. */
 START_TEST(test_cut_through_rates) {
-  Run r = run("switching: cut-through\n"
-              "nodes:\n  - {name: w0, role: worker}\n  - {name: w1, role: worker}\n"
-              "  - {name: s1, role: switch}\n  - {name: s2, role: switch}\n"
-              "links:\n  - {a: w0, b: s1}\n  - {a: s1, b: s2, bandwidth: 1Gbps, latency: 2us, buffer: 1000pkt}\n"
-              "  - {a: s2, b: w1}\n"
-              "transport: {protocol: fixed, window: 100000pkt}\n"
-              "flows: [{src: w0, dst: w1, size: 144200B}]\n");
+  Run r = run("switching: cut-through\n" BOTTLENECK_PATH);
   ck_assert_int_eq(msg(&r, 0)->end, 1204051200LL);
   done(&r);
 }

@@ -447,8 +447,10 @@ static inline bool ecn_curve_mark(LinkDir *d) {
 }
 
 /* Picoseconds that `bytes` take at `bps`, rounded up. */
-static inline CsTime ser_ps(uint64_t bytes, int64_t bps) {
-  return (CsTime)(((unsigned __int128)bytes * 8000000000000ULL + (uint64_t)bps - 1) / (uint64_t)bps);
+static inline CsTime ser_ps(uint32_t bytes, int64_t bps) {
+  uint64_t q, r;
+  ser_split(bytes, (uint64_t)bps, &q, &r);
+  return (CsTime)(q + (r > 0));
 }
 
 /* Cut-through: when the switch starts to send on d the packet of `bytes`

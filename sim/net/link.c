@@ -149,6 +149,11 @@ static void on_pipe_pfc(CsEngine *e, void *ctx, uint64_t arg);
 static inline __attribute__((always_inline)) void pipe_push(CsNet *net, uint32_t di, const Packet *pk, CsTime arrive) {
   LinkDir *d = &net->dirs[di];
   CS_RING_PUSH(d->pipe, 64, (InPipe){arrive, *pk});
+  /* the line the next push but one writes: a host's pipe holds its whole
+   * queue, and at a thousand hosts that line has left the caches since
+   * the ring last went round (a prefetch for writing, so the store does
+   * not wait for it; a small network's rings stay in the cache) */
+  if (net->prefetch) __builtin_prefetch((const char *)&CS_RING_AT(d->pipe, d->pipe.len + 1) + sizeof(InPipe) - 1, 1);
   /* with PFC the event names the pipe's generation as well */
   if (d->pipe.len == 1) {
     if (net->pfc) cs_engine_schedule_at(net->engine, arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
@@ -618,14 +623,27 @@ static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   CsNet *net = ctx;
   uint32_t di = (uint32_t)arg;
   LinkDir *d = &net->dirs[di];
-  /* a network larger than the cache: the next event's direction, asked
-   * for while this one runs */
-  if (net->prefetch_dirs) {
-    uint64_t next = cs_engine_peek_arg(e, on_pipe);
-    if (next != UINT64_MAX) __builtin_prefetch(&net->dirs[(uint32_t)next]);
-  }
   Packet pk = CS_RING_FRONT(d->pipe).pk; /* a copy: its slot goes back to the ring, and the hop changes it */
   CS_RING_POP(d->pipe);
+  /* a network larger than the cache: the packet the next event takes
+   * from its pipe, asked for while this one runs (its direction's line
+   * is read for the address; prefetching that line alone gained nothing) */
+  if (net->prefetch) {
+    uint64_t next = cs_engine_peek_arg(e, on_pipe);
+    if (next != UINT64_MAX) {
+      const char *f = (const char *)&CS_RING_FRONT(net->dirs[(uint32_t)next].pipe);
+      __builtin_prefetch(f);
+      __builtin_prefetch(f + sizeof(InPipe) - 1);
+    }
+    /* this pipe's packet after next (48-byte entries, two lines), two
+     * of its arrivals ahead: at a thousand hosts the pipes' queued
+     * packets are megabytes, read where they were written long before */
+    if (d->pipe.len > 2) {
+      const char *a = (const char *)&CS_RING_AT(d->pipe, 2);
+      __builtin_prefetch(a);
+      __builtin_prefetch(a + sizeof(InPipe) - 1);
+    }
+  }
   if (d->pipe.len > 0) cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di);
   d->out_bytes += pk.bytes;
   arrive_as(net, &pk, d->to_node, di, false);
@@ -647,7 +665,7 @@ void cs_link_init(CsNet *net) {
   net->dirs = g_aligned_alloc0(2 * (size_t)t->n_links + 1, sizeof(LinkDir), _Alignof(LinkDir));
   net->node_pausing = g_new0(uint32_t, t->n_nodes + 1);
   size_t dir_bytes = 2 * (size_t)t->n_links * sizeof(LinkDir), l2 = (size_t)1 << 20;
-  net->prefetch_dirs = dir_bytes >= l2 / 4;
+  net->prefetch = dir_bytes >= l2 / 4;
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
     for (int dir = 0; dir < 2; dir++) {

@@ -308,9 +308,10 @@ struct CsNet {
   LinkDir *dirs; /* 2 per link */
   GArray *arena; /* uint32_t ports of every path */
   uint64_t alive_max; /* the most packets in flight at once */
-  /* from how many link directions an arrival prefetches the next one's
-   * direction: where they pass the second-level cache (cs_link_init) */
-  bool prefetch_dirs;
+  /* a network whose link directions pass a quarter of the second-level
+   * cache (cs_link_init): its pipes' packets are asked for ahead of
+   * their reads and writes (on_pipe, pipe_push) */
+  bool prefetch;
   Message *msgs;
   uint32_t n_msgs, cap_msgs, active, failed; /* n_msgs: slots */
   uint32_t free_msg;                          /* free slots, through next_free */

@@ -262,6 +262,7 @@ typedef struct {
   uint64_t *order;
   uint64_t n_order;
   bool timers; /* half the events as timers (their own heap), at random */
+  bool wide;   /* delays from 1 ps to about 1 s, not only 0-7 ns: the calendar's overflow, its widths chosen anew */
   size_t most_queued; /* the most events pending at once */
 } World;
 
@@ -270,6 +271,8 @@ static void rand_handler(CsEngine *e, void *ctx, uint64_t arg);
 static void rand_schedule(World *w) {
   if (w->n >= w->cap) return;
   CsTime delay = (CsTime)cs_rng_below(&w->rng, 8) * 1000; /* many ties */
+  if (w->wide && cs_rng_below(&w->rng, 2)) /* a power of two from 1 ps to 2^40 ps (1.1 s), give or take */
+    delay = ((CsTime)1 << cs_rng_below(&w->rng, 41)) + (CsTime)cs_rng_below(&w->rng, 1000);
   uint64_t k = w->n++;
   w->ref[k] = (Ref){cs_engine_now(w->e) + delay, k, false, false};
   if (w->timers && cs_rng_below(&w->rng, 2))
@@ -306,10 +309,11 @@ START_TEST(test_randomized_against_sorted_reference) {
   World w = {0};
   w.e = cs_engine_new();
   cs_rng_init(&w.rng, 42, (uint64_t)_i);
-  w.timers = _i >= 4; /* the same with timers mixed in: one order across both heaps */
-  /* the last two cross 2^32 schedules (the engine renumbers the pending
-   * events of both heaps there) after some 1,000 of the run's */
-  if (_i >= 6) cs_engine_set_next_seq(w.e, ((uint64_t)1 << 32) - 1000);
+  w.timers = _i % 8 >= 4; /* the same with timers mixed in: one order across both heaps */
+  w.wide = _i >= 8;
+  /* two of each eight cross 2^32 schedules (the engine renumbers the
+   * pending events of both heaps there) after some 1,000 of the run's */
+  if (_i % 8 >= 6) cs_engine_set_next_seq(w.e, ((uint64_t)1 << 32) - 1000);
   w.cap = 100000;
   w.ref = g_new(Ref, w.cap);
   w.ids = g_new(CsEventId, w.cap);
@@ -337,6 +341,8 @@ START_TEST(test_randomized_against_sorted_reference) {
   for (uint64_t i = 0; i < m; i++) ck_assert_uint_eq(w.order[i], sorted[i].seq);
   ck_assert_uint_gt(m, 10000); /* the test did real work */
   ck_assert_uint_gt(w.most_queued, 4096); /* past the small heaps' sift: the large one's (over 256 entries) was used */
+  /* and past 1,024: the calendar held the later events */
+  ck_assert_uint_ge(cs_engine_calendar_starts(w.e), 1);
   g_free(sorted);
   g_free(w.ref);
   g_free(w.ids);
@@ -605,6 +611,40 @@ START_TEST(test_timers_jump) {
   ck_assert_int_eq(a.time[0], 25);
   ck_assert_int_eq(a.time[1], 35);
   ck_assert_int_eq(b.time[0], 30);
+  cs_engine_free(e);
+}
+END_TEST
+
+/* With the calendar on (3,000 events, most of them outside the heap),
+ * the earliest event of a context and of the others is found wherever it
+ * waits, and a jump moves one context's events, in order, past the
+ * other's: A's 3,000 at 1,000 + 7i ps (i < 3,000), B's 10 at 1 ms + i. */
+START_TEST(test_calendar_jump) {
+  CsEngine *e = cs_engine_new();
+  Log *a = g_new0(Log, 1), *b = g_new0(Log, 1);
+  for (int i = 0; i < 10; i++) cs_engine_schedule_at(e, 1000000000 + i, record, b, 100000 + (uint64_t)i);
+  for (int i = 2999; i >= 0; i--) cs_engine_schedule_at(e, 1000 + 7 * i, record, a, (uint64_t)i);
+  ck_assert_uint_eq(cs_engine_calendar_starts(e), 1);
+  ck_assert_int_eq(cs_engine_next_time_of(e, a), 1000);
+  ck_assert_int_eq(cs_engine_next_time_other(e, a), 1000000000);
+  ck_assert_int_eq(cs_engine_next_time_of(e, b), 1000000000);
+  ck_assert_int_eq(cs_engine_next_time_other(e, b), 1000);
+  ck_assert(!cs_engine_jump(e, a, 1000000001)); /* the clock would pass B's first */
+  ck_assert(cs_engine_jump(e, a, 999000000)); /* the clock to 999 us; A's at 999,001,000 + 7i */
+  ck_assert_int_eq(cs_engine_now(e), 999000000);
+  ck_assert_int_eq(cs_engine_next_time(e), 999001000);
+  ck_assert_uint_eq(cs_engine_queued(e), 3010);
+  ck_assert_int_eq(cs_engine_run(e, CS_TIME_MAX), CS_RUN_EMPTY);
+  ck_assert_int_eq(a->n, 3000);
+  for (int i = 0; i < 3000; i++) {
+    ck_assert_uint_eq(a->arg[i], (uint64_t)i);
+    ck_assert_int_eq(a->time[i], 999001000 + 7 * i);
+  }
+  ck_assert_int_eq(b->n, 10);
+  for (int i = 0; i < 10; i++) ck_assert_int_eq(b->time[i], 1000000000 + i);
+  ck_assert_uint_eq(cs_engine_calendar_starts(e), 1); /* stopped for the jump; nothing scheduled since to start it again */
+  g_free(a);
+  g_free(b);
   cs_engine_free(e);
 }
 END_TEST
@@ -955,7 +995,8 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, test_time_limit);
   tcase_add_test(tc, test_stop);
   tcase_add_test(tc, test_overflow);
-  tcase_add_loop_test(tc, test_randomized_against_sorted_reference, 0, 8);
+  tcase_add_loop_test(tc, test_randomized_against_sorted_reference, 0, 16);
+  tcase_add_test(tc, test_calendar_jump);
   tcase_add_test(tc, test_daemon);
   tcase_add_test(tc, test_daemon_lets_hook_run);
   tcase_add_test(tc, test_deterministic);

@@ -142,6 +142,16 @@ const CsTime *cs_engine_clock(const CsEngine *engine);
 bool cs_engine_overflowed(const CsEngine *engine);
 /* Events executed so far (cancelled ones are not counted). */
 uint64_t cs_engine_events_executed(const CsEngine *engine);
+
+/* How many times the calendar started: past 1,024 pending events the
+ * engine keeps the later ones in buckets of time beside its heap (the
+ * order of events is the same; for tests and measurements). */
+uint64_t cs_engine_calendar_starts(const CsEngine *engine);
+
+/* Allow the calendar (the default) or keep every event in the heap (for
+ * checking that the calendar changes nothing; the run is slower past a
+ * thousand pending events). */
+void cs_engine_set_calendar(CsEngine *engine, bool allowed);
 /* For tests: the next scheduling sequence number, so that a test reaches
  * the renumbering at 2^32 (after which pending events are numbered anew
  * in their order) without 2^32 schedules.  At most 2^32; seq must exceed

@@ -6,6 +6,10 @@
  * held 20 events, 15 of them such timers).  The run takes the earlier of
  * the two tops.
  *
+ * Past a thousand pending events (a packet run of a thousand hosts) the
+ * later ones wait in a calendar of time buckets beside the heap, and the
+ * heap takes one bucket at a time: see "The calendar" at the end.
+ *
  * Why this shape: the heap entries carry the whole ordering key (time,
  * sequence) so sifting never touches the pool; the pool is only read when
  * an event runs.  A handler that schedules while it runs (the common case:
@@ -35,6 +39,17 @@ typedef struct {
 #define ENTRY_SLOT(x) ((uint32_t)((x).order & 0xffffffffu))
 #define HEAP_ALIGN 64
 #define HEAP_PAD 3 /* entries before index 0: children 4i+1.. start a line */
+
+/* The calendar's sizes (see "The calendar" below). */
+#define CAL_ON 1024 /* the heap's length past which the calendar starts */
+#define CAL_OFF 256 /* fewer pending events than this: it stops */
+#define CAL_PER 8   /* events to a bucket, as the width is chosen */
+
+/* A bucket of the calendar: its events, unsorted. */
+struct CalBucket {
+  HeapEntry *buf;
+  uint32_t len, cap;
+};
 
 typedef struct {
   CsEventFn fn; /* NULL once cancelled */
@@ -81,6 +96,31 @@ struct CsEngine {
   uint64_t hook_at, hook_every;
   CsEngineHook hook;
   void *hook_ctx;
+  /* The calendar (see "The calendar" below): the heap holds the events
+   * before cal_lim, the buckets and the overflow those at or after it. */
+  CsTime cal_lim;      /* CS_TIME_MAX while off: every event goes to the heap */
+  size_t cal_on_len;   /* the heap's length past which it starts (SIZE_MAX while on) */
+  size_t cal_n;        /* events outside the heap: in its buckets, its overflow and the run's rest */
+  size_t cal_in_buckets;
+  unsigned cal_shift;  /* a bucket spans 2^cal_shift ps */
+  uint64_t cal_cur;    /* the bucket number (time >> cal_shift) the heap holds up to */
+  uint32_t cal_mask;   /* buckets - 1: bucket number b (cal_cur < b <= cal_cur + buckets) at b & cal_mask */
+  struct CalBucket *cal_b;
+  struct CalBucket *cal_over; /* later than the buckets' window */
+  uint64_t cal_over_min;      /* the least bucket number in the overflow (UINT64_MAX: empty) */
+  /* The run: the bucket the heap took last, sorted, and the events since
+   * scheduled before the heap's end that were not earlier than its last.
+   * Its first event not yet run is in the heap (its `order` is
+   * run_head), the others wait here, counted in cal_n: a thousand events
+   * of one time come one after the other, not through a heap of a
+   * thousand. */
+  HeapEntry *run;
+  uint32_t run_pos, run_len, run_cap;
+  uint64_t run_head; /* UINT64_MAX: none */
+  uint64_t cal_starts;        /* times it started (cs_engine_calendar_starts) */
+  uint64_t cal_exec_at_start; /* `executed` when it last started */
+  uint64_t cal_work;          /* since then: overflow events scanned, empty buckets passed, events sorted */
+  bool cal_never;             /* cs_engine_set_calendar(false) */
 };
 
 /* (time, order) without a branch (sifting compares about 5 times per
@@ -128,11 +168,18 @@ CsEngine *cs_engine_new(void) {
   e->hook_at = UINT64_MAX;
   e->daemon_at = CS_TIME_MAX;
   e->horizon = CS_TIME_MAX;
+  e->cal_lim = CS_TIME_MAX;
+  e->cal_on_len = CAL_ON;
+  e->cal_over_min = UINT64_MAX;
+  e->run_head = UINT64_MAX;
   return e;
 }
 
+static void cal_free(CsEngine *e);
+
 void cs_engine_free(CsEngine *e) {
   if (!e) return;
+  cal_free(e);
   g_aligned_free(e->heap_block);
   g_free(e->timers);
   g_free(e->pool);
@@ -292,6 +339,68 @@ static inline void pop_from(HeapEntry *h, size_t *len, const Slot *pool) {
 
 static inline void heap_pop(CsEngine *e) { pop_from(e->heap, &e->heap_len, e->pool); }
 
+static void heapify(HeapEntry *h, size_t n);
+static void cal_put(CsEngine *e, HeapEntry x);
+static void cal_start(CsEngine *e);
+static void cal_stop(CsEngine *e);
+static void cal_refill(CsEngine *e);
+
+/* The heap has nothing left but the running event's own entry: the
+ * calendar's next bucket comes in. */
+static inline void cal_fill(CsEngine *e) {
+  if (G_UNLIKELY(e->cal_n > 0) && e->heap_len <= (size_t)e->top_dead) cal_refill(e);
+}
+
+/* The heap's top leaves: its place goes to the next event of the
+ * bucket being run when the top was that bucket's, else to the heap's
+ * last entry. */
+static inline void heap_pop_top(CsEngine *e) {
+  if (e->heap[0].order == e->run_head) {
+    if (++e->run_pos < e->run_len) {
+      HeapEntry x = e->run[e->run_pos];
+      e->run_head = x.order;
+      e->cal_n--;
+      sift_down_root(e, e->heap_len, x);
+      return;
+    }
+    e->run_head = UINT64_MAX;
+  }
+  heap_pop(e);
+}
+
+/* With the calendar on, an event before the heap's end that is not
+ * earlier than the run's last joins the run: a thousand pipes in step
+ * whose next arrivals fall in the bucket being run (1-byte ACKs 800 ps
+ * apart) come one after the other, not through a heap of a thousand.
+ * With no run left, it starts one.  False: it goes into the heap. */
+static bool run_append(CsEngine *e, HeapEntry x);
+static inline bool run_takes(CsEngine *e, HeapEntry x) {
+  if (e->run_head != UINT64_MAX && key_less(&x, &e->run[e->run_len - 1])) return false;
+  return run_append(e, x);
+}
+
+/* x into the heap, or the calendar when it lies past the heap's end
+ * (a dead top stays: the run pops it).  The calendar starts when the
+ * heap has grown past CAL_ON. */
+static inline __attribute__((always_inline)) void heap_or_calendar(CsEngine *e, HeapEntry x) {
+  if (G_UNLIKELY(e->cal_lim != CS_TIME_MAX)) { /* the calendar is on */
+    if (x.time >= e->cal_lim) {
+      cal_put(e, x);
+      return;
+    }
+    if (run_takes(e, x)) return; /* in the run, behind its last event */
+  }
+  if (e->top_dead) {
+    /* when >= now == time of every entry: x can take the root's place. */
+    e->top_dead = false;
+    sift_down_root(e, e->heap_len, x);
+  } else {
+    if (G_UNLIKELY(e->heap_len == e->heap_cap)) heap_resize(e, e->heap_cap * 2);
+    sift_up(e->heap, e->heap_len++, x);
+    if (G_UNLIKELY(e->heap_len > e->cal_on_len)) cal_start(e);
+  }
+}
+
 static int cmp_seq(const void *a, const void *b) {
   uint64_t x = (*(HeapEntry *const *)a)->order >> 32, y = (*(HeapEntry *const *)b)->order >> 32;
   return x < y ? -1 : x > y;
@@ -301,6 +410,7 @@ static int cmp_seq(const void *a, const void *b) {
  * ones they had (which keeps every comparison of two entries, so the
  * heaps stay heaps), a held place its number among them. */
 static void renumber(CsEngine *e) {
+  cal_stop(e); /* its events are renumbered with the heap's */
   size_t n = e->heap_len + e->timers_len;
   HeapEntry **by_seq = g_new(HeapEntry *, n ? n : 1);
   for (size_t i = 0; i < e->heap_len; i++) by_seq[i] = &e->heap[i];
@@ -353,16 +463,7 @@ CsEventId cs_engine_schedule_at(CsEngine *e, CsTime when, CsEventFn fn, void *ct
   HeapEntry x;
   uint32_t s;
   if (!new_entry(e, when, fn, ctx, arg, &x, &s)) return CS_EVENT_NONE;
-  if (e->top_dead) {
-    /* when >= now == time of every entry: x can take the root's place. */
-    e->top_dead = false;
-    sift_down_root(e, e->heap_len, x);
-  } else {
-    if (G_UNLIKELY(e->heap_len == e->heap_cap)) {
-      heap_resize(e, e->heap_cap * 2);
-    }
-    sift_up(e->heap, e->heap_len++, x);
-  }
+  heap_or_calendar(e, x);
   return make_id(s, e->pool[s].gen);
 }
 
@@ -383,13 +484,7 @@ CsEventId cs_engine_schedule_at_place(CsEngine *e, CsTime when, CsEventFn fn, vo
   bool made = new_entry_seq(e, when, fn, ctx, arg, &x, &s, true);
   e->place_held = false;
   if (!made) return CS_EVENT_NONE;
-  if (e->top_dead) { /* as cs_engine_schedule_at: the root's place, then down */
-    e->top_dead = false;
-    sift_down_root(e, e->heap_len, x);
-  } else {
-    if (G_UNLIKELY(e->heap_len == e->heap_cap)) heap_resize(e, e->heap_cap * 2);
-    sift_up(e->heap, e->heap_len++, x);
-  }
+  heap_or_calendar(e, x); /* as cs_engine_schedule_at */
   return make_id(s, e->pool[s].gen);
 }
 
@@ -397,6 +492,15 @@ CsEventId cs_engine_schedule_timer_at(CsEngine *e, CsTime when, CsEventFn fn, vo
   HeapEntry x;
   uint32_t s;
   if (!new_entry(e, when, fn, ctx, arg, &x, &s)) return CS_EVENT_NONE;
+  /* with the calendar on, a timer due within its ring goes there, as an
+   * event does (the run takes the earlier of the two tops whatever holds
+   * them): at 1,024 hosts a connection paused on its full host queue
+   * wakes at packet rate, and the timers' heap of a thousand entries
+   * was a tenth of the run; a far deadline stays in the timers' heap */
+  if (G_UNLIKELY(e->cal_lim != CS_TIME_MAX) && ((uint64_t)x.time >> e->cal_shift) - e->cal_cur <= (uint64_t)e->cal_mask + 1) {
+    heap_or_calendar(e, x);
+    return make_id(s, e->pool[s].gen);
+  }
   if (e->timer_dead) { /* an executing timer that sets itself again (a pacing queue pair): in its place */
     e->timer_dead = false;
     sift_down_timers(e->timers, e->pool, e->timers_len, x);
@@ -464,6 +568,7 @@ static void purge_heap(CsEngine *e, HeapEntry *h, size_t *len) {
  * are unique, so the order of the events is the one they had. */
 static void purge_cancelled(CsEngine *e) {
   settle_top(e); /* the running event's own entry first (its slot is already free) */
+  cal_stop(e);   /* the calendar's events with the heap's (it starts again as the heap grows) */
   purge_heap(e, e->heap, &e->heap_len);
   purge_heap(e, e->timers, &e->timers_len);
   e->cancelled_pending = 0;
@@ -475,7 +580,8 @@ bool cs_engine_cancel(CsEngine *e, CsEventId id) {
   sl->fn = NULL;
   e->cancelled_pending++;
   /* a quarter of the heap dead: purge (each purge follows at least 8 cancels, so its cost per cancel is bounded) */
-  if (e->cancelled_pending >= 8 && 4 * e->cancelled_pending > e->heap_len + e->timers_len) purge_cancelled(e);
+  if (e->cancelled_pending >= 8 && 4 * e->cancelled_pending > e->heap_len + e->timers_len + e->cal_n)
+    purge_cancelled(e);
   return true;
 }
 
@@ -529,7 +635,8 @@ static void run_hook(CsEngine *e) {
 }
 
 /* Another event before or at `when`: the own event would not run next. */
-static inline bool other_by(const CsEngine *e, CsTime when) {
+static inline bool other_by(CsEngine *e, CsTime when) {
+  cal_fill(e);
   return heap_next_time(e->heap, e->heap_len, e->top_dead) <= when ||
          heap_next_time(e->timers, e->timers_len, e->timer_dead) <= when;
 }
@@ -559,6 +666,7 @@ static CsRunResult run_loop(CsEngine *e) {
   const CsTime until = e->until;
   e->stop = false;
   while (!e->stop) {
+    if (G_UNLIKELY(e->heap_len == 0) && e->cal_n > 0) cal_refill(e);
     /* an event was dropped at the end of time: with nothing left before
      * it, the run has reached the end of time */
     bool timer = e->timers_len > 0 && (e->heap_len == 0 || key_less(&e->timers[0], &e->heap[0]));
@@ -569,7 +677,7 @@ static CsRunResult run_loop(CsEngine *e) {
     CsEventFn fn = sl->fn;
     if (G_UNLIKELY(fn == NULL)) { /* cancelled */
       if (timer) timers_pop(e);
-      else heap_pop(e);
+      else heap_pop_top(e);
       slot_release(e, top_slot);
       e->cancelled_pending--;
       continue;
@@ -599,6 +707,9 @@ static CsRunResult run_loop(CsEngine *e) {
         e->timer_dead = false;
         timers_pop(e);
       }
+    } else if (top.order == e->run_head) { /* the bucket's next event takes its place at once */
+      heap_pop_top(e);
+      fn(e, ctx, arg);
     } else {
       e->top_dead = true;
       fn(e, ctx, arg);
@@ -650,7 +761,7 @@ void cs_engine_set_next_seq(CsEngine *e, uint64_t seq) {
   e->next_seq = seq;
 }
 size_t cs_engine_queued(const CsEngine *e) {
-  return e->heap_len + e->timers_len - (e->top_dead ? 1 : 0) - (e->timer_dead ? 1 : 0);
+  return e->heap_len + e->cal_n + e->timers_len - (e->top_dead ? 1 : 0) - (e->timer_dead ? 1 : 0);
 }
 size_t cs_engine_pending(const CsEngine *e) { return cs_engine_queued(e) - e->cancelled_pending; }
 
@@ -665,11 +776,15 @@ static void settle_top(CsEngine *e) {
     e->timer_dead = false;
     timers_pop(e);
   }
-  while (e->heap_len > 0 && e->pool[ENTRY_SLOT(e->heap[0])].fn == NULL) {
-    uint32_t s = ENTRY_SLOT(e->heap[0]);
-    heap_pop(e);
-    slot_release(e, s);
-    e->cancelled_pending--;
+  for (;;) {
+    while (e->heap_len > 0 && e->pool[ENTRY_SLOT(e->heap[0])].fn == NULL) {
+      uint32_t s = ENTRY_SLOT(e->heap[0]);
+      heap_pop_top(e);
+      slot_release(e, s);
+      e->cancelled_pending--;
+    }
+    if (e->heap_len > 0 || e->cal_n == 0) break;
+    cal_refill(e); /* the heap ran out: the calendar's next bucket, and its top looked at again */
   }
   while (e->timers_len > 0 && e->pool[ENTRY_SLOT(e->timers[0])].fn == NULL) {
     uint32_t s = ENTRY_SLOT(e->timers[0]);
@@ -685,6 +800,7 @@ static void settle_top(CsEngine *e) {
  * up is a cancelled one, which settle_top drops first (the time of the
  * earliest pending event, as before). */
 CsTime cs_engine_next_time(CsEngine *e) {
+  cal_fill(e);
   const HeapEntry *a = heap_next(e->heap, e->heap_len, e->top_dead);
   const HeapEntry *b = heap_next(e->timers, e->timers_len, e->timer_dead);
   if ((a && !e->pool[ENTRY_SLOT(*a)].fn) || (b && !e->pool[ENTRY_SLOT(*b)].fn)) {
@@ -709,6 +825,11 @@ static CsTime earliest_in(const CsEngine *e, const HeapEntry *h, size_t n, const
 static CsTime earliest(CsEngine *e, const void *ctx, bool mine, CsTime t) {
   settle_top(e);
   t = earliest_in(e, e->heap, e->heap_len, ctx, mine, t);
+  if (e->cal_n > 0) {
+    for (uint32_t b = 0; b <= e->cal_mask; b++) t = earliest_in(e, e->cal_b[b].buf, e->cal_b[b].len, ctx, mine, t);
+    t = earliest_in(e, e->cal_over->buf, e->cal_over->len, ctx, mine, t);
+    if (e->run_head != UINT64_MAX) t = earliest_in(e, e->run + e->run_pos + 1, e->run_len - e->run_pos - 1, ctx, mine, t);
+  }
   return earliest_in(e, e->timers, e->timers_len, ctx, mine, t);
 }
 
@@ -748,6 +869,7 @@ bool cs_engine_jump(CsEngine *e, const void *ctx, CsTime delta) {
   if (delta == 0) return true;
   CsTime to = cs_time_add(e->now, delta);
   if (to == CS_TIME_MAX || cs_engine_next_time_other(e, ctx) < to) return false;
+  cal_stop(e);        /* its events move as the heap's (it starts again as the heap grows) */
   bool moved = false; /* checked before anything moves */
   if (!jump_fits(e, e->heap, e->heap_len, ctx, delta, &moved) ||
       !jump_fits(e, e->timers, e->timers_len, ctx, delta, &moved))
@@ -758,4 +880,269 @@ bool cs_engine_jump(CsEngine *e, const void *ctx, CsTime delta) {
   }
   e->now = to;
   return true;
+}
+
+/* ---- The calendar ----
+ *
+ * A packet run of a thousand hosts keeps an event for each link
+ * direction's pipe: two thousand in the heap, six levels deep, and each
+ * event's sift was a quarter of the run.  Past CAL_ON entries the heap
+ * keeps only the events before cal_lim, the end of the current bucket of
+ * time, and the later ones wait unsorted in a calendar (Brown, 1988): a
+ * ring of buckets 2^cal_shift ps wide, and an overflow for what lies past
+ * the ring.  When the heap runs out, the next bucket that holds events
+ * becomes the run: sorted (its events of one time came in the order of
+ * their sequence numbers, so most often it is already), its first event
+ * in the heap, the next taking its place as each leaves.  An event
+ * scheduled before cal_lim joins the run's end when it is not earlier
+ * than the run's last, else the heap.  Every event in the heap or the run
+ * is earlier than every event in the buckets (they are split by time
+ * alone, never between two events of one time), and the heap merges the
+ * run with the rest, so the order is the engine's, (time, sequence), as
+ * without the calendar: every run of a scenario is the same, event for
+ * event.  Timers due within the ring come here too; far ones keep their
+ * own heap.
+ *
+ * The width is chosen when it starts, from a sample of the events then
+ * pending (cal_start).  When the calendar has done more work than the
+ * events it served (overflow scanned, empty buckets passed, buckets
+ * sorted) and has served four times the events it holds, it is chosen
+ * anew (a pass over them).  It stops, every event back into the heap,
+ * when fewer than CAL_OFF remain, and for what moves or renumbers every
+ * event (a jump, a purge of cancelled events, the sequence's wrap); it
+ * starts again as the heap grows past CAL_ON.
+ */
+static void bucket_push(struct CalBucket *b, HeapEntry x) {
+  if (G_UNLIKELY(b->len == b->cap)) {
+    b->cap = b->cap ? 2 * b->cap : 8;
+    b->buf = g_renew(HeapEntry, b->buf, b->cap);
+  }
+  b->buf[b->len++] = x;
+}
+
+static void heap_append(CsEngine *e, HeapEntry x) {
+  if (e->heap_len == e->heap_cap) heap_resize(e, e->heap_cap * 2);
+  e->heap[e->heap_len++] = x;
+}
+
+/* The heap holds the events of the buckets up to cal_cur. */
+static void cal_set_lim(CsEngine *e) {
+  uint64_t next = e->cal_cur + 1;
+  e->cal_lim = next > ((uint64_t)CS_TIME_MAX >> e->cal_shift) ? CS_TIME_MAX : (CsTime)(next << e->cal_shift);
+}
+
+/* x (at or past cal_lim) into its bucket, or the overflow past the ring. */
+static void cal_put(CsEngine *e, HeapEntry x) {
+  uint64_t b = (uint64_t)x.time >> e->cal_shift; /* > cal_cur */
+  if (b - e->cal_cur <= (uint64_t)e->cal_mask + 1) {
+    bucket_push(&e->cal_b[b & e->cal_mask], x);
+    e->cal_in_buckets++;
+  } else {
+    bucket_push(e->cal_over, x);
+    if (b < e->cal_over_min) e->cal_over_min = b;
+  }
+  e->cal_n++;
+}
+
+/* The overflow's events that the ring now reaches, into their buckets. */
+static void cal_migrate(CsEngine *e) {
+  struct CalBucket *o = e->cal_over;
+  uint64_t least = UINT64_MAX;
+  uint32_t k = 0;
+  e->cal_work += o->len;
+  for (uint32_t i = 0; i < o->len; i++) {
+    uint64_t b = (uint64_t)o->buf[i].time >> e->cal_shift;
+    if (b - e->cal_cur <= (uint64_t)e->cal_mask + 1) {
+      bucket_push(&e->cal_b[b & e->cal_mask], o->buf[i]);
+      e->cal_in_buckets++;
+    } else {
+      o->buf[k++] = o->buf[i];
+      if (b < least) least = b;
+    }
+  }
+  o->len = k;
+  e->cal_over_min = least;
+}
+
+static int cmp_key(const void *a, const void *b) {
+  const HeapEntry *x = a, *y = b;
+  return key_less(x, y) ? -1 : key_less(y, x);
+}
+
+static int cmp_time(const void *a, const void *b) {
+  CsTime x = *(const CsTime *)a, y = *(const CsTime *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Start: the width from the heap's events, which keeps those before the
+ * end of the current bucket (a dead top among them: it is at `now`).
+ * The ring spans four times the distance from now of the seven-eighths
+ * quantile of the pending events (from a sample of 256 of them, every
+ * k-th place of the heap), in buckets of about CAL_PER events: a
+ * thousand events of one time fill one bucket, and the ones after them
+ * spread over the ring, not into the overflow (twice that distance: the
+ * events of a 1,024-host ring spread past it as queues grew, and each
+ * move of the overflow into the ring scanned a thousand of them). */
+#define CAL_SAMPLE 256
+static void cal_start(CsEngine *e) {
+  size_t n = e->heap_len, stride = n / CAL_SAMPLE + 1, m = 0;
+  CsTime d[CAL_SAMPLE + 1];
+  for (size_t i = 0; i < n; i += stride) d[m++] = e->heap[i].time - e->now;
+  qsort(d, m, sizeof *d, cmp_time);
+  uint32_t nb = 64;
+  while (nb < (1u << 20) && nb < 4 * n / CAL_PER) nb *= 2;
+  uint64_t w = (uint64_t)d[m * 7 / 8] / (nb / 4);
+  unsigned shift = 0;
+  while (shift < 62 && ((uint64_t)2 << shift) <= w) shift++;
+  if (nb != e->cal_mask + 1 || !e->cal_b) {
+    if (e->cal_b)
+      for (uint32_t b = 0; b <= e->cal_mask; b++) g_free(e->cal_b[b].buf);
+    g_free(e->cal_b);
+    e->cal_b = g_new0(struct CalBucket, nb);
+    e->cal_mask = nb - 1;
+  }
+  if (!e->cal_over) e->cal_over = g_new0(struct CalBucket, 1);
+  e->cal_shift = shift;
+  e->cal_cur = (uint64_t)e->now >> shift;
+  cal_set_lim(e);
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (e->heap[i].time >= e->cal_lim) cal_put(e, e->heap[i]);
+    else e->heap[kept++] = e->heap[i];
+  }
+  for (size_t i = kept; i < n; i++) e->heap[i] = SENTINEL;
+  e->heap_len = kept;
+  heapify(e->heap, kept); /* a dead top, the least, stays at the root */
+  e->cal_on_len = SIZE_MAX;
+  e->cal_exec_at_start = e->executed;
+  e->cal_work = 0;
+  e->cal_starts++;
+}
+
+/* Stop: every event back into the heap, which is rebuilt (keys are
+ * unique: the order is the one they had; a dead top, the least, stays at
+ * the root). */
+static void cal_stop(CsEngine *e) {
+  if (e->cal_n > 0) {
+    for (uint32_t b = 0; b <= e->cal_mask; b++) {
+      struct CalBucket *bk = &e->cal_b[b];
+      for (uint32_t i = 0; i < bk->len; i++) heap_append(e, bk->buf[i]);
+      bk->len = 0;
+    }
+    for (uint32_t i = 0; i < e->cal_over->len; i++) heap_append(e, e->cal_over->buf[i]);
+    e->cal_over->len = 0;
+    if (e->run_head != UINT64_MAX)
+      for (uint32_t i = e->run_pos + 1; i < e->run_len; i++) heap_append(e, e->run[i]);
+    heapify(e->heap, e->heap_len);
+  }
+  e->run_head = UINT64_MAX;
+  e->run_pos = e->run_len = 0;
+  e->cal_n = e->cal_in_buckets = 0;
+  e->cal_over_min = UINT64_MAX;
+  e->cal_lim = CS_TIME_MAX;
+  e->cal_on_len = e->cal_never ? SIZE_MAX : CAL_ON;
+}
+
+/* The heap has run out (but for a dead top): the next bucket that holds
+ * events comes in (cal_n > 0). */
+static void cal_refill_once(CsEngine *e) {
+  uint32_t skipped = 0, len;
+  for (;;) {
+    if (e->cal_in_buckets == 0) e->cal_cur = e->cal_over_min - 1; /* the overflow alone: its first bucket next */
+    /* the ring holds cal_cur + 1 .. cal_cur + buckets: the overflow's
+     * events there move in before cal_cur + 1 is taken (after, the last
+     * of them would share its place) */
+    if (e->cal_over_min - e->cal_cur <= (uint64_t)e->cal_mask + 1) cal_migrate(e);
+    e->cal_cur++;
+    struct CalBucket *b = &e->cal_b[e->cal_cur & e->cal_mask];
+    if (b->len == 0) {
+      skipped++;
+      continue;
+    }
+    e->cal_work += skipped;
+    /* the bucket becomes the run, sorted (its events of one time came in
+     * the order of their sequence numbers: most often it is already),
+     * its first event into the heap; the spent run's buffer becomes the
+     * bucket's */
+    len = b->len;
+    HeapEntry *r = b->buf;
+    uint32_t cap = b->cap;
+    for (uint32_t i = 1; i < len; i++)
+      if (!key_less(&r[i - 1], &r[i])) {
+        qsort(r, len, sizeof *r, cmp_key);
+        e->cal_work += len;
+        break;
+      }
+    b->buf = e->run;
+    b->cap = e->run_cap;
+    b->len = 0;
+    e->run = r;
+    e->run_cap = cap;
+    e->run_len = len;
+    e->run_pos = 0;
+    e->run_head = r[0].order;
+    e->cal_in_buckets -= len;
+    e->cal_n--; /* the rest of the run stays outside the heap */
+    if (G_UNLIKELY(e->heap_len == e->heap_cap)) heap_resize(e, e->heap_cap * 2);
+    sift_up(e->heap, e->heap_len++, r[0]);
+    break;
+  }
+  cal_set_lim(e);
+  size_t total = e->heap_len + e->cal_n;
+  if (total < CAL_OFF) {
+    cal_stop(e);
+  } else if (e->cal_work > 2 * (e->executed - e->cal_exec_at_start) + total &&
+             e->executed - e->cal_exec_at_start > 4 * (uint64_t)total) {
+    /* more work on the calendar than events run: the width no longer
+     * fits them, chosen anew */
+    cal_stop(e);
+    cal_start(e);
+  }
+}
+
+static void cal_refill(CsEngine *e) {
+  do cal_refill_once(e); /* (a width chosen anew may leave the heap empty) */
+  while (e->cal_n > 0 && e->heap_len <= (size_t)e->top_dead);
+}
+
+static bool run_append(CsEngine *e, HeapEntry x) {
+  if (e->run_head == UINT64_MAX) { /* a new run: x is its head, into the heap */
+    e->run_len = e->run_pos = 0;
+    e->run_head = x.order;
+    if (e->run_cap == 0) {
+      e->run_cap = 64;
+      e->run = g_renew(HeapEntry, e->run, e->run_cap);
+    }
+    e->run[e->run_len++] = x;
+    return false;
+  }
+  if (G_UNLIKELY(e->run_len == e->run_cap)) {
+    if (e->run_pos >= e->run_cap / 2) { /* the events run so far make room (a chain of events at one time: memory stays bounded) */
+      memmove(e->run, e->run + e->run_pos, (e->run_len - e->run_pos) * sizeof *e->run);
+      e->run_len -= e->run_pos;
+      e->run_pos = 0;
+    } else {
+      e->run_cap = 2 * e->run_cap;
+      e->run = g_renew(HeapEntry, e->run, e->run_cap);
+    }
+  }
+  e->run[e->run_len++] = x;
+  e->cal_n++;
+  return true;
+}
+
+static void cal_free(CsEngine *e) {
+  if (e->cal_b)
+    for (uint32_t b = 0; b <= e->cal_mask; b++) g_free(e->cal_b[b].buf);
+  g_free(e->cal_b);
+  if (e->cal_over) g_free(e->cal_over->buf);
+  g_free(e->run);
+  g_free(e->cal_over);
+}
+
+uint64_t cs_engine_calendar_starts(const CsEngine *e) { return e->cal_starts; }
+
+void cs_engine_set_calendar(CsEngine *e, bool allowed) {
+  e->cal_never = !allowed;
+  cal_stop(e);
 }

@@ -665,7 +665,10 @@ void cs_link_init(CsNet *net) {
   net->dirs = g_aligned_alloc0(2 * (size_t)t->n_links + 1, sizeof(LinkDir), _Alignof(LinkDir));
   net->node_pausing = g_new0(uint32_t, t->n_nodes + 1);
   size_t dir_bytes = 2 * (size_t)t->n_links * sizeof(LinkDir), l2 = (size_t)1 << 20;
-  net->prefetch = dir_bytes >= l2 / 4;
+  /* from 128 hosts on a star (164 KB of directions): there the pipes
+   * hold some 32,000 packets, past the cache, and the prefetches gained
+   * 11 % (farm-bench -n 16); at 64 hosts and on star16 they cost 7-9 % */
+  net->prefetch = dir_bytes >= l2 / 8;
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
     for (int dir = 0; dir < 2; dir++) {

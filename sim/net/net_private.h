@@ -308,7 +308,7 @@ struct CsNet {
   LinkDir *dirs; /* 2 per link */
   GArray *arena; /* uint32_t ports of every path */
   uint64_t alive_max; /* the most packets in flight at once */
-  /* a network whose link directions pass a quarter of the second-level
+  /* a network whose link directions pass an eighth of the second-level
    * cache (cs_link_init): its pipes' packets are asked for ahead of
    * their reads and writes (on_pipe, pipe_push) */
   bool prefetch;

@@ -341,7 +341,7 @@ START_TEST(test_randomized_against_sorted_reference) {
   for (uint64_t i = 0; i < m; i++) ck_assert_uint_eq(w.order[i], sorted[i].seq);
   ck_assert_uint_gt(m, 10000); /* the test did real work */
   ck_assert_uint_gt(w.most_queued, 4096); /* past the small heaps' sift: the large one's (over 256 entries) was used */
-  /* and past 256: the calendar held the later events */
+  /* and past 16: the calendar held the later events */
   ck_assert_uint_ge(cs_engine_calendar_starts(w.e), 1);
   g_free(sorted);
   g_free(w.ref);

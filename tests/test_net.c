@@ -471,7 +471,7 @@ START_TEST(test_message_slots_reused) {
 }
 END_TEST
 
-/* The engine's calendar (past 256 pending events: here some 900 pipes
+/* The engine's calendar (past 16 pending events: here some 900 pipes
  * and timers) changes no figure: a ring of 300 workers at 0.1 % loss
  * (retransmission timers, their cancels, full host queues) for 1 ms,
  * with the calendar and with every event in the heap: the same events,

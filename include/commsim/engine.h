@@ -143,7 +143,7 @@ bool cs_engine_overflowed(const CsEngine *engine);
 /* Events executed so far (cancelled ones are not counted). */
 uint64_t cs_engine_events_executed(const CsEngine *engine);
 
-/* How many times the calendar started: past 256 pending events the
+/* How many times the calendar started: past 16 pending events the
  * engine keeps the later ones in buckets of time beside its heap (the
  * order of events is the same; for tests and measurements). */
 uint64_t cs_engine_calendar_starts(const CsEngine *engine);

@@ -6,7 +6,7 @@
  * held 20 events, 15 of them such timers).  The run takes the earlier of
  * the two tops.
  *
- * Past 256 pending events (a packet run of a hundred hosts and more) the
+ * Past 16 pending events (a packet run of a few hosts and more) the
  * later ones wait in a calendar of time buckets beside the heap, and the
  * heap takes one bucket at a time: see "The calendar" at the end.
  *
@@ -41,8 +41,8 @@ typedef struct {
 #define HEAP_PAD 3 /* entries before index 0: children 4i+1.. start a line */
 
 /* The calendar's sizes (see "The calendar" below). */
-#define CAL_ON 256 /* the heap's length past which the calendar starts (at 1,024: 128 workers 10 % slower) */
-#define CAL_OFF 128 /* fewer pending events than this: it stops */
+#define CAL_ON 16  /* the heap's length past which the calendar starts */
+#define CAL_OFF 8   /* fewer pending events than this: it stops */
 #define CAL_PER 8   /* events to a bucket, as the width is chosen */
 
 /* A bucket of the calendar: its events, unsorted. */
@@ -897,8 +897,9 @@ bool cs_engine_jump(CsEngine *e, const void *ctx, CsTime delta) {
  *
  * A packet run of a thousand hosts keeps an event for each link
  * direction's pipe: two thousand in the heap, six levels deep, and each
- * event's sift was a quarter of the run (and at 128 hosts, 257 entries,
- * the calendar still gains a tenth).  Past CAL_ON entries the heap
+ * event's sift was a quarter of the run; at 8 and 32 hosts (17 and 65
+ * entries) the sift was still a fifth, and the calendar gains 4 and 13 %
+ * there.  Past CAL_ON entries the heap
  * keeps only the events before cal_lim, the end of the current bucket of
  * time, and the later ones wait unsorted in a calendar (Brown, 1988): a
  * ring of buckets 2^cal_shift ps wide, and an overflow for what lies past
@@ -979,6 +980,21 @@ static void cal_migrate(CsEngine *e) {
 static int cmp_key(const void *a, const void *b) {
   const HeapEntry *x = a, *y = b;
   return key_less(x, y) ? -1 : key_less(y, x);
+}
+
+/* A bucket in key order: by insertion when small (a few events, most
+ * nearly in order: qsort's calls cost more than the sort), else qsort. */
+static void run_sort(HeapEntry *r, uint32_t len) {
+  if (len > 32) {
+    qsort(r, len, sizeof *r, cmp_key);
+    return;
+  }
+  for (uint32_t i = 1; i < len; i++) {
+    HeapEntry x = r[i];
+    uint32_t j = i;
+    for (; j > 0 && key_less(&x, &r[j - 1]); j--) r[j] = r[j - 1];
+    r[j] = x;
+  }
 }
 
 static int cmp_time(const void *a, const void *b) {
@@ -1081,7 +1097,7 @@ static void cal_refill_once(CsEngine *e) {
     uint32_t cap = b->cap;
     for (uint32_t i = 1; i < len; i++)
       if (!key_less(&r[i - 1], &r[i])) {
-        qsort(r, len, sizeof *r, cmp_key);
+        run_sort(r, len);
         e->cal_work += len;
         break;
       }

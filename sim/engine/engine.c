@@ -44,6 +44,7 @@ typedef struct {
 #define CAL_ON 16  /* the heap's length past which the calendar starts */
 #define CAL_OFF 8   /* fewer pending events than this: it stops */
 #define CAL_PER 8   /* events to a bucket, as the width is chosen */
+#define CAL_KEEP 256 /* a spent run's buffer up to this many events goes back to a bucket */
 
 /* A bucket of the calendar: its events, unsorted. */
 struct CalBucket {
@@ -121,6 +122,7 @@ struct CsEngine {
   uint64_t cal_exec_at_start; /* `executed` when it last started */
   uint64_t cal_work;          /* since then: overflow events scanned, empty buckets passed, events sorted */
   bool cal_never;             /* cs_engine_set_calendar(false) */
+  size_t cal_sized;           /* the events pending when it last started */
 };
 
 /* (time, order) without a branch (sifting compares about 5 times per
@@ -1043,6 +1045,7 @@ static void cal_start(CsEngine *e) {
   heapify(e->heap, kept); /* a dead top, the least, stays at the root */
   e->cal_on_len = SIZE_MAX;
   e->cal_exec_at_start = e->executed;
+  e->cal_sized = n;
   e->cal_work = 0;
   e->cal_starts++;
 }
@@ -1101,6 +1104,13 @@ static void cal_refill_once(CsEngine *e) {
         e->cal_work += len;
         break;
       }
+    if (e->run_cap > CAL_KEEP) { /* a large spent buffer is let go, not parked in the ring: every
+                                   * bucket would keep the largest run's size (memory growing as
+                                   * the square of the events pending) */
+      g_free(e->run);
+      e->run = NULL;
+      e->run_cap = 0;
+    }
     b->buf = e->run;
     b->cap = e->run_cap;
     b->len = 0;
@@ -1119,10 +1129,11 @@ static void cal_refill_once(CsEngine *e) {
   size_t total = e->heap_len + e->cal_n;
   if (total < CAL_OFF) {
     cal_stop(e);
-  } else if (e->cal_work > 2 * (e->executed - e->cal_exec_at_start) + total &&
-             e->executed - e->cal_exec_at_start > 4 * (uint64_t)total) {
-    /* more work on the calendar than events run: the width no longer
-     * fits them, chosen anew */
+  } else if (e->executed - e->cal_exec_at_start > 4 * (uint64_t)total &&
+             (e->cal_work > 2 * (e->executed - e->cal_exec_at_start) + total || total > 2 * e->cal_sized ||
+              4 * total < e->cal_sized)) {
+    /* more work on the calendar than events run, or twice or a quarter
+     * the events it was sized for: the width and the ring chosen anew */
     cal_stop(e);
     cal_start(e);
   }

@@ -342,6 +342,17 @@ static inline void pop_from(HeapEntry *h, size_t *len, const Slot *pool) {
 static inline void heap_pop(CsEngine *e) { pop_from(e->heap, &e->heap_len, e->pool); }
 
 static void heapify(HeapEntry *h, size_t n);
+
+/* Bucket number b (> cal_cur) has its place in the calendar's ring (else
+ * the overflow). */
+static inline bool in_ring(const CsEngine *e, uint64_t b) { return b - e->cal_cur <= (uint64_t)e->cal_mask + 1; }
+
+/* x into the heap, at the bottom and up. */
+static inline void heap_push(CsEngine *e, HeapEntry x) {
+  if (G_UNLIKELY(e->heap_len == e->heap_cap)) heap_resize(e, e->heap_cap * 2);
+  sift_up(e->heap, e->heap_len++, x);
+}
+
 static void cal_put(CsEngine *e, HeapEntry x);
 static void cal_start(CsEngine *e);
 static void cal_stop(CsEngine *e);
@@ -405,8 +416,7 @@ static inline __attribute__((always_inline)) void heap_or_calendar(CsEngine *e, 
     e->top_dead = false;
     sift_down_root(e, e->heap_len, x);
   } else {
-    if (G_UNLIKELY(e->heap_len == e->heap_cap)) heap_resize(e, e->heap_cap * 2);
-    sift_up(e->heap, e->heap_len++, x);
+    heap_push(e, x);
     if (G_UNLIKELY(e->heap_len > e->cal_on_len)) cal_start(e);
   }
 }
@@ -508,7 +518,7 @@ CsEventId cs_engine_schedule_timer_at(CsEngine *e, CsTime when, CsEventFn fn, vo
    * them): at 1,024 hosts a connection paused on its full host queue
    * wakes at packet rate, and the timers' heap of a thousand entries
    * was a tenth of the run; a far deadline stays in the timers' heap */
-  if (G_UNLIKELY(e->cal_lim != CS_TIME_MAX) && ((uint64_t)x.time >> e->cal_shift) - e->cal_cur <= (uint64_t)e->cal_mask + 1) {
+  if (G_UNLIKELY(e->cal_lim != CS_TIME_MAX) && in_ring(e, (uint64_t)x.time >> e->cal_shift)) {
     heap_or_calendar(e, x);
     return make_id(s, e->pool[s].gen);
   }
@@ -919,13 +929,16 @@ bool cs_engine_jump(CsEngine *e, const void *ctx, CsTime delta) {
  * own heap.
  *
  * The width is chosen when it starts, from a sample of the events then
- * pending (cal_start).  When the calendar has done more work than the
- * events it served (overflow scanned, empty buckets passed, buckets
- * sorted) and has served four times the events it holds, it is chosen
- * anew (a pass over them).  It stops, every event back into the heap,
- * when fewer than CAL_OFF remain, and for what moves or renumbers every
- * event (a jump, a purge of cancelled events, the sequence's wrap); it
- * starts again as the heap grows past CAL_ON.
+ * pending (cal_start).  Once it has served four times the events it
+ * holds, it is chosen anew (a pass over them) when the calendar has done
+ * more work than the events it served (overflow scanned, empty buckets
+ * passed, buckets sorted) or when the events pending have doubled or
+ * fallen to a quarter.  A spent run's buffer past CAL_KEEP events is
+ * freed, so memory follows the events pending.  It stops, every event
+ * back into the heap, when fewer than CAL_OFF remain, and for what moves
+ * or renumbers every event (a jump, a purge of cancelled events, the
+ * sequence's wrap); it starts again as the heap grows past CAL_ON, or at
+ * once after those when the heap is past it.
  */
 static void bucket_push(struct CalBucket *b, HeapEntry x) {
   if (G_UNLIKELY(b->len == b->cap)) {
@@ -949,7 +962,7 @@ static void cal_set_lim(CsEngine *e) {
 /* x (at or past cal_lim) into its bucket, or the overflow past the ring. */
 static void cal_put(CsEngine *e, HeapEntry x) {
   uint64_t b = (uint64_t)x.time >> e->cal_shift; /* > cal_cur */
-  if (b - e->cal_cur <= (uint64_t)e->cal_mask + 1) {
+  if (in_ring(e, b)) {
     bucket_push(&e->cal_b[b & e->cal_mask], x);
     e->cal_in_buckets++;
   } else {
@@ -967,7 +980,7 @@ static void cal_migrate(CsEngine *e) {
   e->cal_work += o->len;
   for (uint32_t i = 0; i < o->len; i++) {
     uint64_t b = (uint64_t)o->buf[i].time >> e->cal_shift;
-    if (b - e->cal_cur <= (uint64_t)e->cal_mask + 1) {
+    if (in_ring(e, b)) {
       bucket_push(&e->cal_b[b & e->cal_mask], o->buf[i]);
       e->cal_in_buckets++;
     } else {
@@ -1010,9 +1023,10 @@ static int cmp_time(const void *a, const void *b) {
  * quantile of the pending events (from a sample of 256 of them, every
  * k-th place of the heap), in buckets of about CAL_PER events: a
  * thousand events of one time fill one bucket, and the ones after them
- * spread over the ring, not into the overflow (twice that distance: the
- * events of a 1,024-host ring spread past it as queues grew, and each
- * move of the overflow into the ring scanned a thousand of them). */
+ * spread over the ring, not into the overflow.  (A ring of twice that
+ * distance was too short: the events of a 1,024-host ring spread past
+ * it as queues grew, and each move of the overflow into the ring
+ * scanned a thousand of them.) */
 #define CAL_SAMPLE 256
 static void cal_start(CsEngine *e) {
   size_t n = e->heap_len, stride = n / CAL_SAMPLE + 1, m = 0;
@@ -1083,7 +1097,7 @@ static void cal_refill_once(CsEngine *e) {
     /* the ring holds cal_cur + 1 .. cal_cur + buckets: the overflow's
      * events there move in before cal_cur + 1 is taken (after, the last
      * of them would share its place) */
-    if (e->cal_over_min - e->cal_cur <= (uint64_t)e->cal_mask + 1) cal_migrate(e);
+    if (in_ring(e, e->cal_over_min)) cal_migrate(e);
     e->cal_cur++;
     struct CalBucket *b = &e->cal_b[e->cal_cur & e->cal_mask];
     if (b->len == 0) {
@@ -1121,8 +1135,7 @@ static void cal_refill_once(CsEngine *e) {
     e->run_head = r[0].order;
     e->cal_in_buckets -= len;
     e->cal_n--; /* the rest of the run stays outside the heap */
-    if (G_UNLIKELY(e->heap_len == e->heap_cap)) heap_resize(e, e->heap_cap * 2);
-    sift_up(e->heap, e->heap_len++, r[0]);
+    heap_push(e, r[0]);
     break;
   }
   cal_set_lim(e);

@@ -618,6 +618,12 @@ static void on_pipe_pfc(CsEngine *e, void *ctx, uint64_t arg) {
   arrive_as(net, &pk, d->to_node, di, true);
 }
 
+/* Ask for a pipe entry (48 bytes: it may straddle two lines). */
+static inline void prefetch_entry(const InPipe *p) {
+  __builtin_prefetch(p);
+  __builtin_prefetch((const char *)p + sizeof *p - 1);
+}
+
 /* A pipe in a network without PFC: the argument names its direction. */
 static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
   CsNet *net = ctx;
@@ -630,19 +636,11 @@ static void on_pipe(CsEngine *e, void *ctx, uint64_t arg) {
    * is read for the address; prefetching that line alone gained nothing) */
   if (net->prefetch) {
     uint64_t next = cs_engine_peek_arg(e, on_pipe);
-    if (next != UINT64_MAX) {
-      const char *f = (const char *)&CS_RING_FRONT(net->dirs[(uint32_t)next].pipe);
-      __builtin_prefetch(f);
-      __builtin_prefetch(f + sizeof(InPipe) - 1);
-    }
-    /* this pipe's packet after next (48-byte entries, two lines), two
-     * of its arrivals ahead: at a thousand hosts the pipes' queued
-     * packets are megabytes, read where they were written long before */
-    if (d->pipe.len > 2) {
-      const char *a = (const char *)&CS_RING_AT(d->pipe, 2);
-      __builtin_prefetch(a);
-      __builtin_prefetch(a + sizeof(InPipe) - 1);
-    }
+    if (next != UINT64_MAX) prefetch_entry(&CS_RING_FRONT(net->dirs[(uint32_t)next].pipe));
+    /* this pipe's packet after next, two of its arrivals ahead: at a
+     * thousand hosts the pipes' queued packets are megabytes, read where
+     * they were written long before */
+    if (d->pipe.len > 2) prefetch_entry(&CS_RING_AT(d->pipe, 2));
   }
   if (d->pipe.len > 0) cs_engine_schedule_at(e, CS_RING_FRONT(d->pipe).arrive, on_pipe, net, di);
   d->out_bytes += pk.bytes;

@@ -92,12 +92,18 @@ CsRoutes *cs_routes_build(const CsTopology *t, CsRouting mode, GError **error) {
       if (one) {
         a = nb;
         r->via[h] = 1;
-        /* the anchor's ports to this host: the first, when it is the only one */
+        /* the anchor's ports to this host: the first, when it is the only
+         * one (a node's ports are sorted by peer: found by bisection, not
+         * by a scan of a switch's every port for each of its hosts) */
         const CsNode *an = &t->nodes[nb];
-        uint32_t found = NO_PORT, count = 0;
-        for (uint32_t p = an->first_port; p < an->first_port + an->n_ports; p++)
-          if (t->ports[p].peer == t->hosts[h] && count++ == 0) found = p;
-        r->last_port[h] = count == 1 ? found : NO_PORT;
+        uint32_t lo = an->first_port, end = an->first_port + an->n_ports, hi = end;
+        while (lo < hi) {
+          uint32_t mid = lo + (hi - lo) / 2;
+          if (t->ports[mid].peer < t->hosts[h]) lo = mid + 1;
+          else hi = mid;
+        }
+        bool only = lo < end && t->ports[lo].peer == t->hosts[h] && (lo + 1 == end || t->ports[lo + 1].peer != t->hosts[h]);
+        r->last_port[h] = only ? lo : NO_PORT;
       }
     }
     if (!row_at[a]) {

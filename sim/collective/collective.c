@@ -501,7 +501,7 @@ static inline __attribute__((always_inline)) void advance_as(CsCollOp *op, uint3
       if (--op->lanes_left[p] == 0) participant_done(op, p);
       return;
     }
-    const Step stv = pt->st, *st = &stv;
+    const Step *st = &pt->st; /* (a send delivers nothing at once: no handler runs within post, so it holds) */
     if (!pt->sent_cur) {
       if (!pt->contributed) return;
       if (lanes && st->after && !step_done(op, p, st->after - 1)) return; /* the lane that step is in wakes this one */

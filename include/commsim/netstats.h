@@ -20,13 +20,15 @@ typedef void (*CsDeliverFn)(void *ctx, uint32_t msg, bool failed);
 /* Nothing in flight any more (every message sent so far has finished). */
 typedef void (*CsIdleFn)(void *ctx);
 
+/* (64 bytes: a fabric holds them in a ring indexed by message number,
+ * each in one cache line) */
 typedef struct {
   uint32_t src, dst; /* hosts */
   uint64_t payload;  /* bytes */
   uint64_t wire_bytes; /* data bytes the sender put on its first link, headers and retransmissions included */
-  uint32_t packets;  /* data packets of the message */
   CsTime start, end; /* end: delivery of the last byte; 0 while in progress */
   uint32_t iteration, step; /* tags for messages.csv (cs_net_tag_message) */
+  uint32_t packets;  /* data packets of the message */
   uint32_t retransmissions;
   uint32_t timeouts;
   bool delivered, failed;

@@ -194,6 +194,11 @@ struct CsCollectiveDef {
    * without its sizes and costs: a message's receiving step is looked up
    * once per message) */
   int32_t (*recv_from)(const CsCollSpec *spec, uint32_t p, uint32_t k);
+  /* optional, with recv_from: how many steps from k on (at least 1) wait
+   * for the same participant as step k does (a ring's all but the last:
+   * the step machine then asks recv_from once per run of them, not once
+   * per message) */
+  uint32_t (*recv_same)(const CsCollSpec *spec, uint32_t p, uint32_t k);
   /* optional, with step: fill spec->pieces once, in the plan's copy */
   void (*prepare)(CsCollSpec *spec);
   /* its closed form, in words (commsim model) */

@@ -160,6 +160,7 @@ typedef struct Pair {
   Msg *head, *tail; /* waiting */
   bool busy;
   uint32_t scan; /* the receiver's steps before it hold none of this pair's next messages */
+  uint32_t same_end; /* ... and those from scan to here wait for this pair's sender (CsCollectiveDef.recv_same) */
 } Pair;
 
 struct CsCollOp {
@@ -401,12 +402,15 @@ static inline uint32_t plan_index(const Part *pt, uint32_t at) { return pt->at ?
 /* cs_coll_plan_next_recv for a computed plan, inline: the participant
  * knows its number of steps, and a ring's receive is found at the first
  * step looked at (a call per message saved). */
-static inline uint32_t next_recv(const CsCollOp *op, uint32_t dst, uint32_t src, uint32_t from) {
+static inline uint32_t next_recv(const CsCollOp *op, Pair *pair, uint32_t dst, uint32_t src) {
+  uint32_t from = pair->scan;
+  if (from < pair->same_end) return from; /* within the run recv_same gave: no call */
   const CsCollPlan *plan = op->plan;
   if (plan->steps || !plan->def->recv_from) return cs_coll_plan_next_recv(plan, dst, src, from);
   uint32_t n = op->parts[dst].n_steps;
   while (from < n && plan->def->recv_from(&plan->spec, dst, from) != (int32_t)src) from++;
   g_assert(from < n); /* every message has a step waiting for it */
+  if (plan->def->recv_same) pair->same_end = from + plan->def->recv_same(&plan->spec, dst, from);
   return from;
 }
 
@@ -444,7 +448,7 @@ static inline __attribute__((always_inline)) void post(CsCollOp *op, uint32_t lp
     queue_or_post(op, pair, m);
     return;
   }
-  pair->scan = next_recv(op, dst, src, pair->scan);
+  pair->scan = next_recv(op, pair, dst, src);
   uint32_t k = pair->scan++, dl = dst, at = k; /* the receiver's step: its lane and place there */
   if (lanes) {
     dl = plan_step(op->plan, dst, k).lane * op->n_parts + dst;

@@ -75,6 +75,14 @@ static int32_t recv_from(const CsCollSpec *s, uint32_t r, uint32_t k) {
   return k + 1 < 2 * P - 1 ? (int32_t)(r == 0 ? P - 1 : r - 1) : -1;
 }
 
+/* Steps from k on that wait for the same rank as step k: the previous
+ * rank's, to the last but one; the last waits for none. */
+static uint32_t recv_same(const CsCollSpec *s, uint32_t r, uint32_t k) {
+  (void)r;
+  uint32_t last = 2 * (s->n_workers - 1);
+  return k < last ? last - k : 1;
+}
+
 /* One round: every rank sends its piece to the next at once. */
 static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers;
@@ -99,6 +107,7 @@ const CsCollectiveDef cs_coll_ring = {
     .n_steps = n_steps,
     .step = step,
     .recv_from = recv_from,
+    .recv_same = recv_same,
     .prepare = prepare,
     .formula = formula,
     .model = model,

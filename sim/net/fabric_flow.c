@@ -474,7 +474,7 @@ static G_GNUC_NO_INLINE const EndAt *ends_first_drop(FlowNet *n) {
 /* The next fluid end (entries no longer in force dropped), or NULL.  The
  * next entry is mostly in force: that answer needs no frame, the drops
  * are out of line. */
-static const EndAt *ends_first(FlowNet *n) {
+static inline __attribute__((always_inline)) const EndAt *ends_first(FlowNet *n) {
   if (n->ends_known) return n->ends_front; /* an entry is valid until its flow sets another or it is dropped */
   if (n->ends_run.len + n->n_ends > 0) {
     const EndAt *e = ends_next_on_run(n) ? &CS_RING_FRONT(n->ends_run) : &n->ends[0];

@@ -46,7 +46,12 @@ static inline uint32_t cs_stats_add(CsStatsRing *r) {
  * over and forgotten. */
 static inline void cs_stats_done(CsStatsRing *r, uint32_t m) {
   r->done[m & (r->cap - 1)] = 1;
-  if (r->retire && m == r->base) cs_stats_retire(r);
+  if (!r->retire || m != r->base) return;
+  /* the lowest held (most messages end in the order they were sent):
+   * handed over here, the rest done after it by cs_stats_retire */
+  r->retire(r->ctx, m, &r->v[m & (r->cap - 1)]);
+  r->base++;
+  if (r->base < r->n && r->done[r->base & (r->cap - 1)]) cs_stats_retire(r);
 }
 
 static inline CsMessageStats *cs_stats_at(const CsStatsRing *r, uint32_t m) {

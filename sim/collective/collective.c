@@ -294,6 +294,7 @@ uint32_t cs_coll_plan_next_recv(const CsCollPlan *plan, uint32_t dst, uint32_t s
 /* ---- the step machine ---- */
 
 static void advance(CsCollOp *op, uint32_t lp);
+static inline __attribute__((always_inline)) void advance_dst(CsCollOp *op, uint32_t lp);
 
 static void post_now(CsCollOp *op, Msg *m);
 
@@ -338,7 +339,7 @@ static void on_delivered(void *ctx, uint32_t msg, bool failed) {
     if (!pair->head) pair->tail = NULL;
     post_now(op, next);
   }
-  advance(op, m->dst);
+  advance_dst(op, m->dst);
   if (m->wait_delivered) advance(op, m->src);
   /* delivered: nothing refers to it any more (a ring of P workers sends P x 2(P-1)) */
   m->next_in_pair = op->free_msgs;
@@ -552,6 +553,12 @@ static inline __attribute__((always_inline)) void advance_as(CsCollOp *op, uint3
 static G_GNUC_NO_INLINE void advance_lanes(CsCollOp *op, uint32_t lp) { advance_as(op, lp, true); }
 
 static void advance(CsCollOp *op, uint32_t lp) {
+  if (G_UNLIKELY(op->lanes > 1)) advance_lanes(op, lp);
+  else advance_as(op, lp, false);
+}
+
+/* advance, inline in on_delivered: a delivery's receiver, once per message */
+static inline __attribute__((always_inline)) void advance_dst(CsCollOp *op, uint32_t lp) {
   if (G_UNLIKELY(op->lanes > 1)) advance_lanes(op, lp);
   else advance_as(op, lp, false);
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "commsim/engine.h"
+#include "commsim/ring.h"
 
 /* 16 bytes, so that the four children of a node fill one cache line (the
  * array is offset to make that so).  `order` is the scheduling sequence
@@ -107,7 +108,7 @@ struct CsEngine {
   uint64_t cal_cur;    /* the bucket number (time >> cal_shift) the heap holds up to */
   uint32_t cal_mask;   /* buckets - 1: bucket number b (cal_cur < b <= cal_cur + buckets) at b & cal_mask */
   struct CalBucket *cal_b;
-  struct CalBucket *cal_over; /* later than the buckets' window */
+  struct CalBucket cal_over;  /* later than the buckets' window */
   uint64_t cal_over_min;      /* the least bucket number in the overflow (UINT64_MAX: empty) */
   /* The run: the bucket the heap took last, sorted, and the events since
    * scheduled before the heap's end that were not earlier than its last.
@@ -849,7 +850,7 @@ static CsTime earliest(CsEngine *e, const void *ctx, bool mine, CsTime t) {
   t = earliest_in(e, e->heap, e->heap_len, ctx, mine, t);
   if (e->cal_n > 0) {
     for (uint32_t b = 0; b <= e->cal_mask; b++) t = earliest_in(e, e->cal_b[b].buf, e->cal_b[b].len, ctx, mine, t);
-    t = earliest_in(e, e->cal_over->buf, e->cal_over->len, ctx, mine, t);
+    t = earliest_in(e, e->cal_over.buf, e->cal_over.len, ctx, mine, t);
     if (e->run_head != UINT64_MAX) t = earliest_in(e, e->run + e->run_pos + 1, e->run_len - e->run_pos - 1, ctx, mine, t);
   }
   return earliest_in(e, e->timers, e->timers_len, ctx, mine, t);
@@ -941,10 +942,7 @@ bool cs_engine_jump(CsEngine *e, const void *ctx, CsTime delta) {
  * once after those when the heap is past it.
  */
 static void bucket_push(struct CalBucket *b, HeapEntry x) {
-  if (G_UNLIKELY(b->len == b->cap)) {
-    b->cap = b->cap ? 2 * b->cap : 8;
-    b->buf = g_renew(HeapEntry, b->buf, b->cap);
-  }
+  CS_GROW(b->buf, b->len, b->cap, 8);
   b->buf[b->len++] = x;
 }
 
@@ -966,7 +964,7 @@ static void cal_put(CsEngine *e, HeapEntry x) {
     bucket_push(&e->cal_b[b & e->cal_mask], x);
     e->cal_in_buckets++;
   } else {
-    bucket_push(e->cal_over, x);
+    bucket_push(&e->cal_over, x);
     if (b < e->cal_over_min) e->cal_over_min = b;
   }
   e->cal_n++;
@@ -974,7 +972,7 @@ static void cal_put(CsEngine *e, HeapEntry x) {
 
 /* The overflow's events that the ring now reaches, into their buckets. */
 static void cal_migrate(CsEngine *e) {
-  struct CalBucket *o = e->cal_over;
+  struct CalBucket *o = &e->cal_over;
   uint64_t least = UINT64_MAX;
   uint32_t k = 0;
   e->cal_work += o->len;
@@ -1028,6 +1026,15 @@ static int cmp_time(const void *a, const void *b) {
  * it as queues grew, and each move of the overflow into the ring
  * scanned a thousand of them.) */
 #define CAL_SAMPLE 256
+
+/* The ring's buckets and their buffers let go. */
+static void free_buckets(CsEngine *e) {
+  if (e->cal_b)
+    for (uint32_t b = 0; b <= e->cal_mask; b++) g_free(e->cal_b[b].buf);
+  g_free(e->cal_b);
+  e->cal_b = NULL;
+}
+
 static void cal_start(CsEngine *e) {
   size_t n = e->heap_len, stride = n / CAL_SAMPLE + 1, m = 0;
   CsTime d[CAL_SAMPLE + 1];
@@ -1039,13 +1046,10 @@ static void cal_start(CsEngine *e) {
   unsigned shift = 0;
   while (shift < 62 && ((uint64_t)2 << shift) <= w) shift++;
   if (nb != e->cal_mask + 1 || !e->cal_b) {
-    if (e->cal_b)
-      for (uint32_t b = 0; b <= e->cal_mask; b++) g_free(e->cal_b[b].buf);
-    g_free(e->cal_b);
+    free_buckets(e);
     e->cal_b = g_new0(struct CalBucket, nb);
     e->cal_mask = nb - 1;
   }
-  if (!e->cal_over) e->cal_over = g_new0(struct CalBucket, 1);
   e->cal_shift = shift;
   e->cal_cur = (uint64_t)e->now >> shift;
   cal_set_lim(e);
@@ -1074,8 +1078,8 @@ static void cal_stop(CsEngine *e) {
       for (uint32_t i = 0; i < bk->len; i++) heap_append(e, bk->buf[i]);
       bk->len = 0;
     }
-    for (uint32_t i = 0; i < e->cal_over->len; i++) heap_append(e, e->cal_over->buf[i]);
-    e->cal_over->len = 0;
+    for (uint32_t i = 0; i < e->cal_over.len; i++) heap_append(e, e->cal_over.buf[i]);
+    e->cal_over.len = 0;
     if (e->run_head != UINT64_MAX)
       for (uint32_t i = e->run_pos + 1; i < e->run_len; i++) heap_append(e, e->run[i]);
     heapify(e->heap, e->heap_len);
@@ -1184,12 +1188,9 @@ static bool run_append(CsEngine *e, HeapEntry x) {
 }
 
 static void cal_free(CsEngine *e) {
-  if (e->cal_b)
-    for (uint32_t b = 0; b <= e->cal_mask; b++) g_free(e->cal_b[b].buf);
-  g_free(e->cal_b);
-  if (e->cal_over) g_free(e->cal_over->buf);
+  free_buckets(e);
+  g_free(e->cal_over.buf);
   g_free(e->run);
-  g_free(e->cal_over);
 }
 
 uint64_t cs_engine_calendar_starts(const CsEngine *e) { return e->cal_starts; }

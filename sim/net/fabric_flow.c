@@ -1237,6 +1237,27 @@ static inline __attribute__((always_inline)) void neighbours_dirty(FlowNet *n, u
   }
 }
 
+/* Live flow fi leaves its directions: the flows that shared them are
+ * refilled.  A star's route alone on both its data directions (a ring's
+ * every flow) marks no one and leaves both empty, without the loops of
+ * neighbours_dirty and leave_live (its ACK loads' checks start or end no
+ * flow, so the counts hold). */
+static inline __attribute__((always_inline)) void flow_leaves(FlowNet *n, uint32_t fi) {
+  Flow *f = &n->flows[fi];
+  const Route *r = f->route;
+  if (r->n_fwd == 2 && r->n_rev == 2) {
+    Dir *d0 = &n->dirs[r->dirs[0]], *d1 = &n->dirs[r->dirs[1]];
+    if (d0->n_uses == 1 && d1->n_uses == 1) {
+      set_rate_as(n, f, 0, 2, 2);
+      f->live = false;
+      d0->n_uses = d1->n_uses = 0;
+      return;
+    }
+  }
+  neighbours_dirty(n, fi);
+  leave_live(n, fi);
+}
+
 /* The flows whose last bit has left: their links are free; delivery after their tails. */
 static void complete_now(FlowNet *n) {
   drop_next_place(n);
@@ -1248,21 +1269,7 @@ static void complete_now(FlowNet *n) {
     ends_pop(n);
     Flow *f = &n->flows[i];
     f->remaining = 0; /* (all of it gone: no need to settle what its rate carried) */
-    const Route *r = f->route;
-    Dir *d0 = NULL, *d1 = NULL;
-    if (r->n_fwd == 2 && r->n_rev == 2) d0 = &n->dirs[r->dirs[0]], d1 = &n->dirs[r->dirs[1]];
-    if (d0 && d0->n_uses == 1 && d1->n_uses == 1) {
-      /* a star's route, alone on both its data directions (a ring's
-       * every flow): no neighbour to mark, and it leaves both empty (what
-       * neighbours_dirty and leave_live do, without their loops: its ACK
-       * loads' checks start or end no flow, so the counts hold) */
-      set_rate_as(n, f, 0, 2, 2);
-      f->live = false;
-      d0->n_uses = d1->n_uses = 0;
-    } else {
-      neighbours_dirty(n, i);
-      leave_live(n, i);
-    }
+    flow_leaves(n, i);
     CsTime at = f->tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + f->tail;
     dlv_push(n, (Delivery){at, n->dlv_seq++, i});
   }
@@ -1615,8 +1622,7 @@ static void flow_stop_bg(void *impl) {
   for (uint32_t i = 0; i < n->cfg->n_background; i++) {
     uint32_t fi = n->bg_flow[i];
     if (!n->flows[fi].live) continue;
-    neighbours_dirty(n, fi);
-    leave_live(n, fi);
+    flow_leaves(n, fi);
     flow_release(n, fi);
   }
 }

@@ -22,13 +22,6 @@ void cs_stats_grow(CsStatsRing *r) {
   r->cap = cap;
 }
 
-void cs_stats_retire(CsStatsRing *r) {
-  while (r->base < r->n && r->done[r->base & (r->cap - 1)]) {
-    r->retire(r->ctx, r->base, &r->v[r->base & (r->cap - 1)]);
-    r->base++;
-  }
-}
-
 void cs_stats_free(CsStatsRing *r) {
   g_aligned_free(r->v);
   g_free(r->done);

@@ -26,9 +26,8 @@ typedef struct {
   void *ctx;
 } CsStatsRing;
 
-/* Out of line: the ring doubled; the done from the lowest held handed over. */
+/* Out of line: the ring doubled. */
 void cs_stats_grow(CsStatsRing *r);
-void cs_stats_retire(CsStatsRing *r);
 void cs_stats_free(CsStatsRing *r);
 
 /* The next message's number, its statistics zeroed.  (Inline, as
@@ -47,11 +46,12 @@ static inline uint32_t cs_stats_add(CsStatsRing *r) {
 static inline void cs_stats_done(CsStatsRing *r, uint32_t m) {
   r->done[m & (r->cap - 1)] = 1;
   if (!r->retire || m != r->base) return;
-  /* the lowest held (most messages end in the order they were sent):
-   * handed over here, the rest done after it by cs_stats_retire */
-  r->retire(r->ctx, m, &r->v[m & (r->cap - 1)]);
-  r->base++;
-  if (r->base < r->n && r->done[r->base & (r->cap - 1)]) cs_stats_retire(r);
+  /* m is the lowest held (most messages end in the order they were
+   * sent): it and the done ones after it, here without a call */
+  do {
+    r->retire(r->ctx, r->base, &r->v[r->base & (r->cap - 1)]);
+    r->base++;
+  } while (r->base < r->n && r->done[r->base & (r->cap - 1)]);
 }
 
 static inline CsMessageStats *cs_stats_at(const CsStatsRing *r, uint32_t m) {

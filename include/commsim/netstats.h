@@ -64,11 +64,13 @@ typedef struct {
  * cs_net_link_stats, they count what has been transmitted by now: packets
  * still waiting and the unsent part of the one in service are left out. */
 typedef struct {
+  /* (those a hop updates first: the packet fidelity keeps them in one
+   * line with its direction's flags) */
   uint64_t bytes, packets; /* transmitted (lost ones included) */
-  uint64_t drops, losses, marks;
   CsTime busy;             /* serialization time */
   uint64_t queue_max;      /* bytes waiting, high-water mark */
   double queue_integral;   /* byte-picoseconds waiting, for the time-mean */
+  uint64_t drops, losses, marks;
   CsTime paused;           /* PFC: time its sender was paused */
   uint64_t pause_frames;   /* PFC: XOFF frames that paused it */
 } CsLinkStats;

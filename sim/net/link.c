@@ -547,7 +547,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packe
     cs_net_trace(net, CS_PKT_ENQUEUE, pk, pt->link, pt->dir, start < now ? start : now);
     cs_net_trace(net, CS_PKT_TRANSMIT, pk, pt->link, pt->dir, start);
   }
-  if (!(pfc && d->pfc) && cs_loss_next(&d->loss)) {
+  if (!(pfc && d->pfc) && d->lossy && cs_loss_next(&d->loss)) {
     d->st.losses++;
     d->loss_bytes += pk->bytes;
     net->counts[pk->kind].lost++;
@@ -700,7 +700,8 @@ void cs_link_init(CsNet *net) {
        * ends' names would do, their node numbers are stable for a file */
       uint64_t id = cs_rng_stream_id("link-loss", ((uint64_t)from << 32) | d->to_node, l);
       cs_loss_init(&d->loss, &link->spec.loss, net->seed, id);
-      d->pfc_loss = d->pfc && d->loss.model != CS_LOSS_NONE;
+      d->lossy = d->loss.model != CS_LOSS_NONE;
+      d->pfc_loss = d->pfc && d->lossy;
       cs_rng_init(&d->red_rng, net->seed, cs_rng_stream_id("link-red", ((uint64_t)from << 32) | d->to_node, l));
     }
   }

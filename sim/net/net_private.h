@@ -92,11 +92,14 @@ typedef struct {
    * in q and the pipe with CS_HELD times, its loss decided on arrival. */
   bool pfc, paused, pause_sent;
   bool pfc_loss; /* pfc and a loss model: a packet's loss is drawn on arrival (one test per hop) */
+  bool lossy;    /* a loss model: `loss` is drawn (its state lies lines away) */
+  /* the third line: what a hop counts (st's first five) */
+  uint64_t out_bytes;
+  uint64_t iv_qmax; /* links.csv: the most bytes waiting in the sampling interval */
   CsLinkStats st;
   /* byte conservation: st.bytes = loss_bytes + out_bytes + bytes in the pipe */
-  uint64_t drop_bytes, loss_bytes, out_bytes;
+  uint64_t drop_bytes, loss_bytes;
   int64_t cap;      /* a queue's bound, when `bounded` */
-  uint64_t iv_qmax; /* links.csv: the most bytes waiting in the sampling interval */
   CsLossState loss;
   CsRedSpec red;
   int64_t ecn_k;

@@ -658,6 +658,12 @@ CsTime cs_net_inject(CsNet *net, Packet *pk) {
 
 /* ---- link directions ---- */
 
+/* A hop reads and writes its direction's first three lines only: the
+ * counters it updates share the third with the flags (net_private.h). */
+_Static_assert(offsetof(LinkDir, out_bytes) >= 128 &&
+                   offsetof(LinkDir, st) + offsetof(CsLinkStats, queue_integral) + sizeof(double) <= 192,
+               "a hop's counters in its direction's third line");
+
 void cs_link_init(CsNet *net) {
   const CsTopology *t = net->t;
   net->dirs = g_aligned_alloc0(2 * (size_t)t->n_links + 1, sizeof(LinkDir), _Alignof(LinkDir));

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Events per second of the packet fidelity as the network grows: SimGrid's
 # ring (bench/flow-ring-1024.yaml at fidelity packet: a star, 10 Gbps,
-# 1 us, 1,000-byte packets, 1-byte ACKs) on P workers for 4,096/P ms, so
-# that every size runs about 20 M events of its steady state.  Each binary
+# 1 us, 1,000-byte packets, 1-byte ACKs) on P workers for 4,096/P ms
+# (rounded up), so that every size runs about 20 M events of its steady
+# state.  Each binary
 # runs ROUNDS times per size, the binaries in turn; the best rate `run`
 # prints is reported (the machine's noise only ever slows a run down).
 #
@@ -40,7 +41,7 @@ for p in $sizes; do
   for ((r = 0; r < rounds; r++)); do
     for ((i = 1; i <= $#; i++)); do
       b=${!i}
-      rate=$("$b" run "$out/pring.yaml" -o "$out/run" --set duration=$((4096 / p))ms --set topology.workers="$p" 2>&1 |
+      rate=$("$b" run "$out/pring.yaml" -o "$out/run" --set duration=$(((4096 + p - 1) / p))ms --set topology.workers="$p" 2>&1 |
         sed -n 's/.* events (\([0-9.]*\) M\/s).*/\1/p')
       [ -n "$rate" ] || { echo "bench/packet-scale.sh: $b printed no rate at $p workers" >&2; exit 1; }
       cur=${best[$i]:-0}

@@ -3,9 +3,9 @@
 # ring (bench/flow-ring-1024.yaml at fidelity packet: a star, 10 Gbps,
 # 1 us, 1,000-byte packets, 1-byte ACKs) on P workers for 4,096/P ms
 # (rounded up), so that every size runs about 20 M events of its steady
-# state.  Each binary
-# runs ROUNDS times per size, the binaries in turn; the best rate `run`
-# prints is reported (the machine's noise only ever slows a run down).
+# state.  Each binary runs ROUNDS times per size, the binaries in turn;
+# the best rate `run` prints is reported (the machine's noise only ever
+# slows a run down).
 #
 # Usage: bench/packet-scale.sh [-r ROUNDS] [-p "8 32 128 ..."] [BIN...]
 #   BIN defaults to this tree's sim/commsim; give two to compare (an older

@@ -37,7 +37,7 @@ for b in "$@"; do # a column by its tree's name (this tree: "here")
 done
 printf '   (M events/s, best of %d)\n' "$rounds"
 for p in $sizes; do
-  declare -A best=()
+  best=()
   for ((r = 0; r < rounds; r++)); do
     for ((i = 1; i <= $#; i++)); do
       b=${!i}
@@ -51,5 +51,4 @@ for p in $sizes; do
   printf '%-8s' "$p"
   for ((i = 1; i <= $#; i++)); do printf ' %22s' "${best[$i]}"; done
   printf '\n'
-  unset best
 done

@@ -118,11 +118,11 @@ struct CsEngine {
    * thousand. */
   HeapEntry *run;
   uint32_t run_pos, run_len, run_cap;
+  uint64_t run_head; /* UINT64_MAX: none */
   HeapEntry *sort_tmp; /* a large bucket's sort's second buffer */
   uint32_t sort_cap;
   HeapEntry *spare;   /* a large spent run's buffer, for a bucket that grows past CAL_KEEP */
   uint32_t spare_cap;
-  uint64_t run_head; /* UINT64_MAX: none */
   uint64_t cal_starts;        /* times it started (cs_engine_calendar_starts) */
   uint64_t cal_exec_at_start; /* `executed` when it last started */
   uint64_t cal_work;          /* since then: overflow events scanned, empty buckets passed, events sorted */

@@ -213,19 +213,75 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
 typedef struct {
   double post, start, end;
   bool resolved; /* start and end known */
-  uint32_t step; /* the receiver's step that takes it */
 } RMsg;
 
+/* The messages from one participant to another.  Only those from the
+ * last one taken on are kept (a step reads the one before the next it
+ * takes, and a sender its own last): a ring of P workers posts 2 (P - 1)
+ * on each pair, and keeping them all took 64 P^2 bytes (1.1 GB at 4,096
+ * workers, 17 GB at 16,384). */
 typedef struct {
-  GArray *msgs;   /* RMsg, in the order posted */
-  guint consumed; /* messages taken by the receiver's steps so far */
-  uint32_t scan;  /* the receiver's steps before it take none of the next messages */
+  RMsg *msgs;        /* msgs[0 .. len): from the last taken, or the first */
+  uint32_t len, cap;
+  uint32_t consumed; /* msgs[consumed] is the next the receiver's steps take */
+  uint32_t scan;     /* the receiver's steps before it take none of the next messages */
+  uint32_t same_end; /* the receiver's steps from scan up to it all wait for this sender (recv_same) */
+  double sec;        /* each message's time (cs_model_pair; 0 if none was given) */
 } RPair;
+
+#define REPLAY_RUN 64
+
+/* fmax, inline, for times (never NaN); fmax itself is a call here */
+static inline double max2(double a, double b) { return a < b ? b : a; }
 
 static void rpair_free(gpointer p) {
   RPair *x = p;
-  g_array_free(x->msgs, TRUE);
+  g_free(x->msgs);
   g_free(x);
+}
+
+static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
+  RPair *x = g_new0(RPair, 1);
+  double *sec = g_hash_table_lookup(o->pair_s, &key);
+  x->sec = sec ? *sec : 0;
+  g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), x);
+  return x;
+}
+
+/* Post a message: the ones taken before the last taken go first, when
+ * they are at least half (each kept message moves at most once per
+ * message taken). */
+static void rpair_post(RPair *x, double post) {
+  if (x->consumed >= 64 && 2 * x->consumed >= x->len) {
+    uint32_t drop = x->consumed - 1;
+    memmove(x->msgs, x->msgs + drop, (x->len - drop) * sizeof *x->msgs);
+    x->len -= drop;
+    x->consumed -= drop;
+  }
+  if (x->len == x->cap) {
+    x->cap = x->cap ? 2 * x->cap : 8;
+    x->msgs = g_renew(RMsg, x->msgs, x->cap);
+  }
+  x->msgs[x->len++] = (RMsg){post, 0, 0, false};
+}
+
+/* The pair a -> b, from lane lp's last (*key_at: its key, or -1) or the table. */
+static RPair *rpair_of(GHashTable *pairs, gint64 key, gint64 *key_at, RPair **at) {
+  if (*key_at == key) return *at;
+  RPair *x = g_hash_table_lookup(pairs, &key);
+  if (x) *key_at = key, *at = x;
+  return x;
+}
+
+/* The receiver's step that takes the next message of pair x (from src to
+ * dst): cs_coll_plan_next_recv, asked once per run of steps that all wait
+ * for src where the collective says so (recv_same). */
+static uint32_t rpair_next_recv(RPair *x, const CsCollPlan *plan, uint32_t dst, uint32_t src) {
+  if (x->scan < x->same_end) return x->scan;
+  uint32_t k = cs_coll_plan_next_recv(plan, dst, src, x->scan);
+  if (!plan->steps && plan->def->recv_from && plan->def->recv_same)
+    x->same_end = k + plan->def->recv_same(&plan->spec, dst, k);
+  return k;
 }
 
 /* Replay the plan from time 0 (every worker has contributed); each
@@ -249,54 +305,62 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
   }
   bool *sent = g_new0(bool, (size_t)N * L);
   double *t = g_new0(double, (size_t)N * L);
+  /* per lane: the pairs it last sent on and received from (a ring's are always the same) */
+  gint64 *out_key = g_new(gint64, (size_t)N * L), *in_key = g_new(gint64, (size_t)N * L);
+  RPair **out_at = g_new0(RPair *, (size_t)N * L), **in_at = g_new0(RPair *, (size_t)N * L);
+  for (uint32_t lp = 0; lp < N * L; lp++) out_key[lp] = in_key[lp] = -1;
+  /* per lane: the step it is at (a step waiting for its message is
+   * looked at again in each pass until it comes) */
+  CsCollStep *st_at = g_new(CsCollStep, (size_t)N * L);
+  uint32_t *st_k = g_new(uint32_t, (size_t)N * L);
+  for (uint32_t lp = 0; lp < N * L; lp++) st_k[lp] = UINT32_MAX;
   bool changed = true;
   while (changed) {
     changed = false;
     for (uint32_t lp = 0; lp < N * L; lp++) {
       uint32_t p = lp % N;
-      while (cur[lp] < len[lp]) {
+      /* at most REPLAY_RUN steps a pass: a lane far ahead of its
+       * receivers would post messages they take passes later (a ring's
+       * last worker, all of its pairs' in the first pass).  The times are
+       * the same in any order: each step's wait on what it depends on. */
+      for (uint32_t run = 0; run < REPLAY_RUN && cur[lp] < len[lp]; run++) {
         uint32_t k = at[lp] ? at[lp][cur[lp]] : cur[lp];
-        const CsCollStep stv = cs_coll_plan_step(plan, p, k), *st = &stv;
+        if (st_k[lp] != k) st_at[lp] = cs_coll_plan_step(plan, p, k), st_k[lp] = k;
+        const CsCollStep *st = &st_at[lp];
         if (st->after && !sent[lp]) {
           uint32_t dep = st->after - 1, dl = cs_coll_plan_step(plan, p, dep).lane;
           if (cur[dl * N + p] <= place[p][dep]) break; /* not done yet */
-          t[lp] = fmax(t[lp], done_t[p][dep]);
+          t[lp] = max2(t[lp], done_t[p][dep]);
         }
         RPair *out = NULL;
         if (st->send_to >= 0) {
           gint64 key = ((gint64)p << 32) | (uint32_t)st->send_to;
-          out = g_hash_table_lookup(pairs, &key);
-          if (!out) {
-            out = g_new0(RPair, 1);
-            out->msgs = g_array_new(FALSE, TRUE, sizeof(RMsg));
-            g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), out);
-          }
+          out = rpair_of(pairs, key, &out_key[lp], &out_at[lp]);
+          if (!out) out = rpair_new(pairs, o, key);
           if (!sent[lp]) {
-            out->scan = cs_coll_plan_next_recv(plan, (uint32_t)st->send_to, p, out->scan);
-            RMsg m = {t[lp], 0, 0, false, out->scan++};
-            g_array_append_val(out->msgs, m);
+            out->scan = rpair_next_recv(out, plan, (uint32_t)st->send_to, p) + 1;
+            rpair_post(out, t[lp]);
           }
         }
         sent[lp] = true;
         if (st->recv_from >= 0) {
           gint64 key = ((gint64)(uint32_t)st->recv_from << 32) | p;
-          RPair *in = g_hash_table_lookup(pairs, &key);
-          if (!in || in->consumed >= in->msgs->len) break; /* not sent yet */
-          RMsg *m = &g_array_index(in->msgs, RMsg, in->consumed);
+          RPair *in = rpair_of(pairs, key, &in_key[lp], &in_at[lp]);
+          if (!in || in->consumed >= in->len) break; /* not sent yet */
+          RMsg *m = &in->msgs[in->consumed];
           if (!m->resolved) {
-            double prev = in->consumed ? g_array_index(in->msgs, RMsg, in->consumed - 1).end : 0;
-            m->start = fmax(fmax(m->post, prev), st->rendezvous ? t[lp] : 0);
-            double *sec = g_hash_table_lookup(o->pair_s, &key);
-            m->end = m->start + (sec ? *sec : 0);
+            double prev = in->consumed ? in->msgs[in->consumed - 1].end : 0;
+            m->start = max2(max2(m->post, prev), st->rendezvous ? t[lp] : 0);
+            m->end = m->start + in->sec;
             m->resolved = true;
           }
           in->consumed++;
-          t[lp] = fmax(t[lp], m->end);
+          t[lp] = max2(t[lp], m->end);
         }
         if (st->wait_delivered) {
-          const RMsg *m = &g_array_index(out->msgs, RMsg, out->msgs->len - 1);
+          const RMsg *m = &out->msgs[out->len - 1];
           if (!m->resolved) break; /* its receiver has not reached it */
-          t[lp] = fmax(t[lp], m->end);
+          t[lp] = max2(t[lp], m->end);
         }
         t[lp] += (double)st->compute * 1e-12;
         if (done_t) done_t[p][k] = t[lp];
@@ -310,7 +374,7 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
     end[r] = 0;
     for (uint32_t l = 0; l < L; l++) {
       g_assert(cur[l * N + r] == len[l * N + r]); /* a collective's steps always complete */
-      end[r] = fmax(end[r], t[l * N + r]);
+      end[r] = max2(end[r], t[l * N + r]);
     }
   }
   for (uint32_t lp = 0; lp < N * L; lp++) g_free(at[lp]);
@@ -322,6 +386,8 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
   g_free(cur);
   g_free(sent);
   g_free(t);
+  g_free(out_key), g_free(in_key), g_free(out_at), g_free(in_at);
+  g_free(st_at), g_free(st_k);
   g_hash_table_destroy(pairs);
 }
 

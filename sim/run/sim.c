@@ -166,6 +166,7 @@ static G_GNUC_NO_INLINE void retire_wire_grown(CsSim *sim, uint32_t it, const Cs
 static void on_retire(void *ctx, uint32_t msg, const CsMessageStats *st) {
   (void)msg;
   CsSim *sim = ctx;
+  if (sim->messages_csv) cs_sim_message_row(sim, sim->messages_csv, st);
   sim->retired_failed += st->failed;
   uint32_t it = st->iteration;
   if (!sim->worker_host[st->src] || it == 0) return; /* a flat array: the nodes' records are far apart in memory; iteration 0: flows */
@@ -175,6 +176,17 @@ static void on_retire(void *ctx, uint32_t msg, const CsMessageStats *st) {
   }
   g_array_index(sim->retired_wire, double, it) += (double)st->wire_bytes;
   if (G_UNLIKELY(sim->retire_host != NULL)) retire_host_wire(sim, it, st);
+}
+
+void cs_sim_retire_messages(CsSim *sim) {
+  g_assert(sim->worker_host == NULL && sim->s->flows->len == 0);
+  sim->worker_host = g_new0(uint8_t, sim->t->n_hosts + 1);
+  for (uint32_t w = 0; w < sim->t->n_workers; w++) sim->worker_host[sim->t->nodes[sim->t->workers[w]].host] = 1;
+  if (sim->s->duration > 0) {
+    sim->retire_host = g_new0(struct RetireHost, sim->t->n_hosts + 1);
+    for (uint32_t w = 0; w < sim->t->n_workers; w++) sim->retire_host[sim->t->nodes[sim->t->workers[w]].host].worker = w + 1;
+  }
+  cs_fabric_set_retire(sim->fabric, on_retire, sim);
 }
 
 CsSim *cs_sim_new(const CsScenario *s, GError **error) {
@@ -191,17 +203,10 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
   cs_fabric_set_idle(sim->fabric, cs_sim_on_idle, sim);
   /* without a trace that lists every message (and raw flows, which run
    * prints), the fabric may forget finished ones: a ring of 4,096 workers
-   * sends 33.5 M */
+   * sends 33.5 M (with messages.csv it may too, once the file is open:
+   * cs_sim_open_traces) */
   sim->retired_wire = g_array_new(FALSE, TRUE, sizeof(double));
-  if (!(s->output.traces & (CS_TRACE_MESSAGES | CS_TRACE_TIMELINE)) && s->flows->len == 0) {
-    sim->worker_host = g_new0(uint8_t, sim->t->n_hosts + 1);
-    for (uint32_t w = 0; w < sim->t->n_workers; w++) sim->worker_host[sim->t->nodes[sim->t->workers[w]].host] = 1;
-    if (s->duration > 0) {
-      sim->retire_host = g_new0(struct RetireHost, sim->t->n_hosts + 1);
-      for (uint32_t w = 0; w < sim->t->n_workers; w++) sim->retire_host[sim->t->nodes[sim->t->workers[w]].host].worker = w + 1;
-    }
-    cs_fabric_set_retire(sim->fabric, on_retire, sim);
-  }
+  if (!(s->output.traces & (CS_TRACE_MESSAGES | CS_TRACE_TIMELINE)) && s->flows->len == 0) cs_sim_retire_messages(sim);
   sim->env = cs_coll_env_new(sim->e, sim->fabric, sim->t);
   if (s->workload.present) {
     sim->wl = cs_workload_new(sim->env, sim->e, &s->workload, s->seed, sim->t, error);
@@ -225,6 +230,7 @@ void cs_sim_free(CsSim *sim) {
   g_free(sim->retire_host);
   if (sim->links_csv) cs_csv_abort(sim->links_csv);
   if (sim->packets_csv) cs_csv_abort(sim->packets_csv);
+  if (sim->messages_csv) cs_csv_abort(sim->messages_csv);
   g_free(sim->outdir);
   g_free(sim->note);
   g_free(sim->late_note);

@@ -175,6 +175,14 @@ void cs_sim_open_traces(CsSim *sim) {
     sim->packets_csv = cs_csv_open(sim->outdir, "packets.csv", cols, sim->trace_error ? NULL : &sim->trace_error);
     if (sim->packets_csv) cs_fabric_set_packet_trace(sim->fabric, packet_row, sim);
   }
+  /* messages.csv as they finish, unless something needs them all at the
+   * end (timeline.json's spans; raw flows, which run prints) or some were
+   * sent before the run (none are: cs_sim_run opens the traces first) */
+  if ((tr & CS_TRACE_MESSAGES) && !(tr & CS_TRACE_TIMELINE) && sim->s->flows->len == 0 && !sim->worker_host &&
+      cs_fabric_messages(sim->fabric) == 0) {
+    sim->messages_csv = cs_sim_messages_open(sim->outdir, sim->trace_error ? NULL : &sim->trace_error);
+    if (sim->messages_csv) cs_sim_retire_messages(sim);
+  }
   if (tr & CS_TRACE_TIMELINE) {
     cs_coll_record_spans(sim->env, true);
     sim->queue_samples = g_array_new(FALSE, FALSE, sizeof(QueueSample));

@@ -154,26 +154,35 @@ static bool write_convergence(CsSim *sim, const char *dir, GError **error) {
   return cs_csv_close(c, error);
 }
 
+static const char *const message_cols[] = {"iteration", "step", "src", "dst", "payload_bytes", "wire_bytes",
+                                           "start_s",   "end_s", "retransmissions", NULL};
+
+CsCsv *cs_sim_messages_open(const char *dir, GError **error) { return cs_csv_open(dir, "messages.csv", message_cols, error); }
+
+void cs_sim_message_row(const CsSim *sim, CsCsv *c, const CsMessageStats *st) {
+  cs_csv_uint(c, st->iteration);
+  cs_csv_uint(c, st->step);
+  cs_csv_str(c, sim->t->nodes[sim->t->hosts[st->src]].name);
+  cs_csv_str(c, sim->t->nodes[sim->t->hosts[st->dst]].name);
+  cs_csv_uint(c, st->payload);
+  cs_csv_uint(c, st->wire_bytes);
+  cs_csv_time(c, st->start);
+  if (st->delivered) cs_csv_time(c, st->end);
+  else cs_csv_empty(c); /* not delivered: no end */
+  if (sim->fabric->models & CS_MODELS_PACKETS) cs_csv_uint(c, st->retransmissions);
+  else cs_csv_empty(c); /* not modelled */
+  cs_csv_end_row(c);
+}
+
+/* The messages the fabric holds, after those streamed while the run went
+ * on (sim->messages_csv: every one of them was numbered below these). */
 static bool write_messages(CsSim *sim, const char *dir, GError **error) {
-  static const char *cols[] = {"iteration", "step", "src", "dst", "payload_bytes", "wire_bytes",
-                               "start_s",   "end_s", "retransmissions", NULL};
-  CsCsv *c = cs_csv_open(dir, "messages.csv", cols, error);
+  CsCsv *c = sim->messages_csv;
+  sim->messages_csv = NULL;
+  if (!c) c = cs_sim_messages_open(dir, error);
   if (!c) return false;
-  for (uint32_t m = cs_fabric_first_message(sim->fabric); m < cs_fabric_messages(sim->fabric); m++) {
-    const CsMessageStats *st = cs_fabric_message(sim->fabric, m);
-    cs_csv_uint(c, st->iteration);
-    cs_csv_uint(c, st->step);
-    cs_csv_str(c, sim->t->nodes[sim->t->hosts[st->src]].name);
-    cs_csv_str(c, sim->t->nodes[sim->t->hosts[st->dst]].name);
-    cs_csv_uint(c, st->payload);
-    cs_csv_uint(c, st->wire_bytes);
-    cs_csv_time(c, st->start);
-    if (st->delivered) cs_csv_time(c, st->end);
-    else cs_csv_empty(c); /* not delivered: no end */
-    if (sim->fabric->models & CS_MODELS_PACKETS) cs_csv_uint(c, st->retransmissions);
-    else cs_csv_empty(c); /* not modelled */
-    cs_csv_end_row(c);
-  }
+  for (uint32_t m = cs_fabric_first_message(sim->fabric); m < cs_fabric_messages(sim->fabric); m++)
+    cs_sim_message_row(sim, c, cs_fabric_message(sim->fabric, m));
   return cs_csv_close(c, error);
 }
 

@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,6 +405,75 @@ START_TEST(test_csv_fields) {
 }
 END_TEST
 
+/* Reading a CSV file a row at a time (plot's messages.csv): quoted fields
+ * with commas, quotes and a line break, \r\n and \n endings, an empty
+ * line, a row with a field too many (left out), a last row without its
+ * line ending, and rows across the reader's 64 KB blocks. */
+typedef struct {
+  GPtrArray *rows; /* each row's fields joined by '|' */
+  guint headers;
+} Rows;
+
+static void collect(void *ctx, char **f, unsigned n, bool header) {
+  Rows *r = ctx;
+  r->headers += header;
+  GString *g = g_string_new(NULL);
+  for (unsigned i = 0; i < n; i++) g_string_append_printf(g, "%s%s", i ? "|" : "", f[i]);
+  g_ptr_array_add(r->rows, g_string_free(g, FALSE));
+}
+
+START_TEST(test_csv_each_row) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-csvr-XXXXXX", NULL);
+  GString *text = g_string_new("a,b,c\r\n"
+                               "1,\"x,y\",3\r\n"
+                               "\r\n"
+                               "\"q\"\"q\",\"two\nlines\",\n"
+                               "7,8,9,10\n");
+  for (int i = 0; i < 10000; i++) g_string_append_printf(text, "%d,w%d,%d.%012d\r\n", i, i, i, i);
+  g_string_append(text, "last,,end");
+  g_autofree char *path = g_build_filename(dir, "r.csv", NULL);
+  ck_assert(g_file_set_contents(path, text->str, (gssize)text->len, NULL));
+  Rows r = {g_ptr_array_new_with_free_func(g_free), 0};
+  ck_assert(cs_csv_each_row(dir, "r.csv", collect, &r));
+  ck_assert_uint_eq(r.headers, 1);
+  ck_assert_uint_eq(r.rows->len, 1 + 2 + 10000 + 1);
+  ck_assert_str_eq(g_ptr_array_index(r.rows, 0), "a|b|c");
+  ck_assert_str_eq(g_ptr_array_index(r.rows, 1), "1|x,y|3");
+  ck_assert_str_eq(g_ptr_array_index(r.rows, 2), "q\"q|two\nlines|");
+  ck_assert_str_eq(g_ptr_array_index(r.rows, 3 + 4321), "4321|w4321|4321.000000004321");
+  ck_assert_str_eq(g_ptr_array_index(r.rows, r.rows->len - 1), "last||end");
+  ck_assert(!cs_csv_each_row(dir, "none.csv", collect, &r));
+  g_ptr_array_free(r.rows, TRUE);
+  g_string_free(text, TRUE);
+  g_unlink(path);
+  g_rmdir(dir);
+}
+END_TEST
+
+/* cs_csv_number gives g_ascii_strtod's value: for times as cs_csv_time
+ * writes them (its own path), pseudo-random and at the edges of 2^53
+ * ps, and for anything else (its fallback). */
+START_TEST(test_csv_number) {
+  char buf[40];
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 200000; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    CsTime ps = (CsTime)(x % (i % 2 ? 1000000000000ULL : ((uint64_t)1 << 54)));
+    cs_csv_format_time(ps, buf);
+    ck_assert_msg(cs_csv_number(buf) == g_ascii_strtod(buf, NULL), "%s", buf);
+  }
+  const CsTime edge[] = {0, 1, ((CsTime)1 << 53) - 1, (CsTime)1 << 53, ((CsTime)1 << 53) + 1, 999999999999999999LL};
+  for (size_t i = 0; i < G_N_ELEMENTS(edge); i++) {
+    cs_csv_format_time(edge[i], buf);
+    ck_assert_msg(cs_csv_number(buf) == g_ascii_strtod(buf, NULL), "%s", buf);
+  }
+  const char *other[] = {"0.5", "1e-3", "12", "-0.000000000001", "3.1234567890123", "1234567.000000000001", " 1"};
+  for (size_t i = 0; i < G_N_ELEMENTS(other); i++) ck_assert(cs_csv_number(other[i]) == g_ascii_strtod(other[i], NULL));
+  ck_assert(isnan(cs_csv_number("")));
+  ck_assert(isnan(cs_csv_number("w3")));
+}
+END_TEST
+
 static Suite *traces_suite(void) {
   Suite *s = suite_create("traces");
   TCase *tc = tcase_create("core");
@@ -416,6 +486,8 @@ static Suite *traces_suite(void) {
   tcase_add_test(tc, test_tracing_changes_nothing);
   tcase_add_test(tc, test_messages_csv_streamed);
   tcase_add_test(tc, test_csv_fields);
+  tcase_add_test(tc, test_csv_each_row);
+  tcase_add_test(tc, test_csv_number);
   suite_add_tcase(s, tc);
   return s;
 }

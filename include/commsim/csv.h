@@ -53,4 +53,17 @@ unsigned cs_csv_remove_stale(const char *dir);
 /* "%d.%012d" seconds of a time, into buf (at least 32 bytes). */
 const char *cs_csv_format_time(CsTime ps, char *buf);
 
+/* Reading.  DIR/NAME a row at a time, without holding the file (a
+ * messages.csv of a ring of 16,384 workers is 33 GB): RFC 4180 fields,
+ * quoted ones unquoted ("" for a quote; a quoted field may hold commas
+ * and line breaks), rows ended by \r\n or \n; the header goes to fn with
+ * `header` true, then each row with as many fields (others, and empty
+ * lines, are left out).  The fields are valid during the call.  False
+ * when the file cannot be opened or has no row. */
+typedef void (*CsCsvRowFn)(void *ctx, char **fields, unsigned n, bool header);
+bool cs_csv_each_row(const char *dir, const char *name, CsCsvRowFn fn, void *ctx);
+/* A field's number (g_ascii_strtod's value, NAN for an empty or
+ * non-numeric field), a time written by cs_csv_time without a call to it. */
+double cs_csv_number(const char *s);
+
 #endif

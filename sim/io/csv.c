@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <locale.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -202,6 +203,100 @@ bool cs_csv_close(CsCsv *c, GError **error) {
   g_free(c->final);
   g_free(c);
   return ok;
+}
+
+/* (a row at a time, for files of a row per message: see csv.h) */
+bool cs_csv_each_row(const char *dir, const char *name, CsCsvRowFn fn, void *ctx) {
+  g_autofree char *path = g_build_filename(dir, name, NULL);
+  FILE *f = fopen(path, "rb");
+  if (!f) return false;
+  GString *row = g_string_new(NULL);  /* the row's fields, each ended by a NUL */
+  GArray *starts = g_array_new(FALSE, FALSE, sizeof(gsize));
+  GPtrArray *fields = g_ptr_array_new();
+  guint ncols = 0;
+  bool quoted = false, in_field = false, after_quote = false, pending_cr = false;
+  char buf[1 << 16];
+  size_t got;
+  bool eof = false;
+  while (!eof) {
+    got = fread(buf, 1, sizeof buf, f);
+    eof = got < sizeof buf;
+    for (size_t i = 0; i <= got; i++) {
+      bool end_of_file = i == got;
+      if (end_of_file && !eof) break;
+      char ch = end_of_file ? '\n' : buf[i];
+      if (end_of_file && !in_field && starts->len == 0) break; /* (the last row ended with its line) */
+      if (pending_cr) { /* \r\n ends a row once */
+        pending_cr = false;
+        if (ch == '\n') continue;
+      }
+      if (quoted) {
+        if (ch == '"') quoted = false, after_quote = true;
+        else g_string_append_c(row, ch);
+        continue;
+      }
+      if (ch == '"' && after_quote) { /* "" in a quoted field */
+        g_string_append_c(row, '"');
+        quoted = true, after_quote = false;
+        continue;
+      }
+      after_quote = false;
+      if (!in_field) {
+        gsize at = row->len;
+        g_array_append_val(starts, at);
+        in_field = true;
+        if (ch == '"') {
+          quoted = true;
+          continue;
+        }
+      }
+      if (ch != ',' && ch != '\r' && ch != '\n') {
+        g_string_append_c(row, ch);
+        continue;
+      }
+      g_string_append_c(row, '\0');
+      in_field = false;
+      if (ch == ',') continue;
+      pending_cr = ch == '\r';
+      /* the row is whole */
+      g_ptr_array_set_size(fields, 0);
+      for (guint k = 0; k < starts->len; k++) g_ptr_array_add(fields, row->str + g_array_index(starts, gsize, k));
+      bool empty = fields->len == 1 && !*(char *)fields->pdata[0];
+      if (!empty) {
+        if (ncols == 0) {
+          ncols = fields->len;
+          fn(ctx, (char **)fields->pdata, fields->len, true);
+        } else if (fields->len == ncols) {
+          fn(ctx, (char **)fields->pdata, fields->len, false);
+        }
+      }
+      g_string_truncate(row, 0);
+      g_array_set_size(starts, 0);
+    }
+  }
+  fclose(f);
+  g_string_free(row, TRUE);
+  g_array_free(starts, TRUE);
+  g_ptr_array_free(fields, TRUE);
+  return ncols > 0;
+}
+
+/* A time as cs_csv_time writes it (seconds with 12 decimals: whole
+ * picoseconds) is that integer / 1e12, which is also strtod's correctly
+ * rounded value while it stays below 2^53 ps; anything else goes to
+ * g_ascii_strtod (half of `plot`'s time on messages.csv went there). */
+double cs_csv_number(const char *s) {
+  uint64_t ps = 0;
+  const char *q = s;
+  while (*q >= '0' && *q <= '9' && q - s < 6) ps = ps * 10 + (uint64_t)(*q++ - '0');
+  if (q > s && *q == '.') {
+    const char *f = ++q;
+    while (*q >= '0' && *q <= '9' && q - f < 12) ps = ps * 10 + (uint64_t)(*q++ - '0');
+    if (!*q && q - f == 12 && ps < ((uint64_t)1 << 53)) return (double)ps / 1e12;
+  }
+  char *e;
+  double v = g_ascii_strtod(s, &e);
+  return *s && e != s ? v : NAN;
 }
 
 char *cs_csv_temp_name(const char *dir, const char *name) {

@@ -2,7 +2,8 @@
  * PDF.
  *
  * The CSV files are read here (whole, split in place: a links.csv of
- * millions of rows is one allocation) and reduced to small data files for
+ * millions of rows is one allocation; messages.csv, a row per message,
+ * row by row) and reduced to small data files for
  * gnuplot, with a script per plot; gnuplot (Debian's gnuplot-nox) draws
  * each with its cairo terminals.  Axis labels carry units.
  */
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "commsim/csv.h"
 #include "commsim/plot.h"
 #include "commsim/units.h"
 #include "commsim/yamltree.h"
@@ -320,18 +322,38 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* messages.csv's completion times (ms) of the delivered messages */
+typedef struct {
+  int st, en;
+  double *fct;
+  gsize n, cap;
+} Fct;
+
+static void fct_row(void *ctx, char **f, unsigned n, bool header) {
+  Fct *x = ctx;
+  if (header) {
+    for (unsigned i = 0; i < n; i++) {
+      if (!strcmp(f[i], "start_s")) x->st = (int)i;
+      if (!strcmp(f[i], "end_s")) x->en = (int)i;
+    }
+    return;
+  }
+  if (x->st < 0 || x->en < 0 || !*f[x->en]) return;
+  if (x->n == x->cap) {
+    x->cap = x->cap ? 2 * x->cap : 4096;
+    x->fct = g_renew(double, x->fct, x->cap);
+  }
+  x->fct[x->n++] = (cs_csv_number(f[x->en]) - cs_csv_number(f[x->st])) * 1e3;
+}
+
 static bool plot_messages(Plotter *p, bool *drew) {
-  Table t;
-  if (!table_read(p->dir, "messages.csv", &t)) return true;
-  int st = col(&t, "start_s"), en = col(&t, "end_s");
-  if (st < 0 || en < 0) {
-    table_free(&t);
+  Fct x = {-1, -1, NULL, 0, 0};
+  if (!cs_csv_each_row(p->dir, "messages.csv", fct_row, &x) || x.st < 0 || x.en < 0) {
+    g_free(x.fct);
     return true;
   }
-  double *fct = g_new(double, t.nrows + 1);
-  guint n = 0;
-  for (guint r = 0; r < t.nrows; r++)
-    if (*cell(&t, r, en)) fct[n++] = (num(&t, r, en) - num(&t, r, st)) * 1e3;
+  double *fct = x.fct;
+  guint n = (guint)x.n;
   qsort(fct, n, sizeof *fct, cmp_double);
   GString *d = g_string_new("# completion_ms fraction\n");
   guint step = n > 2000 ? n / 2000 : 1; /* at most about 2000 points */
@@ -345,7 +367,6 @@ static bool plot_messages(Plotter *p, bool *drew) {
   *drew |= n > 0 && ok;
   g_string_free(d, TRUE);
   g_free(fct);
-  table_free(&t);
   return ok;
 }
 

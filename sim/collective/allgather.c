@@ -22,6 +22,11 @@ static void prepare(CsCollSpec *s) {
 }
 
 static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
+  if (G_UNLIKELY(!s->pieces.known)) { /* a spec not prepared (not a plan's) */
+    CsCollSpec own = *s;
+    prepare(&own);
+    return step(&own, r, k);
+  }
   uint32_t P = s->n_workers;
   if (k + 1 < P)
     return (CsCollStep){(int32_t)(r + 1 == P ? 0 : r + 1), (int32_t)(r == 0 ? P - 1 : r - 1), s->pieces.bytes[0], 0,

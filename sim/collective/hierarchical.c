@@ -14,35 +14,61 @@ static uint32_t group_of(const CsCollSpec *s) {
   return s->n_workers % G == 0 ? G : 1;
 }
 
-static void build(CsCollPlan *plan, const CsCollSpec *s) {
+/* Rank r's steps, computed when asked (stored, they took 2.4 GB at
+ * 16,384 workers on machines of 8): 2 (G-1) + 2 (H-1) + 1 of them, in
+ * four runs and the decode. */
+static uint32_t n_steps(const CsCollSpec *s, uint32_t p) {
+  (void)p;
+  uint32_t G = group_of(s), H = s->n_workers / G;
+  return 2 * (G - 1) + 2 * (H - 1) + 1;
+}
+
+static CsCollStep step(const CsCollSpec *s, uint32_t r, uint32_t k) {
   uint32_t P = s->n_workers, G = group_of(s), H = P / G;
   const CsCodecCost *c = &s->cost;
   double hop = c->decode_ps + c->reduce_ps + c->encode_ps;
   uint64_t n = s->elements;
-  for (uint32_t r = 0; r < P; r++) {
-    uint32_t h = r / G, g = r % G;
-    int32_t lnext = (int32_t)(h * G + (g + 1) % G), lprev = (int32_t)(h * G + (g + G - 1) % G);
-    for (uint32_t k = 0; k + 1 < G; k++) { /* intra-machine reduce-scatter */
-      uint64_t out = cs_coll_piece(n, G, (g + G - k) % G), in = cs_coll_piece(n, G, (g + 2 * G - k - 1) % G);
-      cs_coll_add_step(plan, r, lnext, cs_coll_payload_bytes(&s->codec, out), lprev, cs_coll_cost(hop, in));
-    }
-    /* this worker's piece, summed over its machine: a ring across machines on it */
-    uint64_t m = cs_coll_piece(n, G, (g + 1) % G);
-    int32_t hnext = (int32_t)(((h + 1) % H) * G + g), hprev = (int32_t)(((h + H - 1) % H) * G + g);
-    for (uint32_t k = 0; k + 1 < H; k++) {
-      uint64_t out = cs_coll_piece(m, H, (h + H - k) % H), in = cs_coll_piece(m, H, (h + 2 * H - k - 1) % H);
-      cs_coll_add_step(plan, r, hnext, cs_coll_payload_bytes(&s->codec, out), hprev, cs_coll_cost(hop, in));
-    }
-    for (uint32_t k = 0; k + 1 < H; k++) {
-      uint64_t out = cs_coll_piece(m, H, (h + 1 + H - k) % H);
-      cs_coll_add_step(plan, r, hnext, cs_coll_payload_bytes(&s->codec, out), hprev, 0);
-    }
-    for (uint32_t k = 0; k + 1 < G; k++) { /* intra-machine all-gather */
-      uint64_t out = cs_coll_piece(n, G, (g + 1 + G - k) % G);
-      cs_coll_add_step(plan, r, lnext, cs_coll_payload_bytes(&s->codec, out), lprev, 0);
-    }
-    cs_coll_add_step(plan, r, -1, 0, -1, cs_coll_cost(c->decode_ps, n)); /* decode once */
+  uint32_t h = r / G, g = r % G;
+  int32_t lnext = (int32_t)(h * G + (g + 1) % G), lprev = (int32_t)(h * G + (g + G - 1) % G);
+  int32_t hnext = (int32_t)(((h + 1) % H) * G + g), hprev = (int32_t)(((h + H - 1) % H) * G + g);
+  /* this worker's piece, summed over its machine: a ring across machines on it */
+  uint64_t m = cs_coll_piece(n, G, (g + 1) % G);
+  if (k + 1 < G) { /* intra-machine reduce-scatter */
+    uint64_t out = cs_coll_piece(n, G, (g + G - k) % G), in = cs_coll_piece(n, G, (g + 2 * G - k - 1) % G);
+    return (CsCollStep){lnext, lprev, cs_coll_payload_bytes(&s->codec, out), cs_coll_cost(hop, in), false, false, 0, 0};
   }
+  k -= G - 1;
+  if (k + 1 < H) { /* rail reduce-scatter */
+    uint64_t out = cs_coll_piece(m, H, (h + H - k) % H), in = cs_coll_piece(m, H, (h + 2 * H - k - 1) % H);
+    return (CsCollStep){hnext, hprev, cs_coll_payload_bytes(&s->codec, out), cs_coll_cost(hop, in), false, false, 0, 0};
+  }
+  k -= H - 1;
+  if (k + 1 < H) { /* rail all-gather */
+    uint64_t out = cs_coll_piece(m, H, (h + 1 + H - k) % H);
+    return (CsCollStep){hnext, hprev, cs_coll_payload_bytes(&s->codec, out), 0, false, false, 0, 0};
+  }
+  k -= H - 1;
+  if (k + 1 < G) { /* intra-machine all-gather */
+    uint64_t out = cs_coll_piece(n, G, (g + 1 + G - k) % G);
+    return (CsCollStep){lnext, lprev, cs_coll_payload_bytes(&s->codec, out), 0, false, false, 0, 0};
+  }
+  return (CsCollStep){-1, -1, 0, cs_coll_cost(c->decode_ps, n), false, false, 0, 0}; /* decode once */
+}
+
+/* Whom rank r's step k waits for, and for how many steps from k on. */
+static int32_t recv_from(const CsCollSpec *s, uint32_t r, uint32_t k) {
+  uint32_t G = group_of(s), H = s->n_workers / G, h = r / G, g = r % G;
+  if (k < G - 1 || (k >= G - 1 + 2 * (H - 1) && k < 2 * (G - 1) + 2 * (H - 1))) return (int32_t)(h * G + (g + G - 1) % G);
+  if (k < G - 1 + 2 * (H - 1)) return (int32_t)(((h + H - 1) % H) * G + g);
+  return -1;
+}
+
+static uint32_t recv_same(const CsCollSpec *s, uint32_t r, uint32_t k) {
+  int32_t who = recv_from(s, r, k);
+  uint32_t n = n_steps(s, r), j = k + 1;
+  if (who >= 0) /* (once per run: the runs meet where H or G is 1) */
+    while (j < n && recv_from(s, r, j) == who) j++;
+  return j - k;
 }
 
 /* Two kinds of round: every worker to its machine's next (a piece n/G),
@@ -82,7 +108,10 @@ const CsCollectiveDef cs_coll_hierarchical = {
     .help = "machines of topology.gpus_per_host workers: ring reduce-scatter inside each machine, a ring all-reduce per rail across machines, ring all-gather inside",
     .flags = CS_COLLF_REDUCES,
     .chain = CS_CHAIN_HIER,
-    .build = build,
+    .n_steps = n_steps,
+    .step = step,
+    .recv_from = recv_from,
+    .recv_same = recv_same,
     .formula = formula,
     .model = model,
 };

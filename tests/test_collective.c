@@ -709,6 +709,17 @@ START_TEST(test_recv_from) {
 }
 END_TEST
 
+/* A plan of `kind` for P workers (machines of `group`) on n elements,
+ * fp16 (2 bytes an element) with codec costs of 1000, 3000 and 2000 ps an
+ * element to encode, decode and reduce. */
+static CsCollPlan *fp16_plan(CsCollective kind, uint32_t P, uint64_t n, uint32_t group) {
+  CsCollSpec spec = {.kind = kind, .n_workers = P, .elements = n, .group = group};
+  cs_codec_params_init(&spec.codec);
+  spec.codec.method = CS_CODEC_FP16;
+  spec.cost = (CsCodecCost){.encode_ps = 1000, .decode_ps = 3000, .reduce_ps = 2000};
+  return cs_coll_plan_new(&spec);
+}
+
 /* The ring's steps as its plan computes them (prepared pieces, indices
  * by subtraction) against the textbook's (Patarasuk and Yuan): at step
  * k < P-1 rank r sends piece (r - k) mod P and reduces piece
@@ -719,11 +730,7 @@ START_TEST(test_ring_steps_textbook) {
   const uint64_t ns[] = {1000, 1001, 1006, 7};
   for (uint32_t P = 1; P <= 8; P++)
     for (size_t t = 0; t < G_N_ELEMENTS(ns); t++) {
-      CsCollSpec spec = {.kind = CS_COLL_RING, .n_workers = P, .elements = ns[t]};
-      cs_codec_params_init(&spec.codec);
-      spec.codec.method = CS_CODEC_FP16;
-      spec.cost = (CsCodecCost){.encode_ps = 1000, .decode_ps = 3000, .reduce_ps = 2000};
-      CsCollPlan *plan = cs_coll_plan_new(&spec);
+      CsCollPlan *plan = fp16_plan(CS_COLL_RING, P, ns[t], 0);
       ck_assert(plan->spec.pieces.known);
       uint64_t n = ns[t];
       for (uint32_t r = 0; r < P; r++) {
@@ -762,11 +769,7 @@ START_TEST(test_allgather_steps) {
   const uint64_t ns[] = {1000, 7};
   for (uint32_t P = 1; P <= 8; P++)
     for (size_t t = 0; t < G_N_ELEMENTS(ns); t++) {
-      CsCollSpec spec = {.kind = CS_COLL_ALLGATHER, .n_workers = P, .elements = ns[t]};
-      cs_codec_params_init(&spec.codec);
-      spec.codec.method = CS_CODEC_FP16;
-      spec.cost = (CsCodecCost){.encode_ps = 1000, .decode_ps = 3000, .reduce_ps = 2000};
-      CsCollPlan *plan = cs_coll_plan_new(&spec);
+      CsCollPlan *plan = fp16_plan(CS_COLL_ALLGATHER, P, ns[t], 0);
       ck_assert(plan->steps == NULL); /* none stored */
       for (uint32_t r = 0; r < P; r++) {
         ck_assert_uint_eq(cs_coll_plan_len(plan, r), P);
@@ -801,11 +804,7 @@ START_TEST(test_hierarchical_steps) {
     for (size_t hi = 0; hi < G_N_ELEMENTS(hs); hi++) {
       uint32_t G = gs[gi], H = hs[hi], P = G * H;
       uint64_t n = 1003;
-      CsCollSpec spec = {.kind = CS_COLL_HIERARCHICAL, .n_workers = P, .elements = n, .group = G};
-      cs_codec_params_init(&spec.codec);
-      spec.codec.method = CS_CODEC_FP16;
-      spec.cost = (CsCodecCost){.encode_ps = 1000, .decode_ps = 3000, .reduce_ps = 2000};
-      CsCollPlan *plan = cs_coll_plan_new(&spec);
+      CsCollPlan *plan = fp16_plan(CS_COLL_HIERARCHICAL, P, n, G);
       ck_assert(plan->steps == NULL);
       for (uint32_t r = 0; r < P; r++) {
         uint32_t h = r / G, g = r % G, k = 0;

@@ -107,6 +107,9 @@ void cs_model_op_free(CsModelOp *op);
 /* Every worker contributes at 0: each one's result time, with its codec
  * work or (codec false) the network alone. */
 void cs_model_op_times(CsModelOp *op, bool codec, double *end);
+/* Both at once (one replay of the steps): with codec work into end[],
+ * the network alone into net[]. */
+void cs_model_op_times_both(CsModelOp *op, double *end, double *net);
 /* A worker's codec work in the operation (its first encode aside). */
 double cs_model_op_codec(CsModelOp *op);
 /* Each worker contributes at start[w]: its result at end[w].  `carry`

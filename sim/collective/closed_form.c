@@ -210,8 +210,13 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
  * letting its message leave only when reached, a round send ending when
  * delivered. */
 
+/* The replay runs one or two variants of a plan at once (with its codec
+ * work and without: the same steps, other compute times), each its own
+ * times. */
+#define VARIANTS 2
+
 typedef struct {
-  double post, start, end;
+  double post[VARIANTS], start[VARIANTS], end[VARIANTS];
   bool resolved; /* start and end known */
 } RMsg;
 
@@ -251,7 +256,7 @@ static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
 /* Post a message: the ones taken before the last taken go first, when
  * they are at least half (each kept message moves at most once per
  * message taken). */
-static void rpair_post(RPair *x, double post) {
+static void rpair_post(RPair *x, const double *post, uint32_t V) {
   if (x->consumed >= 64 && 2 * x->consumed >= x->len) {
     uint32_t drop = x->consumed - 1;
     memmove(x->msgs, x->msgs + drop, (x->len - drop) * sizeof *x->msgs);
@@ -262,7 +267,9 @@ static void rpair_post(RPair *x, double post) {
     x->cap = x->cap ? 2 * x->cap : 8;
     x->msgs = g_renew(RMsg, x->msgs, x->cap);
   }
-  x->msgs[x->len++] = (RMsg){post, 0, 0, false};
+  RMsg *m = &x->msgs[x->len++];
+  for (uint32_t v = 0; v < V; v++) m->post[v] = post[v];
+  m->resolved = false;
 }
 
 /* The pair a -> b, from lane lp's last (*key_at: its key, or -1) or the table. */
@@ -284,34 +291,40 @@ static uint32_t rpair_next_recv(RPair *x, const CsCollPlan *plan, uint32_t dst, 
   return k;
 }
 
-/* Replay the plan from time 0 (every worker has contributed); each
- * worker's result time into end[].  A participant's lanes run side by
- * side (a step that waits for a step of another lane starts once that one
- * is done); its result is ready when its last lane is done. */
-static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
+/* Replay the plans from time 0 (every worker has contributed); each
+ * worker's result time into end[v][] for each of the V plans (variants
+ * of one plan that differ only in their compute times: the same steps,
+ * messages and waits).  A participant's lanes run side by side (a step
+ * that waits for a step of another lane starts once that one is done);
+ * its result is ready when its last lane is done. */
+static void replay(CsModelOp *o, CsCollPlan *const *plans, uint32_t V, double *const *end) {
+  const CsCollPlan *plan = plans[0];
   uint32_t N = plan->n_parts, L = plan->lanes;
   GHashTable *pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, rpair_free);
   uint32_t *cur = g_new0(uint32_t, (size_t)N * L), *len = g_new0(uint32_t, (size_t)N * L);
   uint32_t **at = g_new0(uint32_t *, (size_t)N * L);
-  double **done_t = L > 1 ? g_new0(double *, N) : NULL; /* per participant and plan step: when it was done */
+  /* per variant, participant and plan step: when it was done */
+  double **done_t = L > 1 ? g_new0(double *, (size_t)N * V) : NULL;
   uint32_t **place = L > 1 ? g_new0(uint32_t *, N) : NULL;
   for (uint32_t lp = 0; lp < N * L; lp++) {
     uint32_t p = lp % N;
     at[lp] = cs_coll_plan_lane_steps(plan, p, lp / N, &len[lp]);
     if (L > 1 && lp < N) {
-      done_t[p] = g_new0(double, cs_coll_plan_len(plan, p) + 1);
+      for (uint32_t v = 0; v < V; v++) done_t[v * N + p] = g_new0(double, cs_coll_plan_len(plan, p) + 1);
       place[p] = cs_coll_plan_places(plan, p);
     }
   }
   bool *sent = g_new0(bool, (size_t)N * L);
-  double *t = g_new0(double, (size_t)N * L);
+  double *t = g_new0(double, (size_t)N * L * V); /* t[lp * V + v] */
   /* per lane: the pairs it last sent on and received from (a ring's are always the same) */
   gint64 *out_key = g_new(gint64, (size_t)N * L), *in_key = g_new(gint64, (size_t)N * L);
   RPair **out_at = g_new0(RPair *, (size_t)N * L), **in_at = g_new0(RPair *, (size_t)N * L);
   for (uint32_t lp = 0; lp < N * L; lp++) out_key[lp] = in_key[lp] = -1;
   /* per lane: the step it is at (a step waiting for its message is
-   * looked at again in each pass until it comes) */
+   * looked at again in each pass until it comes), and its compute time
+   * in each variant */
   CsCollStep *st_at = g_new(CsCollStep, (size_t)N * L);
+  CsTime *st_compute = g_new(CsTime, (size_t)N * L * V);
   uint32_t *st_k = g_new(uint32_t, (size_t)N * L);
   for (uint32_t lp = 0; lp < N * L; lp++) st_k[lp] = UINT32_MAX;
   bool changed = true;
@@ -319,18 +332,23 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
     changed = false;
     for (uint32_t lp = 0; lp < N * L; lp++) {
       uint32_t p = lp % N;
+      double *tl = &t[(size_t)lp * V];
       /* at most REPLAY_RUN steps a pass: a lane far ahead of its
        * receivers would post messages they take passes later (a ring's
        * last worker, all of its pairs' in the first pass).  The times are
        * the same in any order: each step's wait on what it depends on. */
       for (uint32_t run = 0; run < REPLAY_RUN && cur[lp] < len[lp]; run++) {
         uint32_t k = at[lp] ? at[lp][cur[lp]] : cur[lp];
-        if (st_k[lp] != k) st_at[lp] = cs_coll_plan_step(plan, p, k), st_k[lp] = k;
+        if (st_k[lp] != k) {
+          st_at[lp] = cs_coll_plan_step(plan, p, k), st_k[lp] = k;
+          st_compute[(size_t)lp * V] = st_at[lp].compute;
+          for (uint32_t v = 1; v < V; v++) st_compute[(size_t)lp * V + v] = cs_coll_plan_step(plans[v], p, k).compute;
+        }
         const CsCollStep *st = &st_at[lp];
         if (st->after && !sent[lp]) {
           uint32_t dep = st->after - 1, dl = cs_coll_plan_step(plan, p, dep).lane;
           if (cur[dl * N + p] <= place[p][dep]) break; /* not done yet */
-          t[lp] = max2(t[lp], done_t[p][dep]);
+          for (uint32_t v = 0; v < V; v++) tl[v] = max2(tl[v], done_t[v * N + p][dep]);
         }
         RPair *out = NULL;
         if (st->send_to >= 0) {
@@ -339,7 +357,7 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
           if (!out) out = rpair_new(pairs, o, key);
           if (!sent[lp]) {
             out->scan = rpair_next_recv(out, plan, (uint32_t)st->send_to, p) + 1;
-            rpair_post(out, t[lp]);
+            rpair_post(out, tl, V);
           }
         }
         sent[lp] = true;
@@ -349,36 +367,44 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
           if (!in || in->consumed >= in->len) break; /* not sent yet */
           RMsg *m = &in->msgs[in->consumed];
           if (!m->resolved) {
-            double prev = in->consumed ? in->msgs[in->consumed - 1].end : 0;
-            m->start = max2(max2(m->post, prev), st->rendezvous ? t[lp] : 0);
-            m->end = m->start + in->sec;
+            for (uint32_t v = 0; v < V; v++) {
+              double prev = in->consumed ? in->msgs[in->consumed - 1].end[v] : 0;
+              m->start[v] = max2(max2(m->post[v], prev), st->rendezvous ? tl[v] : 0);
+              m->end[v] = m->start[v] + in->sec;
+            }
             m->resolved = true;
           }
           in->consumed++;
-          t[lp] = max2(t[lp], m->end);
+          for (uint32_t v = 0; v < V; v++) tl[v] = max2(tl[v], m->end[v]);
         }
         if (st->wait_delivered) {
           const RMsg *m = &out->msgs[out->len - 1];
           if (!m->resolved) break; /* its receiver has not reached it */
-          t[lp] = max2(t[lp], m->end);
+          for (uint32_t v = 0; v < V; v++) tl[v] = max2(tl[v], m->end[v]);
         }
-        t[lp] += (double)st->compute * 1e-12;
-        if (done_t) done_t[p][k] = t[lp];
+        for (uint32_t v = 0; v < V; v++) {
+          tl[v] += (double)st_compute[(size_t)lp * V + v] * 1e-12;
+          if (done_t) done_t[v * N + p][k] = tl[v];
+        }
         cur[lp]++;
         sent[lp] = false;
         changed = true;
       }
     }
   }
-  for (uint32_t r = 0; r < o->spec.n_workers; r++) {
-    end[r] = 0;
-    for (uint32_t l = 0; l < L; l++) {
-      g_assert(cur[l * N + r] == len[l * N + r]); /* a collective's steps always complete */
-      end[r] = max2(end[r], t[l * N + r]);
+  for (uint32_t v = 0; v < V; v++)
+    for (uint32_t r = 0; r < o->spec.n_workers; r++) {
+      end[v][r] = 0;
+      for (uint32_t l = 0; l < L; l++) {
+        g_assert(cur[l * N + r] == len[l * N + r]); /* a collective's steps always complete */
+        end[v][r] = max2(end[v][r], t[(size_t)(l * N + r) * V + v]);
+      }
     }
-  }
   for (uint32_t lp = 0; lp < N * L; lp++) g_free(at[lp]);
-  for (uint32_t p = 0; L > 1 && p < N; p++) g_free(done_t[p]), g_free(place[p]);
+  for (uint32_t p = 0; L > 1 && p < N; p++) {
+    for (uint32_t v = 0; v < V; v++) g_free(done_t[v * N + p]);
+    g_free(place[p]);
+  }
   g_free(done_t);
   g_free(place);
   g_free(at);
@@ -387,7 +413,7 @@ static void replay(CsModelOp *o, const CsCollPlan *plan, double *end) {
   g_free(sent);
   g_free(t);
   g_free(out_key), g_free(in_key), g_free(out_at), g_free(in_at);
-  g_free(st_at), g_free(st_k);
+  g_free(st_at), g_free(st_compute), g_free(st_k);
   g_hash_table_destroy(pairs);
 }
 
@@ -419,8 +445,18 @@ void cs_model_op_times(CsModelOp *op, bool codec, double *end) {
   CsCollSpec spec = op->spec;
   if (!codec) memset(&spec.cost, 0, sizeof spec.cost);
   CsCollPlan *plan = cs_coll_plan_new(&spec);
-  replay(op, plan, end);
+  replay(op, &plan, 1, &end);
   cs_coll_plan_free(plan);
+}
+
+void cs_model_op_times_both(CsModelOp *op, double *end, double *net) {
+  CsCollSpec spec = op->spec;
+  memset(&spec.cost, 0, sizeof spec.cost);
+  CsCollPlan *plans[2] = {cs_coll_plan_new(&op->spec), cs_coll_plan_new(&spec)};
+  double *ends[2] = {end, net};
+  replay(op, plans, 2, ends);
+  cs_coll_plan_free(plans[0]);
+  cs_coll_plan_free(plans[1]);
 }
 
 double cs_model_op_codec(CsModelOp *op) {

@@ -58,12 +58,13 @@ static void bucket_eval(Est *e, uint64_t n, GArray *record, Bucket *b) {
   }
   /* one worker alone exchanges nothing, but its plan's codec work (the
    * decode at the end, allgather's sum) is still run, as `run` runs it */
-  cs_model_op_times(b->mop, true, b->op);
   const CsCodecCost *c = &spec.cost;
-  if (c->encode_ps == 0 && c->decode_ps == 0 && c->reduce_ps == 0) /* no codec work: the same replay */
+  if (c->encode_ps == 0 && c->decode_ps == 0 && c->reduce_ps == 0) { /* no codec work: the same replay */
+    cs_model_op_times(b->mop, true, b->op);
     memcpy(b->net, b->op, (P + 1) * sizeof *b->net);
-  else
-    cs_model_op_times(b->mop, false, b->net);
+  } else {
+    cs_model_op_times_both(b->mop, b->op, b->net);
+  }
   b->codec = cs_model_op_codec(b->mop);
 }
 

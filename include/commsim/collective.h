@@ -210,6 +210,18 @@ struct CsCollectiveDef {
   void (*schedule)(CsModelOp *op, const double *start, double *end, double *carry, bool codec, double *server_add);
 };
 
+/* cs_coll_plan_next_recv for the messages of one pair in turn: *same_end (0 at first)
+ * keeps where the run of dst's steps that all wait for src ends
+ * (recv_same), so that the pair's next messages within it need no search
+ * (a ring's 2 (P - 1) messages on a pair: one search). */
+static inline uint32_t cs_coll_plan_next_recv_run(const CsCollPlan *plan, uint32_t dst, uint32_t src, uint32_t from,
+                                                  uint32_t *same_end) {
+  if (from < *same_end) return from;
+  uint32_t k = cs_coll_plan_next_recv(plan, dst, src, from);
+  if (!plan->steps && plan->def->recv_from && plan->def->recv_same) *same_end = k + plan->def->recv_same(&plan->spec, dst, k);
+  return k;
+}
+
 /* The table (collectives.c): a row per collective, each defined in its
  * own file; indexed by CsCollective, terminated by NULL. */
 extern const CsCollectiveDef *const cs_collectives[];

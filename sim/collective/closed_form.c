@@ -280,17 +280,6 @@ static RPair *rpair_of(GHashTable *pairs, gint64 key, gint64 *key_at, RPair **at
   return x;
 }
 
-/* The receiver's step that takes the next message of pair x (from src to
- * dst): cs_coll_plan_next_recv, asked once per run of steps that all wait
- * for src where the collective says so (recv_same). */
-static uint32_t rpair_next_recv(RPair *x, const CsCollPlan *plan, uint32_t dst, uint32_t src) {
-  if (x->scan < x->same_end) return x->scan;
-  uint32_t k = cs_coll_plan_next_recv(plan, dst, src, x->scan);
-  if (!plan->steps && plan->def->recv_from && plan->def->recv_same)
-    x->same_end = k + plan->def->recv_same(&plan->spec, dst, k);
-  return k;
-}
-
 /* Replay the plans from time 0 (every worker has contributed); each
  * worker's result time into end[v][] for each of the V plans (variants
  * of one plan that differ only in their compute times: the same steps,
@@ -356,7 +345,7 @@ static void replay(CsModelOp *o, CsCollPlan *const *plans, uint32_t V, double *c
           out = rpair_of(pairs, key, &out_key[lp], &out_at[lp]);
           if (!out) out = rpair_new(pairs, o, key);
           if (!sent[lp]) {
-            out->scan = rpair_next_recv(out, plan, (uint32_t)st->send_to, p) + 1;
+            out->scan = cs_coll_plan_next_recv_run(plan, (uint32_t)st->send_to, p, out->scan, &out->same_end) + 1;
             rpair_post(out, tl, V);
           }
         }

@@ -400,21 +400,6 @@ static inline void set_st(Part *pt, const Step *s) {
 /* A lane's step by its place: its index in the participant's plan. */
 static inline uint32_t plan_index(const Part *pt, uint32_t at) { return pt->at ? pt->at[at] : at; }
 
-/* cs_coll_plan_next_recv for a computed plan, inline: the participant
- * knows its number of steps, and a ring's receive is found at the first
- * step looked at (a call per message saved). */
-static inline uint32_t next_recv(const CsCollOp *op, Pair *pair, uint32_t dst, uint32_t src) {
-  uint32_t from = pair->scan;
-  if (from < pair->same_end) return from; /* within the run recv_same gave: no call */
-  const CsCollPlan *plan = op->plan;
-  if (plan->steps || !plan->def->recv_from) return cs_coll_plan_next_recv(plan, dst, src, from);
-  uint32_t n = op->parts[dst].n_steps;
-  while (from < n && plan->def->recv_from(&plan->spec, dst, from) != (int32_t)src) from++;
-  g_assert(from < n); /* every message has a step waiting for it */
-  if (plan->def->recv_same) pair->same_end = from + plan->def->recv_same(&plan->spec, dst, from);
-  return from;
-}
-
 /* One message at a time per pair, in order: m goes now, or behind the
  * pair's message in flight. */
 static inline __attribute__((always_inline)) void queue_or_post(CsCollOp *op, Pair *pair, Msg *m) {
@@ -449,7 +434,7 @@ static inline __attribute__((always_inline)) void post(CsCollOp *op, uint32_t lp
     queue_or_post(op, pair, m);
     return;
   }
-  pair->scan = next_recv(op, pair, dst, src);
+  pair->scan = cs_coll_plan_next_recv_run(op->plan, dst, src, pair->scan, &pair->same_end);
   uint32_t k = pair->scan++, dl = dst, at = k; /* the receiver's step: its lane and place there */
   if (lanes) {
     dl = plan_step(op->plan, dst, k).lane * op->n_parts + dst;

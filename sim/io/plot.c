@@ -1,9 +1,9 @@
 /* plot.c - plots of a run or sweep folder, drawn by gnuplot, in PNG and
  * PDF.
  *
- * The CSV files are read here (whole, split in place: a links.csv of
- * millions of rows is one allocation; messages.csv, a row per message,
- * row by row) and reduced to small data files for
+ * The CSV files are read here (cs_csv_each_row: whole, their fields in
+ * one string chunk; messages.csv, a row per message, without keeping
+ * it) and reduced to small data files for
  * gnuplot, with a script per plot; gnuplot (Debian's gnuplot-nox) draws
  * each with its cairo terminals.  Axis labels carry units.
  */
@@ -23,61 +23,34 @@
 const char *const cs_plot_run_stems[] = {"iteration", "utilization", "queues", "messages_cdf", "convergence", NULL};
 const char *const cs_plot_formats[] = {"png", "pdf", NULL};
 
-/* ---- CSV files, split in place ---- */
+/* ---- CSV files, read whole ---- */
 
 typedef struct {
-  char *text;       /* the file, its separators overwritten with NULs */
-  GPtrArray *cells; /* char *, row-major, header first */
+  GStringChunk *text; /* the fields */
+  GPtrArray *cells;   /* char *, row-major, header first */
   guint ncols, nrows;
 } Table;
 
 static void table_free(Table *t) {
-  g_free(t->text);
+  if (t->text) g_string_chunk_free(t->text);
   if (t->cells) g_ptr_array_free(t->cells, TRUE);
   memset(t, 0, sizeof *t);
 }
 
-/* RFC 4180: fields split at commas, quoted fields unquoted in place.
- * Rows with another number of fields than the header are left out. */
+static void table_row(void *ctx, char **fields, unsigned n, bool header) {
+  Table *t = ctx;
+  if (header) t->ncols = n;
+  for (unsigned i = 0; i < n; i++) g_ptr_array_add(t->cells, g_string_chunk_insert(t->text, fields[i]));
+  t->nrows++;
+}
+
+/* A whole file, by cs_csv_each_row's rules (RFC 4180; rows with another
+ * number of fields than the header left out); false without a header. */
 static bool table_read(const char *dir, const char *name, Table *t) {
   memset(t, 0, sizeof *t);
-  g_autofree char *path = g_build_filename(dir, name, NULL);
-  gsize len = 0;
-  if (!g_file_get_contents(path, &t->text, &len, NULL)) return false;
+  t->text = g_string_chunk_new(1 << 20);
   t->cells = g_ptr_array_new();
-  char *p = t->text, *end = t->text + len;
-  GPtrArray *row = g_ptr_array_new();
-  while (p < end) {
-    g_ptr_array_set_size(row, 0);
-    for (;;) { /* one field */
-      char *start = p, *w = p;
-      if (*p == '"') {
-        p++;
-        while (p < end) {
-          if (*p == '"' && p + 1 < end && p[1] == '"') *w++ = '"', p += 2;
-          else if (*p == '"') {
-            p++;
-            break;
-          } else *w++ = *p++;
-        }
-      }
-      while (p < end && *p != ',' && *p != '\r' && *p != '\n') *w++ = *p++;
-      char sep = p < end ? *p : '\n';
-      *w = '\0';
-      g_ptr_array_add(row, start);
-      if (p < end) p++;
-      if (sep == ',') continue;
-      if (sep == '\r' && p < end && *p == '\n') p++;
-      break;
-    }
-    if (row->len == 1 && !*(char *)row->pdata[0]) continue; /* an empty line */
-    if (t->ncols == 0) t->ncols = row->len;
-    if (row->len != t->ncols) continue;
-    for (guint i = 0; i < row->len; i++) g_ptr_array_add(t->cells, row->pdata[i]);
-    t->nrows++;
-  }
-  g_ptr_array_free(row, TRUE);
-  if (t->nrows == 0) {
+  if (!cs_csv_each_row(dir, name, table_row, t)) {
     table_free(t);
     return false;
   }

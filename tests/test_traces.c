@@ -5,11 +5,14 @@
 #include <check.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "commsim/csv.h"
 #include "commsim/sim.h"
@@ -360,13 +363,15 @@ END_TEST
  * 33.5 M rows): each field as printf would, at the edges (0, 9, 10, 99,
  * 100, the largest and most negative 64-bit values, times below a second,
  * negative times), a field longer than the writer's 64 KB block, quoting,
- * and 20,000 rows across many blocks. */
+ * and 20,000 rows across many blocks; written in place, by the writer's
+ * thread from the first block, and by it from half-way (_i: 0, 1, 2). */
 START_TEST(test_csv_fields) {
   g_autofree char *dir = g_dir_make_tmp("commsim-csv-XXXXXX", NULL);
   static const char *cols[] = {"u", "i", "t", "s", NULL};
   GError *e = NULL;
   CsCsv *c = cs_csv_open(dir, "x.csv", cols, &e);
   ck_assert_msg(c != NULL, "%s", e ? e->message : "");
+  if (_i > 0) cs_csv_write_behind(c, _i == 1 ? 0 : 300000);
   GString *want = g_string_new("u,i,t,s\r\n");
   const uint64_t us[] = {0, 9, 10, 99, 100, 101, 999, 1000, 65535, 4294967296ULL, UINT64_MAX};
   const int64_t is[] = {0, -1, 7, -10, 99, -100, INT64_MAX, INT64_MIN};
@@ -401,6 +406,40 @@ START_TEST(test_csv_fields) {
   ck_assert_str_eq(cs_csv_format_time(1500000000000LL, buf), "1.500000000000");
   g_string_free(want, TRUE);
   g_unlink(path);
+  g_rmdir(dir);
+}
+END_TEST
+
+/* A write that fails is reported at close, whether in place or by the
+ * writer's thread (here the file size limit: EFBIG), and neither the file
+ * nor its temporary is left; a file given up with the thread running
+ * leaves nothing either (_i: 0 in place, 1 with the thread). */
+START_TEST(test_csv_write_fails) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-csv-XXXXXX", NULL);
+  static const char *cols[] = {"a", NULL};
+  struct rlimit old, lim;
+  ck_assert(getrlimit(RLIMIT_FSIZE, &old) == 0);
+  lim = old;
+  lim.rlim_cur = 200000;
+  signal(SIGXFSZ, SIG_IGN);
+  ck_assert(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+  GError *e = NULL;
+  CsCsv *c = cs_csv_open(dir, "x.csv", cols, &e);
+  ck_assert(c != NULL);
+  cs_csv_write_behind(c, _i ? 0 : CS_CSV_WRITE_BEHIND);
+  for (int i = 0; i < 100000; i++) cs_csv_uint(c, 1000000 + (uint64_t)i), cs_csv_end_row(c); /* 900 KB */
+  ck_assert(!cs_csv_close(c, &e));
+  ck_assert(setrlimit(RLIMIT_FSIZE, &old) == 0);
+  ck_assert_ptr_nonnull(e);
+  ck_assert_msg(strstr(e->message, "x.csv: error: cannot write: ") && strstr(e->message, g_strerror(EFBIG)), "%s",
+                e->message);
+  g_clear_error(&e);
+  c = cs_csv_open(dir, "y.csv", cols, &e);
+  cs_csv_write_behind(c, 0);
+  for (int i = 0; i < 100000; i++) cs_csv_uint(c, (uint64_t)i), cs_csv_end_row(c);
+  cs_csv_abort(c);
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  ck_assert_ptr_null(g_dir_read_name(d)); /* nothing left */
   g_rmdir(dir);
 }
 END_TEST
@@ -485,7 +524,8 @@ static Suite *traces_suite(void) {
   tcase_add_test(tc, test_timeline_json);
   tcase_add_test(tc, test_tracing_changes_nothing);
   tcase_add_test(tc, test_messages_csv_streamed);
-  tcase_add_test(tc, test_csv_fields);
+  tcase_add_loop_test(tc, test_csv_fields, 0, 3);
+  tcase_add_loop_test(tc, test_csv_write_fails, 0, 2);
   tcase_add_test(tc, test_csv_each_row);
   tcase_add_test(tc, test_csv_number);
   suite_add_tcase(s, tc);

@@ -37,6 +37,12 @@ void cs_csv_time(CsCsv *c, CsTime ps);
 void cs_csv_real(CsCsv *c, double v);
 void cs_csv_empty(CsCsv *c);
 void cs_csv_end_row(CsCsv *c);
+/* Past this many bytes a file is written by a thread of its own while
+ * the caller goes on (the writes of a file larger than the page cache's
+ * share wait on the disk); cs_csv_write_behind() sets it per file, 0: from
+ * the first full block.  The bytes are the same. */
+#define CS_CSV_WRITE_BEHIND (UINT64_C(1) << 30)
+void cs_csv_write_behind(CsCsv *c, uint64_t after);
 /* Flush, check every write, rename into place; frees c either way. */
 bool cs_csv_close(CsCsv *c, GError **error);
 /* Give up: remove the temporary file; frees c. */

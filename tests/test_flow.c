@@ -827,6 +827,58 @@ START_TEST(test_own_path_order) {
 }
 END_TEST
 
+/* 8. A refill follows only the directions that bind (gather): here the
+ * new flow g meets o on s1 -> s2, which o alone fills to 6 Gbps (its own
+ * 6 Gbps link holds it), so g is gathered alone and s1 -> s2 bounds it
+ * with o's 6 Gbps taken: 4 Gbps, below o's rate there.  o was bound by
+ * that direction after all, and the round is gathered again with it: the
+ * max-min shares are 5 and 5 Gbps.  o (10 MB from 0) has sent 6 Mb by g's
+ * start at 1 ms and ends at 1 ms + 74 Mb / 5 Gbps = 15.8 ms; g then runs
+ * at 10 Gbps for its last 6 Mb, 0.6 ms.  Each then arrives after three
+ * latencies and a packet's store-and-forward at its two 10 Gbps hops
+ * after the first (4.6 us).  Without the second gathering g ran at 4 Gbps
+ * and o at 6 Gbps: o ended at 1 ms + 74 Mb / 6 Gbps. */
+static const char *bound = "nodes: [{name: o, role: host}, {name: g, role: host}, {name: p, role: host}, "
+                           "{name: q, role: host}, {name: s1, role: switch}, {name: s2, role: switch}]\n"
+                           "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                           "links: [{a: o, b: s1, bandwidth: 6Gbps}, {a: g, b: s1}, {a: s1, b: s2}, {a: s2, b: p}, "
+                           "{a: s2, b: q}]\n"
+                           "transport: {mtu: 1000B, header: 0B, ack: 1B}\n"
+                           "flows:\n"
+                           "  - {src: o, dst: p, size: 10MB}\n"
+                           "  - {src: g, dst: q, size: 10MB, start: 1ms}\n";
+
+START_TEST(test_refill_bound) {
+  Run r = run(bound, "flow", NULL);
+  double tail = 3e-6 + 2 * 8 * 1000 / 10e9;
+  ck_assert_double_eq_tol(end_s(&r, 0), 1e-3 + 74e6 / 5e9 + tail, 1e-9);
+  ck_assert_double_eq_tol(end_s(&r, 1), 1e-3 + 74e6 / 5e9 + 6e6 / 10e9 + tail, 1e-9);
+  done(&r);
+}
+END_TEST
+
+/* 8b. The shares stay max-min where the refills follow only the binding
+ * directions: halving-doubling on a k = 8 fat-tree with ECMP, whose
+ * collisions join most of a step's 128 flows through directions they do
+ * not fill.  With checks on, every event tests every live flow (it runs at
+ * its cap, or crosses a full direction where no flow runs faster) and
+ * every direction's load; a refill that left out a flow it moves fails
+ * it (seen with the second gathering of test_refill_bound turned off). */
+START_TEST(test_refill_max_min) {
+  const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
+  Run r = sim_load("topology: {type: fat-tree, k: 8, workers: 128}\n"
+                   "routing: ecmp\n"
+                   "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                   "workload: {params: 6.4M, iterations: 1, buckets: 0, collective: halving-doubling, compute: 1ms}\n",
+                   "hd.yaml", sets);
+  cs_sim_set_checks(r.sim, true);
+  sim_go(&r);
+  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
+  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(r.sim)), 128 * 14);
+  done(&r);
+}
+END_TEST
+
 static Suite *flow_suite(void) {
   Suite *s = suite_create("flow");
   TCase *tc = tcase_create("core");
@@ -854,6 +906,8 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_tiny_message_acks);
   tcase_add_test(tc, test_spraying);
   tcase_add_loop_test(tc, test_own_path_order, 0, 5);
+  tcase_add_test(tc, test_refill_bound);
+  tcase_add_test(tc, test_refill_max_min);
   suite_add_tcase(s, tc);
   return s;
 }

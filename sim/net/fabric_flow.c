@@ -83,6 +83,7 @@ _Static_assert(sizeof(Dir) == 64, "a direction in one cache line");
 /* ... and what only a refill of a shared component or the sampling needs. */
 typedef struct {
   uint32_t mark;      /* the refill pass that last visited it */
+  uint32_t whole;     /* the refill pass that gathered every flow on it (else: a bound only) */
   uint32_t ver;       /* its heap entry in force */
   double left, wsum;  /* during a refill: capacity not yet taken, number of unfrozen flows */
   double sample_bits; /* `bits` at the start of the sampling interval */
@@ -209,6 +210,7 @@ typedef struct {
   uint32_t *last_dst;               /* per host: the destination of its last route looked up */
   Route **last_route;
   uint32_t *dirty, n_dirty, cap_dirty;
+  uint32_t *round, cap_round;              /* the dirty flows of the refill under way */
   uint32_t *stack, cap_stack;
   uint32_t *comp, n_comp, cap_comp;        /* flows of the component being refilled */
   double *comp_rates;                      /* their new rates */
@@ -224,6 +226,8 @@ typedef struct {
   bool refill_queued;    /* an engine event for it is pending */
   uint32_t in_handler;   /* in one of the fabric's own events: its refill waits for the event's end */
   uint32_t rounds; /* refills at this instant */
+  uint32_t *forced, n_forced, cap_forced; /* directions a round gathers whole, past what it finds (fill's bound_dir) */
+  uint32_t bound_dir; /* fill's false: the direction that bound a flow left out */
   uint32_t ack_depth; /* direct updates of flows alone, one within another (ack_changed) */
   bool filling;       /* fill() gives the gathered flows their rates: those yet to get one wait */
   bool acks_kept;     /* a flow alone whose ACK load's change was counted kept its rate (acks_not_coming) */
@@ -690,12 +694,22 @@ static void ack_changed(FlowNet *n, uint32_t di) {
   mark_dirty(n, fi);
 }
 
-static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top) {
+/* A direction full, or within what the ACK loads may have moved since its
+ * flows were filled (ACK_SLACK either way): the one place where a flow's
+ * rate may be bound to the others'. */
+static inline bool dir_tight(const Dir *d) { return d->data_rate + d->ack_load >= d->capacity * (1 - 2 * ACK_SLACK); }
+
+/* Direction di joins the component: as a bound on its gathered flows, and
+ * with `whole`, every flow on it gathered in turn. */
+static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top, bool whole) {
   DirFill *d = &n->fills[di];
-  if (d->mark == n->pass) return;
-  d->mark = n->pass;
-  CS_GROW(n->comp_dirs, n->n_cdirs, n->cap_cdirs, 64);
-  n->comp_dirs[n->n_cdirs++] = di;
+  if (d->mark != n->pass) {
+    d->mark = n->pass;
+    CS_GROW(n->comp_dirs, n->n_cdirs, n->cap_cdirs, 64);
+    n->comp_dirs[n->n_cdirs++] = di;
+  }
+  if (!whole || d->whole == n->pass) return;
+  d->whole = n->pass;
   CS_GROW(n->stack, *top, n->cap_stack, 64);
   n->stack[(*top)++] = di;
 }
@@ -716,24 +730,49 @@ static bool fill_alone(FlowNet *n, uint32_t fi) {
   return true;
 }
 
-/* The component of live flows and data directions reachable from the
- * dirty flows, into comp and comp_dirs (a flow alone on its directions
- * is filled at once). */
-static void gather(FlowNet *n) {
+/* The component to refill: the flows that the dirty ones (list) may move,
+ * into comp, and the directions they cross, into comp_dirs (a flow alone
+ * on its directions is filled at once).  A max-min share moves only
+ * through directions that bind (Bertsekas and Gallager, 1992: a flow's
+ * rate is set by a full direction where it has the largest share, or by
+ * its own cap), so the gathering goes on from a gathered flow only through
+ * its full directions (dir_tight); its other directions bound it in the
+ * fill with what their other flows take, unchanged.  Should the fill fill
+ * one of those below the rate of a flow left out there, that flow was
+ * bound by it after all: fill says so, and the round is gathered again
+ * with that direction followed (`forced`), until none is left out (each
+ * time one more is followed: it ends; past FORCED_MAX, every direction is
+ * followed, as every round was before).  The directions the dirty flows
+ * changed are followed through them: their flows are all dirty
+ * (neighbours_dirty, ack_changed), or the new flow's fill meets them as
+ * bounds.  What is kept is what the flows left out were given by an
+ * earlier fill, within the ACK loads' slack of what a fill of the whole
+ * component would give them now. */
+#define FORCED_MAX 64
+static void gather(FlowNet *n, const uint32_t *list, uint32_t count) {
+  bool all = n->n_forced > FORCED_MAX;
   n->pass++;
   n->n_comp = n->n_cdirs = n->n_alone = 0;
   n->acks_counted = false;
   uint32_t top = 0;
-  for (uint32_t i = 0; i < n->n_dirty; i++) {
-    Flow *f = &n->flows[n->dirty[i]];
+  for (uint32_t i = 0; i < n->n_forced; i++) visit_dir(n, n->forced[i], &top, true);
+  for (uint32_t i = 0; i < count; i++) {
+    Flow *f = &n->flows[list[i]];
     f->dirty = false;
     /* a flow that ended since it was marked: the flows left on its
      * directions were marked with it (neighbours_dirty, ack_changed) */
     if (!f->route || !f->live) continue;
-    if (f->mark != n->pass && fill_alone(n, n->dirty[i])) continue;
-    for (uint32_t k = 0; k < f->route->n_fwd; k++) visit_dir(n, f->route->dirs[k], &top);
+    if (f->mark != n->pass && fill_alone(n, list[i])) continue;
+    if (f->mark == n->pass) continue; /* (gathered already, its directions followed) */
+    f->mark = n->pass;
+    CS_GROW(n->comp, n->n_comp, n->cap_comp, 64);
+    f->slot = n->n_comp;
+    n->comp[n->n_comp++] = list[i];
+    for (uint32_t k = 0; k < f->route->n_fwd; k++) {
+      uint32_t di = f->route->dirs[k];
+      visit_dir(n, di, &top, all || dir_tight(&n->dirs[di]));
+    }
   }
-  n->n_dirty = 0;
   while (top > 0) {
     Dir *d = &n->dirs[n->stack[--top]];
     for (uint32_t u = 0; u < d->n_uses; u++) {
@@ -744,7 +783,10 @@ static void gather(FlowNet *n) {
       CS_GROW(n->comp, n->n_comp, n->cap_comp, 64);
       f->slot = n->n_comp;
       n->comp[n->n_comp++] = fi;
-      for (uint32_t k = 0; k < f->route->n_fwd; k++) visit_dir(n, f->route->dirs[k], &top);
+      for (uint32_t k = 0; k < f->route->n_fwd; k++) {
+        uint32_t dk = f->route->dirs[k];
+        visit_dir(n, dk, &top, all || dir_tight(&n->dirs[dk]));
+      }
     }
   }
 }
@@ -887,8 +929,11 @@ static void acks_not_coming(FlowNet *n) {
  * direction fills, or at its own cap.  The directions wait in a heap by
  * the level at which they fill (entries a freeze made stale are skipped),
  * the capped flows in the order of their caps: each freeze touches only
- * its flow's directions, so a component of F flows costs O(F log F). */
-static void fill(FlowNet *n) {
+ * its flow's directions, so a component of F flows costs O(F log F).
+ * A direction not gathered whole (gather) keeps what its other flows take;
+ * should it fill below one of their rates, false, with no rate set and
+ * that direction in bound_dir: it is to be gathered whole. */
+static bool fill(FlowNet *n) {
   if (n->n_alone == 1 && n->alone[0].counted) { /* alone with none: no ACK loads ahead (alone_acks_ahead) */
     acks_came(n, &n->flows[n->alone[0].flow]);
     n->alone[0].counted = false;
@@ -897,13 +942,19 @@ static void fill(FlowNet *n) {
     n->filling = true;
     new_rate(n, &n->flows[n->alone[0].flow], n->alone[0].rate);
     n->filling = false;
-    return;
+    return true;
   }
   for (uint32_t i = 0; i < n->n_cdirs; i++) {
     Dir *d = &n->dirs[n->comp_dirs[i]];
-    n->fills[n->comp_dirs[i]].left = d->capacity - d->ack_load;
-    d->ack_seen = d->ack_load;
-    n->fills[n->comp_dirs[i]].wsum = 0;
+    DirFill *df = &n->fills[n->comp_dirs[i]];
+    df->left = d->capacity - d->ack_load;
+    if (df->whole != n->pass) { /* a bound only: what its flows left out take */
+      for (uint32_t u = 0; u < d->n_uses; u++)
+        if (n->flows[USES(d)[u]].mark != n->pass) df->left -= n->flows[USES(d)[u]].rate;
+    } else {
+      d->ack_seen = d->ack_load; /* (a bound's stays what its flows left out were filled with: ack_check) */
+    }
+    df->wsum = 0;
   }
   if (n->cap_rates < n->n_comp) {
     n->cap_rates = n->cap_comp;
@@ -943,9 +994,18 @@ static void fill(FlowNet *n) {
     Fill top = heap_pop(n);
     level = fmax(level, top.level);
     const Dir *d = &n->dirs[top.dir];
+    bool bound = n->fills[top.dir].whole != n->pass;
     for (uint32_t u = 0; u < d->n_uses; u++) { /* freeze edits other directions' heap entries, not this list */
       Flow *f = &n->flows[USES(d)[u]];
-      if (f->mark != n->pass || f->frozen) continue;
+      if (f->mark != n->pass) {
+        /* a flow left out, above the level where this direction fills: it was bound here (gather) */
+        if (bound && f->rate > level * (1 + 1e-9)) {
+          n->bound_dir = top.dir;
+          return false;
+        }
+        continue;
+      }
+      if (f->frozen) continue;
       freeze(n, USES(d)[u], level);
       unfrozen--;
     }
@@ -964,6 +1024,7 @@ static void fill(FlowNet *n) {
   }
   n->filling = false;
   if (G_UNLIKELY(n->acks_kept)) acks_not_coming(n);
+  return true;
 }
 
 /* Flow f runs at `rate` from now: its directions follow, and its end. */
@@ -1065,8 +1126,21 @@ static void refill_round(FlowNet *n) {
   n->rounds = now == n->rounds_at ? n->rounds + 1 : 0;
   n->rounds_at = now;
   if (n->n_dirty == 1 && refill_one(n)) return; /* (its ACK loads may mark more dirty, as in fill) */
-  gather(n);
-  fill(n); /* may mark more dirty (ACK loads): they are refilled next, at this instant */
+  /* the round's dirty flows, kept for a second gathering; those the fill
+   * marks (ACK loads) go to the next round, refilled at this instant */
+  uint32_t *list = n->dirty, count = n->n_dirty, cap = n->cap_dirty;
+  n->dirty = n->round, n->cap_dirty = n->cap_round, n->n_dirty = 0;
+  n->round = list, n->cap_round = cap;
+  n->n_forced = 0;
+  for (;;) {
+    gather(n, list, count);
+    if (fill(n)) return;
+    for (uint32_t i = 0; i < n->n_alone; i++) /* (counted again by the gathering) */
+      if (n->alone[i].counted) acks_came(n, &n->flows[n->alone[i].flow]);
+    /* the direction that bound a flow left out: gathered whole, the next time */
+    CS_GROW(n->forced, n->n_forced, n->cap_forced, 16);
+    n->forced[n->n_forced++] = n->bound_dir;
+  }
 }
 
 /* The end of one of the fabric's events: the refill it asked for (and the
@@ -1231,7 +1305,7 @@ static inline __attribute__((always_inline)) void neighbours_dirty(FlowNet *n, u
   const Route *r = n->flows[fi].route;
   for (uint32_t k = 0, nf = r->n_fwd; k < nf; k++) {
     const Dir *d = &n->dirs[r->dirs[k]];
-    if (d->n_uses == 1) continue; /* its own alone (fi is live on each of its directions) */
+    if (d->n_uses == 1 || !dir_tight(d)) continue; /* its own alone (fi is live on each of its directions), or binds no one */
     for (uint32_t u = 0; u < d->n_uses; u++)
       if (USES(d)[u] != fi) mark_dirty(n, USES(d)[u]);
   }
@@ -1695,6 +1769,36 @@ static bool flow_accounting(const void *impl, GError **error) {
   return true;
 }
 
+/* Between refills the rates are max-min fair, within the ACK loads' slack
+ * (`--check`): every live flow runs at its own cap, or crosses a full
+ * direction where no flow runs faster (Bertsekas and Gallager's
+ * bottleneck); the directions within their capacities is
+ * flow_accounting's. */
+static bool flow_state(const void *impl, GError **error) {
+  const FlowNet *n = impl;
+  if (n->refill_pending || n->n_dirty) return true; /* rates in the making at this instant */
+  for (uint32_t fi = 0; fi < n->n_flows; fi++) {
+    const Flow *f = &n->flows[fi];
+    if (!f->route || !f->live || f->cap <= 0 || f->rate >= f->cap * (1 - 1e-9)) continue;
+    bool bound = false;
+    for (uint32_t k = 0; k < f->route->n_fwd && !bound; k++) {
+      const Dir *d = &n->dirs[f->route->dirs[k]];
+      if (!dir_tight(d)) continue;
+      double top = 0;
+      for (uint32_t u = 0; u < d->n_uses; u++) top = fmax(top, n->flows[USES(d)[u]].rate);
+      bound = f->rate >= top - 2 * ACK_SLACK * d->capacity;
+    }
+    if (!bound) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                  "internal error: at %.12f s the flow of message %u runs at %.9g bit/s, below its cap and with no full "
+                  "link direction where it runs fastest: not a max-min share (please report this as a bug)",
+                  (double)*n->clock * 1e-12, f->msg, f->rate);
+      return false;
+    }
+  }
+  return true;
+}
+
 static void flow_free(void *impl) {
   FlowNet *n = impl;
   if (!n) return;
@@ -1716,6 +1820,8 @@ static void flow_free(void *impl) {
   g_free(n->bg_flow);
   g_free(n->dirty);
   g_free(n->stack);
+  g_free(n->round);
+  g_free(n->forced);
   g_free(n->comp);
   g_free(n->comp_rates);
   g_free(n->comp_dirs);
@@ -1773,7 +1879,7 @@ const CsFabricOps cs_flow_fabric_ops = {
     .busy = flow_busy,
     .totals = flow_totals,
     .check_accounting = flow_accounting,
-    .check_state = NULL,
+    .check_state = flow_state,
     .set_packet_trace = NULL,
     .set_retire = flow_set_retire,
     .first_message = flow_first_message,

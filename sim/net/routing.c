@@ -192,11 +192,19 @@ uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, ui
       if (dist_of(r, t->ports[p].peer, host) == want) return p;
     g_assert_not_reached();
   }
-  uint32_t count = 0;
-  for (uint32_t p = first; p < end; p++) count += dist_of(r, t->ports[p].peer, host) == want;
+  /* the ports one hop nearer, in order (a pass over the node's ports,
+   * not two, when they are few: a flow-fidelity message on a fat-tree
+   * looks up its route's dozen hops) */
+  uint32_t near[64], count = 0;
+  for (uint32_t p = first; p < end; p++)
+    if (dist_of(r, t->ports[p].peer, host) == want) {
+      if (count < G_N_ELEMENTS(near)) near[count] = p;
+      count++;
+    }
   g_assert(count > 0);
   /* the hash mixes in the node so that successive hops choose independently */
   uint32_t pick = (uint32_t)(mix(flow ^ mix((uint64_t)node + 0x9e3779b97f4a7c15ULL)) % count);
+  if (count <= G_N_ELEMENTS(near)) return near[pick];
   for (uint32_t p = first; p < end; p++)
     if (dist_of(r, t->ports[p].peer, host) == want && pick-- == 0) return p;
   g_assert_not_reached();

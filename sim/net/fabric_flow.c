@@ -1774,9 +1774,9 @@ static bool flow_accounting(const void *impl, GError **error) {
  * (`--check`): every live flow runs at its own cap, or crosses a full
  * direction where no flow runs faster (Bertsekas and Gallager's
  * bottleneck); the directions within their capacities is
- * flow_accounting's.  It reads every live flow: at every call while 256
- * messages or fewer are in flight, else once per a quarter as many calls
- * as there are, so that it costs an event O(1). */
+ * flow_accounting's.  It reads every live flow: at every call (the hook
+ * calls it every 1024 events) while 256 messages or fewer are in flight,
+ * else once per a quarter as many calls as there are. */
 static bool flow_state(const void *impl, GError **error) {
   FlowNet *n = (FlowNet *)impl; /* (its count of calls only) */
   if (n->refill_pending || n->n_dirty) return true; /* rates in the making at this instant */

@@ -83,7 +83,9 @@ _Static_assert(sizeof(Dir) == 64, "a direction in one cache line");
 /* ... and what only a refill of a shared component or the sampling needs. */
 typedef struct {
   uint32_t mark;      /* the refill pass that last visited it */
-  uint32_t whole;     /* the refill pass that gathered every flow on it (else: a bound only) */
+  uint32_t whole;     /* the refill pass that followed it (gathered its flows that bind there) */
+  uint32_t part;      /* ... that left some of its flows out, below them (it bounds the others: fill) */
+  uint32_t every;     /* ... that gathers every flow on it (a forced direction) */
   uint32_t ver;       /* its heap entry in force */
   double left, wsum;  /* during a refill: capacity not yet taken, number of unfrozen flows */
   double sample_bits; /* `bits` at the start of the sampling interval */
@@ -756,7 +758,10 @@ static void gather(FlowNet *n, const uint32_t *list, uint32_t count) {
   n->n_comp = n->n_cdirs = n->n_alone = 0;
   n->acks_counted = false;
   uint32_t top = 0;
-  for (uint32_t i = 0; i < n->n_forced; i++) visit_dir(n, n->forced[i], &top, true);
+  for (uint32_t i = 0; i < n->n_forced; i++) {
+    n->fills[n->forced[i]].every = n->pass;
+    visit_dir(n, n->forced[i], &top, true);
+  }
   for (uint32_t i = 0; i < count; i++) {
     Flow *f = &n->flows[list[i]];
     f->dirty = false;
@@ -775,11 +780,25 @@ static void gather(FlowNet *n, const uint32_t *list, uint32_t count) {
     }
   }
   while (top > 0) {
-    Dir *d = &n->dirs[n->stack[--top]];
+    uint32_t di = n->stack[--top];
+    Dir *d = &n->dirs[di];
+    /* the flows that bind here run fastest on it: the others are bound
+     * elsewhere, below (within the slack), and stay out unless the fill
+     * fills it below them */
+    double floor = -INFINITY;
+    if (!all && n->fills[di].every != n->pass) {
+      double most = 0;
+      for (uint32_t u = 0; u < d->n_uses; u++) most = fmax(most, n->flows[USES(d)[u]].rate);
+      floor = most - 2 * ACK_SLACK * d->capacity;
+    }
     for (uint32_t u = 0; u < d->n_uses; u++) {
       uint32_t fi = USES(d)[u];
       Flow *f = &n->flows[fi];
       if (f->mark == n->pass) continue;
+      if (f->rate < floor) {
+        n->fills[di].part = n->pass;
+        continue;
+      }
       f->mark = n->pass;
       CS_GROW(n->comp, n->n_comp, n->cap_comp, 64);
       f->slot = n->n_comp;
@@ -949,7 +968,7 @@ static bool fill(FlowNet *n) {
     Dir *d = &n->dirs[n->comp_dirs[i]];
     DirFill *df = &n->fills[n->comp_dirs[i]];
     df->left = d->capacity - d->ack_load;
-    if (df->whole != n->pass) { /* a bound only: what its flows left out take */
+    if (df->whole != n->pass || df->part == n->pass) { /* a bound: what its flows left out take */
       for (uint32_t u = 0; u < d->n_uses; u++)
         if (n->flows[USES(d)[u]].mark != n->pass) df->left -= n->flows[USES(d)[u]].rate;
     } else {
@@ -995,7 +1014,7 @@ static bool fill(FlowNet *n) {
     Fill top = heap_pop(n);
     level = fmax(level, top.level);
     const Dir *d = &n->dirs[top.dir];
-    bool bound = n->fills[top.dir].whole != n->pass;
+    bool bound = n->fills[top.dir].whole != n->pass || n->fills[top.dir].part == n->pass;
     for (uint32_t u = 0; u < d->n_uses; u++) { /* freeze edits other directions' heap entries, not this list */
       Flow *f = &n->flows[USES(d)[u]];
       if (f->mark != n->pass) {

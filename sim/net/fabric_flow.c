@@ -739,8 +739,9 @@ static bool fill_alone(FlowNet *n, uint32_t fi) {
  * through directions that bind (Bertsekas and Gallager, 1992: a flow's
  * rate is set by a full direction where it has the largest share, or by
  * its own cap), so the gathering goes on from a gathered flow only through
- * its full directions (dir_tight); its other directions bound it in the
- * fill with what their other flows take, unchanged.  Should the fill fill
+ * its full directions (dir_tight), and takes there only the flows that run
+ * fastest on them (those that bind there); its other directions, and the
+ * flows left out, bound it in the fill with what they take, unchanged.  Should the fill fill
  * one of those below the rate of a flow left out there, that flow was
  * bound by it after all: fill says so, and the round is gathered again
  * with that direction followed (`forced`), until none is left out (each
@@ -748,7 +749,8 @@ static bool fill_alone(FlowNet *n, uint32_t fi) {
  * followed, as every round was before).  The directions the dirty flows
  * changed are followed through them: their flows are all dirty
  * (neighbours_dirty, ack_changed), or the new flow's fill meets them as
- * bounds.  What is kept is what the flows left out were given by an
+ * bounds; a forced direction gathers every flow on it.  What is kept is
+ * what the flows left out were given by an
  * earlier fill, within the ACK loads' slack of what a fill of the whole
  * component would give them now. */
 #define FORCED_MAX 64

@@ -26,8 +26,8 @@
  * (resnet50-lossy-link's 238 MB packets.csv: wall time the same, 21 %
  * more processor time); past the page cache's share of dirty pages, the
  * writes wait on the disk, and a thread lets the run go on meanwhile (a
- * ring of 16,384 workers, 33 GB of messages.csv: 179 s in place, 132 s
- * with the thread).  At most CSV_BLOCKS blocks exist per file, so a
+ * ring of 16,384 workers, 33 GB of messages.csv: 194 s in place, 148 s
+ * with the thread past the first GiB).  At most CSV_BLOCKS blocks exist per file, so a
  * writer slower than the rows holds the caller back instead of growing.
  * The bytes are those written in place, in the same order. */
 #define CSV_BUF (1u << 16)
@@ -46,11 +46,8 @@ struct CsCsv {
   size_t len; /* bytes in buf */
   char *buf;  /* cur's data */
   Block *cur; /* the block being filled */
-  /* the writer thread (none until a second block is needed, or when it
-   * could not be started: then blocks are written in place) */
-  GThread *writer;
-  bool in_place;
-  uint64_t behind;           /* bytes to write in place before a thread writes */
+  GThread *writer;           /* none until `behind` is spent */
+  uint64_t behind;           /* bytes to write in place before a thread writes (all, when none could start) */
   GAsyncQueue *full, *spare; /* blocks to write; blocks written */
   int werr;                  /* the writer's first failed write's errno (read after the join) */
 };
@@ -90,7 +87,7 @@ static bool start_writer(CsCsv *c) {
 
 static void flush_buf(CsCsv *c) {
   if (!c->len) return;
-  if (!c->writer && !c->in_place && c->behind < c->len && !start_writer(c)) c->in_place = true;
+  if (!c->writer && c->behind < c->len && !start_writer(c)) c->behind = UINT64_MAX;
   if (!c->writer) {
     if (!c->werr && fwrite(c->buf, 1, c->len, c->f) != c->len) c->werr = errno ? errno : EIO;
     c->behind -= MIN(c->behind, c->len);

@@ -83,7 +83,7 @@ _Static_assert(sizeof(Dir) == 64, "a direction in one cache line");
 /* ... and what only a refill of a shared component or the sampling needs. */
 typedef struct {
   uint32_t mark;      /* the refill pass that last visited it */
-  uint32_t whole;     /* the refill pass that followed it (gathered its flows that bind there) */
+  uint32_t followed;  /* the refill pass that gathered its flows that bind there */
   uint32_t part;      /* ... that left some of its flows out, below them (it bounds the others: fill) */
   uint32_t every;     /* ... that gathers every flow on it (a forced direction) */
   uint32_t ver;       /* its heap entry in force */
@@ -228,7 +228,7 @@ typedef struct {
   bool refill_queued;    /* an engine event for it is pending */
   uint32_t in_handler;   /* in one of the fabric's own events: its refill waits for the event's end */
   uint32_t rounds; /* refills at this instant */
-  uint32_t *forced, n_forced, cap_forced; /* directions a round gathers whole, past what it finds (fill's bound_dir) */
+  uint32_t *forced, n_forced, cap_forced; /* directions whose every flow a round takes (fill's bound_dir) */
   uint32_t bound_dir; /* fill's false: the direction that bound a flow left out */
   uint32_t state_calls; /* flow_state's since it last read the flows */
   uint32_t ack_depth; /* direct updates of flows alone, one within another (ack_changed) */
@@ -702,17 +702,25 @@ static void ack_changed(FlowNet *n, uint32_t di) {
  * rate may be bound to the others'. */
 static inline bool dir_tight(const Dir *d) { return d->data_rate + d->ack_load >= d->capacity * (1 - 2 * ACK_SLACK); }
 
+/* The least rate of a flow that binds on direction d: its flows that run
+ * fastest there, within the same slack (the others are bound elsewhere). */
+static double binding_floor(const FlowNet *n, const Dir *d) {
+  double most = 0;
+  for (uint32_t u = 0; u < d->n_uses; u++) most = fmax(most, n->flows[USES(d)[u]].rate);
+  return most - 2 * ACK_SLACK * d->capacity;
+}
+
 /* Direction di joins the component: as a bound on its gathered flows, and
- * with `whole`, every flow on it gathered in turn. */
-static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top, bool whole) {
+ * with `follow`, its flows that bind there gathered in turn (gather). */
+static void visit_dir(FlowNet *n, uint32_t di, uint32_t *top, bool follow) {
   DirFill *d = &n->fills[di];
   if (d->mark != n->pass) {
     d->mark = n->pass;
     CS_GROW(n->comp_dirs, n->n_cdirs, n->cap_cdirs, 64);
     n->comp_dirs[n->n_cdirs++] = di;
   }
-  if (!whole || d->whole == n->pass) return;
-  d->whole = n->pass;
+  if (!follow || d->followed == n->pass) return;
+  d->followed = n->pass;
   CS_GROW(n->stack, *top, n->cap_stack, 64);
   n->stack[(*top)++] = di;
 }
@@ -739,18 +747,17 @@ static bool fill_alone(FlowNet *n, uint32_t fi) {
  * through directions that bind (Bertsekas and Gallager, 1992: a flow's
  * rate is set by a full direction where it has the largest share, or by
  * its own cap), so the gathering goes on from a gathered flow only through
- * its full directions (dir_tight), and takes there only the flows that run
- * fastest on them (those that bind there); its other directions, and the
- * flows left out, bound it in the fill with what they take, unchanged.  Should the fill fill
- * one of those below the rate of a flow left out there, that flow was
- * bound by it after all: fill says so, and the round is gathered again
- * with that direction followed (`forced`), until none is left out (each
- * time one more is followed: it ends; past FORCED_MAX, every direction is
- * followed, as every round was before).  The directions the dirty flows
- * changed are followed through them: their flows are all dirty
- * (neighbours_dirty, ack_changed), or the new flow's fill meets them as
- * bounds; a forced direction gathers every flow on it.  What is kept is
- * what the flows left out were given by an
+ * its full directions (dir_tight), and takes there only the flows that
+ * bind there (binding_floor); its other directions, and the flows left
+ * out, bound it in the fill with what they take, unchanged.  Should the
+ * fill fill one of those below the rate of a flow left out there, that
+ * flow was bound by it after all: fill says so, and the round is gathered
+ * again with that direction taking every flow on it (`forced`), until none
+ * is left out (each time one more: it ends; past FORCED_MAX, every
+ * direction and flow is taken, as every round was before).  The directions
+ * the dirty flows changed are taken through them: their flows are all
+ * dirty (neighbours_dirty, ack_changed), or the new flow's fill meets them
+ * as bounds.  What is kept is what the flows left out were given by an
  * earlier fill, within the ACK loads' slack of what a fill of the whole
  * component would give them now. */
 #define FORCED_MAX 64
@@ -787,12 +794,7 @@ static void gather(FlowNet *n, const uint32_t *list, uint32_t count) {
     /* the flows that bind here run fastest on it: the others are bound
      * elsewhere, below (within the slack), and stay out unless the fill
      * fills it below them */
-    double floor = -INFINITY;
-    if (!all && n->fills[di].every != n->pass) {
-      double most = 0;
-      for (uint32_t u = 0; u < d->n_uses; u++) most = fmax(most, n->flows[USES(d)[u]].rate);
-      floor = most - 2 * ACK_SLACK * d->capacity;
-    }
+    double floor = all || n->fills[di].every == n->pass ? -INFINITY : binding_floor(n, d);
     for (uint32_t u = 0; u < d->n_uses; u++) {
       uint32_t fi = USES(d)[u];
       Flow *f = &n->flows[fi];
@@ -811,6 +813,11 @@ static void gather(FlowNet *n, const uint32_t *list, uint32_t count) {
       }
     }
   }
+}
+
+/* Whether direction di bounds the fill with flows left out (gather). */
+static inline bool dir_bounds(const FlowNet *n, uint32_t di) {
+  return n->fills[di].followed != n->pass || n->fills[di].part == n->pass;
 }
 
 static inline bool fill_before(const Fill *a, const Fill *b) { return a->level < b->level; }
@@ -952,9 +959,9 @@ static void acks_not_coming(FlowNet *n) {
  * the level at which they fill (entries a freeze made stale are skipped),
  * the capped flows in the order of their caps: each freeze touches only
  * its flow's directions, so a component of F flows costs O(F log F).
- * A direction not gathered whole (gather) keeps what its other flows take;
- * should it fill below one of their rates, false, with no rate set and
- * that direction in bound_dir: it is to be gathered whole. */
+ * A direction with flows left out (gather) keeps what they take; should it
+ * fill below one of their rates, false, with no rate set and that
+ * direction in bound_dir: it is to take every flow on it. */
 static bool fill(FlowNet *n) {
   if (n->n_alone == 1 && n->alone[0].counted) { /* alone with none: no ACK loads ahead (alone_acks_ahead) */
     acks_came(n, &n->flows[n->alone[0].flow]);
@@ -970,7 +977,7 @@ static bool fill(FlowNet *n) {
     Dir *d = &n->dirs[n->comp_dirs[i]];
     DirFill *df = &n->fills[n->comp_dirs[i]];
     df->left = d->capacity - d->ack_load;
-    if (df->whole != n->pass || df->part == n->pass) { /* a bound: what its flows left out take */
+    if (dir_bounds(n, n->comp_dirs[i])) { /* what its flows left out take */
       for (uint32_t u = 0; u < d->n_uses; u++)
         if (n->flows[USES(d)[u]].mark != n->pass) df->left -= n->flows[USES(d)[u]].rate;
     } else {
@@ -1016,7 +1023,7 @@ static bool fill(FlowNet *n) {
     Fill top = heap_pop(n);
     level = fmax(level, top.level);
     const Dir *d = &n->dirs[top.dir];
-    bool bound = n->fills[top.dir].whole != n->pass || n->fills[top.dir].part == n->pass;
+    bool bound = dir_bounds(n, top.dir);
     for (uint32_t u = 0; u < d->n_uses; u++) { /* freeze edits other directions' heap entries, not this list */
       Flow *f = &n->flows[USES(d)[u]];
       if (f->mark != n->pass) {
@@ -1159,7 +1166,7 @@ static void refill_round(FlowNet *n) {
     if (fill(n)) return;
     for (uint32_t i = 0; i < n->n_alone; i++) /* (counted again by the gathering) */
       if (n->alone[i].counted) acks_came(n, &n->flows[n->alone[i].flow]);
-    /* the direction that bound a flow left out: gathered whole, the next time */
+    /* the direction that bound a flow left out: every flow on it, the next time */
     CS_GROW(n->forced, n->n_forced, n->cap_forced, 16);
     n->forced[n->n_forced++] = n->bound_dir;
   }
@@ -1809,10 +1816,7 @@ static bool flow_state(const void *impl, GError **error) {
     bool bound = false;
     for (uint32_t k = 0; k < f->route->n_fwd && !bound; k++) {
       const Dir *d = &n->dirs[f->route->dirs[k]];
-      if (!dir_tight(d)) continue;
-      double top = 0;
-      for (uint32_t u = 0; u < d->n_uses; u++) top = fmax(top, n->flows[USES(d)[u]].rate);
-      bound = f->rate >= top - 2 * ACK_SLACK * d->capacity;
+      bound = dir_tight(d) && f->rate >= binding_floor(n, d);
     }
     if (!bound) {
       g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,

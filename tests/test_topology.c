@@ -350,6 +350,86 @@ START_TEST(test_route_rows) {
 }
 END_TEST
 
+/* The next hop against a search from the host itself, for every node
+ * and host: a port of the node whose far end is one hop nearer; with
+ * shortest routing the first such port; with ECMP the one the flow's hash
+ * picks among them in port order (the hash below is the one paths are
+ * drawn with: changing it changes every ECMP result), asked twice (the
+ * second answer comes from the ports kept per node and row).  A path is
+ * drawn exactly when some hop of it has more than one such port. */
+static uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+START_TEST(test_next_port) {
+  static const char *const yamls[] = {
+      "topology: {type: fat-tree, k: 4}",
+      "topology: {type: fat-tree, k: 6}",
+      "topology: {type: torus2d, x: 4, y: 3}",
+      "topology: {type: dumbbell, workers: 5}",
+      "topology: {type: tree, leaves: 3, hosts_per_leaf: 4}",
+      "topology: {type: fat-tree, k: 4, gpus_per_host: 2, intra: {bandwidth: 100Gbps, latency: 1us}}",
+      "nodes: [{name: h0, role: worker}, {name: h1, role: worker}, {name: h2, role: worker}, {name: s0, role: switch},"
+      " {name: s1, role: switch}, {name: s2, role: switch}]\nlinks: [{a: h0, b: s0}, {a: h0, b: s1}, {a: h1, b: s2}, {a: h2, b: s0},"
+      " {a: s0, b: s2}, {a: s1, b: s2}]", /* h0 on two switches: h0 <-> h1 by s0 or s1 */
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(yamls); i++)
+    for (CsRouting mode = CS_ROUTING_SHORTEST; mode <= CS_ROUTING_ECMP; mode++) {
+      World w = build(yamls[i], mode);
+      const CsTopology *t = w.t;
+      int *d = g_new(int, t->n_nodes);
+      uint32_t *near = g_new(uint32_t, 2 * (size_t)t->n_links + 1);
+      uint32_t drawn_paths = 0;
+      for (uint32_t h = 0; h < t->n_hosts; h++) {
+        naive_hops(t, h, d);
+        for (uint32_t node = 0; node < t->n_nodes; node++) {
+          if (node == t->hosts[h] || d[node] < 0) continue;
+          const CsNode *n = &t->nodes[node];
+          uint32_t count = 0;
+          for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++)
+            if (d[t->ports[p].peer] == d[node] - 1) near[count++] = p;
+          ck_assert_uint_gt(count, 0);
+          for (uint64_t f = 0; f < 16; f++) {
+            uint64_t flow = f * 0x9e3779b97f4a7c15ULL;
+            uint32_t want = mode == CS_ROUTING_SHORTEST
+                                ? near[0]
+                                : near[mix(flow ^ mix((uint64_t)node + 0x9e3779b97f4a7c15ULL)) % count];
+            for (int again = 0; again < 2; again++)
+              ck_assert_msg(cs_routes_next_port(w.r, node, h, flow) == want, "%s, mode %d: node %s to host %u, flow %lu",
+                            yamls[i], mode, n->name, h, (unsigned long)f);
+          }
+        }
+        /* drawn: some hop of the path had a choice */
+        for (uint32_t a = 0; a < t->n_hosts; a++) {
+          if (a == h) continue;
+          uint32_t ports[64];
+          bool drawn = true, choice = false;
+          int hops = cs_routes_path_drawn(w.r, t->hosts[a], h, 12345, ports, 64, &drawn);
+          ck_assert_int_eq(hops, d[t->hosts[a]]);
+          uint32_t node = t->hosts[a];
+          for (int k = 0; k < hops; k++) {
+            const CsNode *n = &t->nodes[node];
+            uint32_t count = 0;
+            for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++) count += d[t->ports[p].peer] == d[node] - 1;
+            choice |= count > 1;
+            node = t->ports[ports[k]].peer;
+          }
+          ck_assert_msg(drawn == (choice && mode != CS_ROUTING_SHORTEST), "%s, mode %d: host %u to %u", yamls[i], mode, a, h);
+          drawn_paths += drawn;
+        }
+      }
+      /* every case but the dumbbell and the tree has pairs with a choice of paths */
+      if (mode == CS_ROUTING_ECMP && !strstr(yamls[i], "dumbbell") && !strstr(yamls[i], "tree, leaves"))
+        ck_assert_msg(drawn_paths > 0, "%s: no path drawn", yamls[i]);
+      g_free(near);
+      g_free(d);
+      destroy(&w);
+    }
+}
+END_TEST
+
 /* The generators' table: every row whole, named as topology.type's
  * values (which the reference lists), and what each takes covers what it
  * needs. */
@@ -422,6 +502,7 @@ static Suite *topology_suite(void) {
   tcase_add_test(tc, test_explicit);
   tcase_add_test(tc, test_shortest_tie_break);
   tcase_add_test(tc, test_ecmp_spread);
+  tcase_add_test(tc, test_next_port);
   tcase_add_test(tc, test_routes_too_large);
   tcase_add_test(tc, test_route_rows);
   tcase_add_test(tc, test_links_override);

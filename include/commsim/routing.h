@@ -52,6 +52,11 @@ uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, ui
  * (at most `max`; -1 if the path is longer). */
 int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports,
                    int max);
+/* The same, and through *drawn (when not NULL) whether `flow` chose the
+ * path among several: false when every flow would take it (ECMP between
+ * hosts on one switch). */
+int cs_routes_path_drawn(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports, int max,
+                         bool *drawn);
 
 typedef struct {
   int diameter;        /* longest host-to-host path, hops */

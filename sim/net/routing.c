@@ -1,5 +1,6 @@
 /* routing.c - hop distances by BFS, one row per destination anchor, filled
- * when first asked for; next hops from them. */
+ * when first asked for; next hops from them, and the ports one hop nearer
+ * kept per node and row once found. */
 #include "config.h"
 
 #include <string.h>
@@ -20,7 +21,23 @@ struct CsRoutes {
   uint16_t **rows;     /* per row: hops from every node to the anchor; NULL until first needed */
   uint32_t *queue;     /* the BFS's, n_nodes + 1 */
   size_t filled_bytes;
+  /* The ports one hop nearer a row's anchor, from each node of several
+   * ports (its column): NEAR_ONE | port when there is one, else 1 + the
+   * offset of its list in near_ports (a count, then the ports in order:
+   * lists are shared, a fat-tree switch has few), 0 until first needed.
+   * They depend on the row alone, not on which of its hosts is sought,
+   * but at the anchor of a host beside it (where the one port, or the
+   * ports, lead to that host).  near is NULL when its rows would pass
+   * NEAR_MAX_BYTES: every hop then scans its node's ports. */
+  uint32_t *col_of;     /* per node: its column, or NO_PORT for a node of one port */
+  uint32_t n_cols;
+  uint32_t **near;      /* per row, NULL until first needed: per column */
+  GArray *near_ports;   /* uint32_t */
+  GHashTable *near_ids; /* a list's bytes (GBytes) -> 1 + its offset */
 };
+
+#define NEAR_ONE 0x80000000u
+#define NEAR_MAX_BYTES (256ULL << 20)
 
 /* Hops from every node to r->anchor[row]; false when some path is longer
  * than the table holds (then the row stays unfilled). */
@@ -124,6 +141,13 @@ CsRoutes *cs_routes_build(const CsTopology *t, CsRouting mode, GError **error) {
   }
   r->rows = g_new0(uint16_t *, r->n_rows + 1);
   r->queue = g_new(uint32_t, t->n_nodes + 1);
+  r->col_of = g_new(uint32_t, t->n_nodes + 1);
+  for (uint32_t n = 0; n < t->n_nodes; n++) r->col_of[n] = t->nodes[n].n_ports > 1 ? r->n_cols++ : NO_PORT;
+  if ((uint64_t)r->n_rows * r->n_cols * sizeof(uint32_t) <= NEAR_MAX_BYTES && 2 * (uint64_t)t->n_links < NEAR_ONE) {
+    r->near = g_new0(uint32_t *, r->n_rows + 1);
+    r->near_ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    r->near_ids = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
+  }
   if (t->n_hosts == 0) return r;
   /* One search from the first host's row: every host must be in its
    * piece of the network, and when it is at most half the table's reach
@@ -165,6 +189,11 @@ void cs_routes_free(CsRoutes *r) {
   g_free(r->via);
   g_free(r->last_port);
   g_free(r->anchor);
+  for (uint32_t i = 0; r->near && i < r->n_rows; i++) g_free(r->near[i]);
+  g_free(r->near);
+  if (r->near_ports) g_array_unref(r->near_ports);
+  if (r->near_ids) g_hash_table_unref(r->near_ids);
+  g_free(r->col_of);
   g_free(r);
 }
 
@@ -179,49 +208,110 @@ static inline uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow) {
+/* The ports of `node` one hop nearer `host`, in order: their count, and
+ * up to `cap` of them in `near`. */
+static uint32_t nearer(const CsRoutes *r, uint32_t node, uint32_t host, uint32_t *near, uint32_t cap) {
   const CsTopology *t = r->t;
-  /* the last hop, from a host's anchor over its only link: no search
-   * among the anchor's ports (a star's switch has thousands) */
-  if (r->last_port[host] != NO_PORT && node == r->anchor[r->row_of[host]]) return r->last_port[host];
   const CsNode *n = &t->nodes[node];
   uint16_t want = (uint16_t)(dist_of(r, node, host) - 1);
-  uint32_t first = n->first_port, end = first + n->n_ports;
-  if (r->mode == CS_ROUTING_SHORTEST) {
-    for (uint32_t p = first; p < end; p++)
-      if (dist_of(r, t->ports[p].peer, host) == want) return p;
-    g_assert_not_reached();
-  }
-  /* the ports one hop nearer, in order (a pass over the node's ports,
-   * not two, when they are few: a flow-fidelity message on a fat-tree
-   * looks up its route's dozen hops) */
-  uint32_t near[64], count = 0;
-  for (uint32_t p = first; p < end; p++)
+  uint32_t count = 0;
+  for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++)
     if (dist_of(r, t->ports[p].peer, host) == want) {
-      if (count < G_N_ELEMENTS(near)) near[count] = p;
+      if (count < cap) near[count] = p;
       count++;
     }
   g_assert(count > 0);
+  return count;
+}
+
+/* The near entry of `node`'s column in `host`'s row, found and kept. */
+static G_GNUC_NO_INLINE uint32_t near_fill(CsRoutes *r, uint32_t node, uint32_t host) {
+  uint32_t row = r->row_of[host], col = r->col_of[node];
+  if (!r->near[row]) r->near[row] = g_new0(uint32_t, r->n_cols);
+  uint32_t count = nearer(r, node, host, NULL, 0);
+  uint32_t *list = g_new(uint32_t, count + 1);
+  list[0] = count;
+  nearer(r, node, host, list + 1, count);
+  uint32_t e;
+  if (count == 1) {
+    e = NEAR_ONE | list[1];
+  } else {
+    GBytes *key = g_bytes_new_take(list, (count + 1) * sizeof *list);
+    list = NULL;
+    e = GPOINTER_TO_UINT(g_hash_table_lookup(r->near_ids, key));
+    if (!e) {
+      g_assert(r->near_ports->len + count + 1 < NEAR_ONE);
+      e = r->near_ports->len + 1;
+      g_array_append_vals(r->near_ports, g_bytes_get_data(key, NULL), count + 1);
+      g_hash_table_insert(r->near_ids, g_bytes_ref(key), GUINT_TO_POINTER(e));
+    }
+    g_bytes_unref(key);
+  }
+  g_free(list);
+  r->near[row][col] = e;
+  return e;
+}
+
+/* The next port, and through *choices how many it was drawn among. */
+static inline __attribute__((always_inline)) uint32_t next_port_of(const CsRoutes *r, uint32_t node, uint32_t host,
+                                                                   uint64_t flow, uint32_t *choices) {
+  const CsTopology *t = r->t;
+  *choices = 1;
+  /* the last hop, from a host's anchor over its only link: no search
+   * among the anchor's ports (a star's switch has thousands) */
+  uint32_t row = r->row_of[host];
+  if (r->last_port[host] != NO_PORT && node == r->anchor[row]) return r->last_port[host];
+  const CsNode *n = &t->nodes[node];
+  if (n->n_ports == 1) return n->first_port;
   /* the hash mixes in the node so that successive hops choose independently */
-  uint32_t pick = (uint32_t)(mix(flow ^ mix((uint64_t)node + 0x9e3779b97f4a7c15ULL)) % count);
+#define PICK(count) ((uint32_t)(mix(flow ^ mix((uint64_t)node + 0x9e3779b97f4a7c15ULL)) % (count)))
+  if (G_LIKELY(r->near != NULL) && !(r->via[host] && node == r->anchor[row])) {
+    uint32_t e = r->near[row] ? r->near[row][r->col_of[node]] : 0;
+    if (G_UNLIKELY(!e)) e = near_fill((CsRoutes *)r, node, host);
+    if (e & NEAR_ONE) return e & ~NEAR_ONE;
+    const uint32_t *list = &g_array_index(r->near_ports, uint32_t, e - 1);
+    if (r->mode == CS_ROUTING_SHORTEST) return list[1];
+    *choices = list[0];
+    return list[1 + PICK(list[0])];
+  }
+  /* the ports one hop nearer, in order (a pass over the node's ports,
+   * not two, when they are few) */
+  uint32_t near[64], count = nearer(r, node, host, near, G_N_ELEMENTS(near));
+  if (r->mode == CS_ROUTING_SHORTEST) return near[0];
+  *choices = count;
+  uint32_t pick = PICK(count);
+#undef PICK
   if (count <= G_N_ELEMENTS(near)) return near[pick];
-  for (uint32_t p = first; p < end; p++)
+  uint16_t want = (uint16_t)(dist_of(r, node, host) - 1);
+  for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++)
     if (dist_of(r, t->ports[p].peer, host) == want && pick-- == 0) return p;
   g_assert_not_reached();
   return 0;
 }
 
-int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports,
-                   int max) {
-  uint32_t target = r->t->hosts[host];
+uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow) {
+  uint32_t choices;
+  return next_port_of(r, node, host, flow, &choices);
+}
+
+int cs_routes_path_drawn(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports, int max,
+                         bool *drawn) {
+  uint32_t target = r->t->hosts[host], choices, most = 1;
   int hops = 0;
   while (node != target) {
     if (hops == max) return -1;
-    uint32_t p = cs_routes_next_port(r, node, host, flow);
+    uint32_t p = next_port_of(r, node, host, flow, &choices);
+    most = choices > most ? choices : most;
     ports[hops++] = p;
     node = r->t->ports[p].peer;
   }
+  if (drawn) *drawn = most > 1;
   return hops;
+}
+
+int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports,
+                   int max) {
+  return cs_routes_path_drawn(r, node, host, flow, ports, max, NULL);
 }
 
 CsRouteStats cs_routes_stats(const CsRoutes *r) {

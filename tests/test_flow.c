@@ -879,6 +879,54 @@ START_TEST(test_refill_max_min) {
 }
 END_TEST
 
+/* 8c. ECMP routes are drawn for each message and kept while flows hold
+ * them (and a while after), with their shape: a route drawn again for a
+ * message of another size gives that size's time.  Messages one after
+ * another from w0 on a k = 4 fat-tree with ECMP, to w1 (on its switch:
+ * one route, kept as w0's last) and to w15 (another pod: drawn among
+ * 16), each alone on the network, last exactly as long as the same
+ * message sent alone in a run of its own.  Then 5,000 messages of 10 KB
+ * between pods of a k = 8 fat-tree with packet spraying, one a
+ * microsecond (8 routes each, so past the 32,768 idle routes kept: the
+ * idle ones are dropped while some ten messages are in flight), checks
+ * on: a route dropped while a flow holds it fails the run (as it did
+ * with every kept route dropped). */
+START_TEST(test_kept_routes) {
+  static const char *const sizes[] = {"1MB", "10KB", "1MB", "3000B", "250KB", "1MB"};
+  const char *topo = "topology: {type: fat-tree, k: 4}\nrouting: ecmp\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n";
+  for (int far = 0; far < 2; far++) {
+    GString *y = g_string_new(topo);
+    g_string_append(y, "flows:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++)
+      g_string_append_printf(y, "  - {src: w0, dst: %s, size: %s, start: %zums}\n", far ? "w15" : "w1", sizes[i], 10 * i);
+    Run r = run(y->str, "flow", NULL);
+    for (uint32_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+      const CsMessageStats *st = cs_fabric_message(cs_sim_fabric(r.sim), i);
+      ck_assert(st->delivered);
+      g_autofree char *one = g_strdup_printf("%sflows: [{src: w0, dst: %s, size: %s}]\n", topo, far ? "w15" : "w1", sizes[i]);
+      Run a = run(one, "flow", NULL);
+      ck_assert_msg(st->end - st->start == cs_fabric_message(cs_sim_fabric(a.sim), 0)->end,
+                    "%s to %s: %.9f s, alone %.9f s", sizes[i], far ? "w15" : "w1", (double)(st->end - st->start) * 1e-12,
+                    end_s(&a, 0));
+      done(&a);
+    }
+    done(&r);
+    g_string_free(y, TRUE);
+  }
+  GString *y = g_string_new("topology: {type: fat-tree, k: 8}\nrouting: ecmp-packet\nflows:\n");
+  for (uint32_t i = 0; i < 5000; i++)
+    g_string_append_printf(y, "  - {src: w%u, dst: w%u, size: 10KB, start: %uus}\n", i % 128, (i % 128 + 64 + i / 128 % 64) % 128, i);
+  const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
+  Run h = sim_load(y->str, "many.yaml", sets);
+  g_string_free(y, TRUE);
+  cs_sim_set_checks(h.sim, true);
+  sim_go(&h);
+  ck_assert_uint_eq(cs_sim_unfinished(h.sim), 0);
+  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(h.sim)), 5000);
+  done(&h);
+}
+END_TEST
+
 static Suite *flow_suite(void) {
   Suite *s = suite_create("flow");
   TCase *tc = tcase_create("core");
@@ -908,6 +956,7 @@ static Suite *flow_suite(void) {
   tcase_add_loop_test(tc, test_own_path_order, 0, 5);
   tcase_add_test(tc, test_refill_bound);
   tcase_add_test(tc, test_refill_max_min);
+  tcase_add_test(tc, test_kept_routes);
   suite_add_tcase(s, tc);
   return s;
 }

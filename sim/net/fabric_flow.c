@@ -101,17 +101,20 @@ typedef struct {
 } Shape;
 
 /* A route, held by the table and shared by the messages between the same
- * two hosts (shortest routing), or a message's own (ECMP, background). */
+ * two hosts (shortest routing), or drawn for each message (ECMP) and
+ * background source, and kept while its flows hold it (FlowNet.kept). */
 typedef struct {
   uint32_t n_fwd, n_rev;
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
   Shape shape;      /* of the last size sent on it */
+  uint32_t refs;    /* kept routes: the flows on it */
+  uint32_t key;     /* kept routes: a hash of its directions */
   uint32_t dirs[];  /* forward, then reverse (ACKs): in the same block */
 } Route;
 
 typedef struct {
-  Route *route;     /* the table's, or its own (own_route) */
+  Route *route;     /* the table's, or a kept one it holds (own_route) */
   double ack_w;     /* ACK bits per data bit, on the reverse route */
   double remaining; /* bits still to leave the first link */
   double rate, cap; /* bit/s */
@@ -209,6 +212,9 @@ typedef struct {
   bool ends_known;
   uint32_t *bg_flow;                /* per background source: its flow */
   GHashTable *routes;               /* (src << 32 | dst) -> Route (shortest routing) */
+  GHashTable *kept;                 /* the drawn routes (ECMP, background), by their directions */
+  uint32_t kept_idle;               /* kept routes no flow holds */
+  Route *probe;                     /* a route being drawn, looked up in `kept` */
   uint32_t *last_dst;               /* per host: the destination of its last route looked up */
   Route **last_route;
   uint32_t *dirty, n_dirty, cap_dirty;
@@ -308,23 +314,15 @@ static double mean_loss(const CsLossSpec *l) {
   }
 }
 
-static uint32_t path_dirs(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
-  int h = cs_routes_path(n->r, n->t->hosts[a], b, hash, n->ports, (int)n->t->n_nodes);
+static uint32_t path_dirs(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool *drawn) {
+  int h = cs_routes_path_drawn(n->r, n->t->hosts[a], b, hash, n->ports, (int)n->t->n_nodes, drawn);
   g_assert(h > 0);
   for (int i = 0; i < h; i++) n->ports[i] = 2 * n->t->ports[n->ports[i]].link + n->t->ports[n->ports[i]].dir;
   return (uint32_t)h;
 }
 
-static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool acks) {
-  uint32_t n_fwd = path_dirs(n, a, b, hash);
-  uint32_t *fwd = g_memdup2(n->ports, sizeof(uint32_t) * n_fwd);
-  uint32_t n_rev = acks ? path_dirs(n, b, a, hash) : 0;
-  Route *r = g_malloc0(sizeof(Route) + sizeof(uint32_t) * (n_fwd + n_rev));
-  r->n_fwd = n_fwd;
-  r->n_rev = n_rev;
-  memcpy(r->dirs, fwd, sizeof(uint32_t) * n_fwd);
-  memcpy(r->dirs + n_fwd, n->ports, sizeof(uint32_t) * n_rev);
-  g_free(fwd);
+/* A route's loss and empty round trip, from its directions. */
+static void route_measure(FlowNet *n, Route *r) {
   double keep = 1, rtt0 = 0;
   for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
     const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
@@ -334,20 +332,108 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool 
   }
   r->rtt0 = rtt0;
   r->keep = keep;
+}
+
+static Route *route_new(FlowNet *n, uint32_t a, uint32_t b) {
+  uint32_t n_fwd = path_dirs(n, a, b, 0, NULL);
+  uint32_t *fwd = g_memdup2(n->ports, sizeof(uint32_t) * n_fwd);
+  uint32_t n_rev = path_dirs(n, b, a, 0, NULL);
+  Route *r = g_malloc0(sizeof(Route) + sizeof(uint32_t) * (n_fwd + n_rev));
+  r->n_fwd = n_fwd;
+  r->n_rev = n_rev;
+  memcpy(r->dirs, fwd, sizeof(uint32_t) * n_fwd);
+  memcpy(r->dirs + n_fwd, n->ports, sizeof(uint32_t) * n_rev);
+  g_free(fwd);
+  route_measure(n, r);
   return r;
 }
 
-/* The route of a message from host a to host b. */
-static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash) {
-  /* ECMP: its own, as the packet network's choice (the caller's, then) */
-  if (n->ecmp) return route_new(n, a, b, hash, true);
+/* Drawn routes.  ECMP draws each message's path, but a collective sends
+ * between the same hosts again and again over few of them (hosts on one
+ * fat-tree switch have one, hosts in one pod k/2 each way): a route is
+ * kept, with its shape, while flows hold it and after, until more than
+ * KEPT_IDLE routes wait idle (about 5 MB); then the idle ones are
+ * dropped, so memory follows the flows in flight.  The same directions
+ * give the same route.  (A limit of 4 routes per host made a ring on a
+ * k = 8 fat-tree draw its routes between edge switches again and again:
+ * 6 % more instructions.) */
+#define KEPT_IDLE 32768
+
+static guint route_hash(gconstpointer p) { return ((const Route *)p)->key; }
+
+static gboolean route_equal(gconstpointer a, gconstpointer b) {
+  const Route *x = a, *y = b;
+  return x->n_fwd == y->n_fwd && x->n_rev == y->n_rev &&
+         memcmp(x->dirs, y->dirs, sizeof(uint32_t) * (x->n_fwd + x->n_rev)) == 0;
+}
+
+static gboolean route_idle(gpointer key, gpointer value, gpointer data) {
+  (void)value, (void)data;
+  return ((const Route *)key)->refs == 0;
+}
+
+/* The route from host a to host b that `hash` draws (with its reverse
+ * route for the ACKs when `acks`), held once more; *drawn (when not NULL)
+ * says whether another hash could have drawn another. */
+static Route *route_draw(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool acks, bool *drawn) {
+  Route *p = n->probe;
+  bool fwd_drawn, rev_drawn = false;
+  p->n_fwd = path_dirs(n, a, b, hash, &fwd_drawn);
+  memcpy(p->dirs, n->ports, sizeof(uint32_t) * p->n_fwd);
+  p->n_rev = acks ? path_dirs(n, b, a, hash, &rev_drawn) : 0;
+  if (drawn) *drawn = fwd_drawn || rev_drawn;
+  memcpy(p->dirs + p->n_fwd, n->ports, sizeof(uint32_t) * p->n_rev);
+  uint64_t k = 0x9e3779b97f4a7c15ULL * (p->n_fwd + 1) + p->n_rev;
+  for (uint32_t i = 0; i < p->n_fwd + p->n_rev; i++) k = (k ^ p->dirs[i]) * 0x100000001b3ULL;
+  p->key = (uint32_t)(k ^ (k >> 32));
+  Route *r = g_hash_table_lookup(n->kept, p);
+  if (r) {
+    if (r->refs++ == 0) n->kept_idle--;
+    return r;
+  }
+  size_t bytes = sizeof(Route) + sizeof(uint32_t) * (p->n_fwd + p->n_rev);
+  r = g_malloc0(bytes);
+  memcpy(r, p, bytes);
+  route_measure(n, r);
+  r->shape.payload = 0;
+  r->refs = 1;
+  g_hash_table_add(n->kept, r);
+  return r;
+}
+
+/* A flow lets go of its drawn route. */
+static void route_drop(FlowNet *n, Route *r) {
+  g_assert(r->refs > 0);
+  if (--r->refs > 0) return;
+  if (++n->kept_idle > KEPT_IDLE) {
+    g_hash_table_foreach_remove(n->kept, route_idle, NULL);
+    n->kept_idle = 0;
+  }
+}
+
+/* Message m's route from host a to host b (held once more when drawn). */
+static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint32_t m) {
   /* a host sends to few others in turn (a collective's neighbours): its
-   * last route first, then the table */
-  if (n->last_dst[a] == b) return n->last_route[a];
+   * last route first (with ECMP, when no other could have been drawn) */
+  if (n->last_dst[a] == b) {
+    if (n->ecmp) n->last_route[a]->refs++;
+    return n->last_route[a];
+  }
+  if (n->ecmp) { /* the packet network's draw */
+    bool drawn;
+    Route *r = route_draw(n, a, b, cs_rng_stream_id("flow", n->cfg->seed, m), true, &drawn);
+    if (!drawn) { /* the only route: a's last, held by last_route too */
+      if (n->last_route[a]) route_drop(n, n->last_route[a]);
+      r->refs++;
+      n->last_dst[a] = b;
+      n->last_route[a] = r;
+    }
+    return r;
+  }
   guint64 key = ((guint64)a << 32) | b;
   Route *r = g_hash_table_lookup(n->routes, &key);
   if (!r) {
-    r = route_new(n, a, b, hash, true);
+    r = route_new(n, a, b);
     g_hash_table_insert(n->routes, g_memdup2(&key, sizeof key), r);
   }
   n->last_dst[a] = b;
@@ -1204,7 +1290,7 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
 
 static void flow_release(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
-  if (f->own_route) g_free(f->route);
+  if (f->own_route) route_drop(n, f->route);
   f->route = NULL;
   CS_POOL_PUT(n->flows, n->free_flow, next_free, fi);
 }
@@ -1592,7 +1678,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   if (G_UNLIKELY(n->spray > 1)) return spray_send(n, src, dst, payload, fn, ctx);
   uint32_t m = cs_stats_add(&n->stats);
   /* the packet network's ECMP hash, when a route depends on it */
-  Route *r = route_of(n, src, dst, n->ecmp ? cs_rng_stream_id("flow", n->cfg->seed, m) : 0);
+  Route *r = route_of(n, src, dst, m);
   if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
   message_begins(n, m, src, dst, payload, r->shape.wire_bytes, r->shape.packets);
   flow_start(n, m, r, n->ecmp, 1, fn, ctx);
@@ -1614,7 +1700,7 @@ static uint32_t spray_send(FlowNet *n, uint32_t src, uint32_t dst, uint64_t payl
   uint32_t live = 0, packets = 0;
   double wire = 0;
   for (uint32_t j = 0; j < k; j++) {
-    routes[j] = route_new(n, src, dst, cs_rng_stream_id("flow", n->cfg->seed, (uint64_t)m * k + j), true);
+    routes[j] = route_draw(n, src, dst, cs_rng_stream_id("flow", n->cfg->seed, (uint64_t)m * k + j), true, NULL);
     shape_of(n, routes[j], payload);
     packets = routes[j]->shape.packets; /* the same on every path */
     if (routes[j]->keep > 0) live++, wire += (double)routes[j]->shape.wire_bytes;
@@ -1625,12 +1711,12 @@ static uint32_t spray_send(FlowNet *n, uint32_t src, uint32_t dst, uint64_t payl
   n->sprays[si] = (Spray){fn, ctx, live ? live : 1, CS_POOL_NONE, false};
   for (uint32_t j = 0; j < k; j++) {
     if (live && routes[j]->keep <= 0) {
-      g_free(routes[j]);
+      route_drop(n, routes[j]);
       continue;
     }
     flow_start(n, m, routes[j], true, live ? live : 1, spray_part, (void *)(uintptr_t)si);
     if (!live) { /* no path delivers: the message is given up on with its first flow */
-      for (uint32_t i = j + 1; i < k; i++) g_free(routes[i]);
+      for (uint32_t i = j + 1; i < k; i++) route_drop(n, routes[i]);
       break;
     }
   }
@@ -1709,7 +1795,7 @@ static void flow_start_bg(void *impl) {
     Flow *f = &n->flows[fi];
     uint32_t a = (uint32_t)n->t->nodes[cs_topology_find(n->t, b->src)].host;
     uint32_t c = (uint32_t)n->t->nodes[cs_topology_find(n->t, b->dst)].host;
-    f->route = route_new(n, a, c, cs_rng_stream_id("background-flow", n->cfg->seed, i), false);
+    f->route = route_draw(n, a, c, cs_rng_stream_id("background-flow", n->cfg->seed, i), false, NULL);
     f->own_route = true;
     f->cap = (double)b->rate;
     f->updated = *n->clock;
@@ -1812,6 +1898,14 @@ static bool flow_state(const void *impl, GError **error) {
   n->state_calls = 0;
   for (uint32_t fi = 0; fi < n->n_flows; fi++) {
     const Flow *f = &n->flows[fi];
+    /* a drawn route stays kept while a flow holds it */
+    if (f->route && f->own_route && (f->route->refs == 0 || g_hash_table_lookup(n->kept, f->route) != f->route)) {
+      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                  "internal error: at %.12f s the route of message %u's flow is no longer kept (please report this as "
+                  "a bug)",
+                  (double)*n->clock * 1e-12, f->msg);
+      return false;
+    }
     if (!f->route || !f->live || f->cap <= 0 || f->rate >= f->cap * (1 - 1e-9)) continue;
     bool bound = false;
     for (uint32_t k = 0; k < f->route->n_fwd && !bound; k++) {
@@ -1832,11 +1926,11 @@ static bool flow_state(const void *impl, GError **error) {
 static void flow_free(void *impl) {
   FlowNet *n = impl;
   if (!n) return;
-  for (uint32_t i = 0; i < n->n_flows; i++)
-    if (n->flows[i].route && n->flows[i].next_free == NONE && n->flows[i].own_route) g_free(n->flows[i].route);
   for (uint32_t d = 0; d < 2 * n->t->n_links; d++)
     if (n->dirs[d].cap_uses) g_free(n->dirs[d].uses.out);
   g_hash_table_destroy(n->routes);
+  g_hash_table_destroy(n->kept); /* with the drawn routes flows still hold */
+  g_free(n->probe);
   g_free(n->last_dst);
   g_free(n->last_route);
   g_aligned_free(n->dirs);
@@ -1884,6 +1978,8 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   for (uint32_t l = 0; l < t->n_links; l++)
     n->dirs[2 * l].capacity = n->dirs[2 * l + 1].capacity = (double)t->links[l].spec.bandwidth;
   n->routes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, route_free);
+  n->kept = g_hash_table_new_full(route_hash, route_equal, g_free, NULL);
+  n->probe = g_malloc0(sizeof(Route) + sizeof(uint32_t) * 2 * ((size_t)t->n_nodes + 1));
   n->last_dst = g_new(uint32_t, t->n_hosts + 1);
   for (uint32_t h = 0; h <= t->n_hosts; h++) n->last_dst[h] = NONE;
   n->last_route = g_new0(Route *, t->n_hosts + 1);

@@ -931,7 +931,7 @@ END_TEST
  * 16), each alone on the network, last exactly as long as the same
  * message sent alone in a run of its own.  Then 5,000 messages of 10 KB
  * between pods of a k = 8 fat-tree with packet spraying, one a
- * microsecond (8 routes each, so past the 32,768 idle routes kept: the
+ * microsecond (8 routes each, so past the 8,192 idle routes kept: the
  * idle ones are dropped while some ten messages are in flight), checks
  * on: a route dropped while a flow holds it fails the run (as it did
  * with every kept route dropped). */

@@ -352,12 +352,12 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b) {
  * between the same hosts again and again over few of them (hosts on one
  * fat-tree switch have one, hosts in one pod k/2 each way): a route is
  * kept, with its shape, while flows hold it and after, until more than
- * KEPT_IDLE routes wait idle (about 5 MB); then the idle ones are
+ * KEPT_IDLE routes wait idle (about 1.3 MB); then the idle ones are
  * dropped, so memory follows the flows in flight.  The same directions
  * give the same route.  (A limit of 4 routes per host made a ring on a
  * k = 8 fat-tree draw its routes between edge switches again and again:
  * 6 % more instructions.) */
-#define KEPT_IDLE 32768
+#define KEPT_IDLE 8192
 
 static guint route_hash(gconstpointer p) { return ((const Route *)p)->key; }
 

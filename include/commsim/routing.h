@@ -10,7 +10,7 @@
  * one hop closer: with `shortest` the first such port (node order breaks
  * ties), with `ecmp` one chosen by a hash of the flow among all of them
  * (`ecmp-packet`: by a hash per packet).  The ports one hop closer are
- * kept per node of several ports and row once found (4 bytes each, rows
+ * kept per node of more than four ports and row once found (4 bytes each, rows
  * allocated when first needed, none past 256 MB in all: every hop then
  * scans its node's ports), so a hop costs a lookup and a hash, not a
  * scan.  A flow looks its path up once, when it starts; packets then

@@ -21,15 +21,15 @@ struct CsRoutes {
   uint16_t **rows;     /* per row: hops from every node to the anchor; NULL until first needed */
   uint32_t *queue;     /* the BFS's, n_nodes + 1 */
   size_t filled_bytes;
-  /* The ports one hop nearer a row's anchor, from each node of several
-   * ports (its column): NEAR_ONE | port when there is one, else 1 + the
+  /* The ports one hop nearer a row's anchor, from each node of more than
+   * NEAR_SCAN ports (its column): NEAR_ONE | port when there is one, else 1 + the
    * offset of its list in near_ports (a count, then the ports in order:
    * lists are shared, a fat-tree switch has few), 0 until first needed.
    * They depend on the row alone, not on which of its hosts is sought,
    * but at the anchor of a host beside it (where the one port, or the
    * ports, lead to that host).  near is NULL when its rows would pass
    * NEAR_MAX_BYTES: every hop then scans its node's ports. */
-  uint32_t *col_of;     /* per node: its column, or NO_PORT for a node of one port */
+  uint32_t *col_of;     /* per node: its column, or NO_PORT for a node of NEAR_SCAN ports or fewer */
   uint32_t n_cols;
   uint32_t **near;      /* per row, NULL until first needed: per column */
   GArray *near_ports;   /* uint32_t */
@@ -37,6 +37,10 @@ struct CsRoutes {
 };
 
 #define NEAR_ONE 0x80000000u
+/* A node of at most this many ports is scanned, not kept: a scan of four
+ * costs about a lookup, and a torus (every node a host of four ports,
+ * its own row) would double its tables. */
+#define NEAR_SCAN 4
 #define NEAR_MAX_BYTES (256ULL << 20)
 
 /* Hops from every node to r->anchor[row]; false when some path is longer
@@ -142,7 +146,7 @@ CsRoutes *cs_routes_build(const CsTopology *t, CsRouting mode, GError **error) {
   r->rows = g_new0(uint16_t *, r->n_rows + 1);
   r->queue = g_new(uint32_t, t->n_nodes + 1);
   r->col_of = g_new(uint32_t, t->n_nodes + 1);
-  for (uint32_t n = 0; n < t->n_nodes; n++) r->col_of[n] = t->nodes[n].n_ports > 1 ? r->n_cols++ : NO_PORT;
+  for (uint32_t n = 0; n < t->n_nodes; n++) r->col_of[n] = t->nodes[n].n_ports > NEAR_SCAN ? r->n_cols++ : NO_PORT;
   if ((uint64_t)r->n_rows * r->n_cols * sizeof(uint32_t) <= NEAR_MAX_BYTES && 2 * (uint64_t)t->n_links < NEAR_ONE) {
     r->near = g_new0(uint32_t *, r->n_rows + 1);
     r->near_ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -265,8 +269,9 @@ static inline __attribute__((always_inline)) uint32_t next_port_of(const CsRoute
   if (n->n_ports == 1) return n->first_port;
   /* the hash mixes in the node so that successive hops choose independently */
 #define PICK(count) ((uint32_t)(mix(flow ^ mix((uint64_t)node + 0x9e3779b97f4a7c15ULL)) % (count)))
-  if (G_LIKELY(r->near != NULL) && !(r->via[host] && node == r->anchor[row])) {
-    uint32_t e = r->near[row] ? r->near[row][r->col_of[node]] : 0;
+  uint32_t col = r->col_of[node];
+  if (r->near != NULL && col != NO_PORT && !(r->via[host] && node == r->anchor[row])) {
+    uint32_t e = r->near[row] ? r->near[row][col] : 0;
     if (G_UNLIKELY(!e)) e = near_fill((CsRoutes *)r, node, host);
     if (e & NEAR_ONE) return e & ~NEAR_ONE;
     const uint32_t *list = &g_array_index(r->near_ports, uint32_t, e - 1);
@@ -275,7 +280,7 @@ static inline __attribute__((always_inline)) uint32_t next_port_of(const CsRoute
     return list[1 + PICK(list[0])];
   }
   /* the ports one hop nearer, in order (a pass over the node's ports,
-   * not two, when they are few) */
+   * not two, when they are few: a torus's four) */
   uint32_t near[64], count = nearer(r, node, host, near, G_N_ELEMENTS(near));
   if (r->mode == CS_ROUTING_SHORTEST) return near[0];
   *choices = count;

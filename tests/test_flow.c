@@ -929,12 +929,15 @@ END_TEST
  * another from w0 on a k = 4 fat-tree with ECMP, to w1 (on its switch:
  * one route, kept as w0's last) and to w15 (another pod: drawn among
  * 16), each alone on the network, last exactly as long as the same
- * message sent alone in a run of its own.  Then 5,000 messages of 10 KB
- * between pods of a k = 8 fat-tree with packet spraying, one a
- * microsecond (8 routes each, so past the 8,192 idle routes kept: the
- * idle ones are dropped while some ten messages are in flight), checks
- * on: a route dropped while a flow holds it fails the run (as it did
- * with every kept route dropped). */
+ * message sent alone in a run of its own.  Then, checks on (they count
+ * every kept route's holders: flows, and hosts' last routes), messages of
+ * 10 KB on a k = 8 fat-tree: 5,000 between pods with packet spraying, one
+ * a microsecond (8 routes each), and 24,000 with ECMP, every other one to
+ * a host on the sender's switch (its last route), the others between
+ * pods, one each 0.5 us: both pass the 8,192 idle routes kept, so the
+ * idle ones are dropped while some ten messages are in flight.  A drop
+ * that takes held routes fails the first (a crash), a count one too high
+ * where a last route is taken again fails the second. */
 START_TEST(test_kept_routes) {
   static const char *const sizes[] = {"1MB", "10KB", "1MB", "3000B", "250KB", "1MB"};
   const char *topo = "topology: {type: fat-tree, k: 4}\nrouting: ecmp\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n";
@@ -957,17 +960,24 @@ START_TEST(test_kept_routes) {
     done(&r);
     g_string_free(y, TRUE);
   }
-  GString *y = g_string_new("topology: {type: fat-tree, k: 8}\nrouting: ecmp-packet\nflows:\n");
-  for (uint32_t i = 0; i < 5000; i++)
-    g_string_append_printf(y, "  - {src: w%u, dst: w%u, size: 10KB, start: %uus}\n", i % 128, (i % 128 + 64 + i / 128 % 64) % 128, i);
-  const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
-  Run h = sim_load(y->str, "many.yaml", sets);
-  g_string_free(y, TRUE);
-  cs_sim_set_checks(h.sim, true);
-  sim_go(&h);
-  ck_assert_uint_eq(cs_sim_unfinished(h.sim), 0);
-  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(h.sim)), 5000);
-  done(&h);
+  for (int spray = 1; spray >= 0; spray--) {
+    GString *y = g_string_new(spray ? "topology: {type: fat-tree, k: 8}\nrouting: ecmp-packet\nflows:\n"
+                                    : "topology: {type: fat-tree, k: 8}\nrouting: ecmp\nflows:\n");
+    uint32_t count = spray ? 5000 : 24000;
+    for (uint32_t i = 0; i < count; i++) {
+      uint32_t a = i % 128, other_pod = (a + 64 + i / 128 % 64) % 128, same_switch = a / 4 * 4 + (a + 1) % 4;
+      g_string_append_printf(y, "  - {src: w%u, dst: w%u, size: 10KB, start: %uns}\n", a,
+                             !spray && i % 2 ? same_switch : other_pod, spray ? 1000 * i : 500 * i);
+    }
+    const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
+    Run h = sim_load(y->str, "many.yaml", sets);
+    g_string_free(y, TRUE);
+    cs_sim_set_checks(h.sim, true);
+    sim_go(&h);
+    ck_assert_uint_eq(cs_sim_unfinished(h.sim), 0);
+    ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(h.sim)), count);
+    done(&h);
+  }
 }
 END_TEST
 

@@ -354,8 +354,9 @@ END_TEST
  * and host: a port of the node whose far end is one hop nearer; with
  * shortest routing the first such port; with ECMP the one the flow's hash
  * picks among them in port order (the hash below is the one paths are
- * drawn with: changing it changes every ECMP result), asked twice (the
- * second answer comes from the ports kept per node and row).  A path is
+ * drawn with: changing it changes every ECMP result), asked twice (at a
+ * node of more than four ports, the second answer comes from the ports
+ * kept per node and row: k = 6, both graphs, the machines' switches).  A path is
  * drawn exactly when some hop of it has more than one such port. */
 static uint64_t mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -371,9 +372,21 @@ START_TEST(test_next_port) {
       "topology: {type: dumbbell, workers: 5}",
       "topology: {type: tree, leaves: 3, hosts_per_leaf: 4}",
       "topology: {type: fat-tree, k: 4, gpus_per_host: 2, intra: {bandwidth: 100Gbps, latency: 1us}}",
-      "nodes: [{name: h0, role: worker}, {name: h1, role: worker}, {name: h2, role: worker}, {name: s0, role: switch},"
-      " {name: s1, role: switch}, {name: s2, role: switch}]\nlinks: [{a: h0, b: s0}, {a: h0, b: s1}, {a: h1, b: s2}, {a: h2, b: s0},"
-      " {a: s0, b: s2}, {a: s1, b: s2}]", /* h0 on two switches: h0 <-> h1 by s0 or s1 */
+      /* h0 on two switches (its own row, kept at s2: s0 or s1); every switch of 5 or 6 ports, kept */
+      "nodes: [{name: h0, role: worker}, {name: h1, role: worker}, {name: h2, role: worker}, {name: h3, role: worker},"
+      " {name: h4, role: worker}, {name: h5, role: worker}, {name: h6, role: worker}, {name: h7, role: worker},"
+      " {name: h8, role: worker}, {name: s0, role: switch}, {name: s1, role: switch}, {name: s2, role: switch}]\n"
+      "links: [{a: h0, b: s0}, {a: h0, b: s1}, {a: h1, b: s2}, {a: h2, b: s2}, {a: h3, b: s2}, {a: h4, b: s0},"
+      " {a: h5, b: s0}, {a: h8, b: s0}, {a: h6, b: s1}, {a: h7, b: s1}, {a: s0, b: s2}, {a: s1, b: s2}, {a: s0, b: s1}]",
+      /* x, y, z hang off h0, a worker of 5 ports: they share h0's row, kept at h0 (s0 or s1 toward s2's hosts)
+       * and at s2 (s0 or s1 toward h0's row) */
+      "nodes: [{name: h0, role: worker}, {name: x, role: worker}, {name: y, role: worker}, {name: z, role: worker},"
+      " {name: h1, role: worker}, {name: h2, role: worker}, {name: h3, role: worker}, {name: h4, role: worker},"
+      " {name: h5, role: worker}, {name: h6, role: worker}, {name: h7, role: worker}, {name: h8, role: worker},"
+      " {name: s0, role: switch}, {name: s1, role: switch}, {name: s2, role: switch}]\n"
+      "links: [{a: h0, b: s0}, {a: h0, b: s1}, {a: h0, b: x}, {a: h0, b: y}, {a: h0, b: z}, {a: h1, b: s0},"
+      " {a: h2, b: s0}, {a: h3, b: s1}, {a: h4, b: s1}, {a: h5, b: s2}, {a: h6, b: s2}, {a: h7, b: s2}, {a: h8, b: s2},"
+      " {a: s0, b: s1}, {a: s0, b: s2}, {a: s1, b: s2}]",
   };
   for (size_t i = 0; i < G_N_ELEMENTS(yamls); i++)
     for (CsRouting mode = CS_ROUTING_SHORTEST; mode <= CS_ROUTING_ECMP; mode++) {

@@ -11,9 +11,9 @@
  * ties), with `ecmp` one chosen by a hash of the flow among all of them
  * (`ecmp-packet`: by a hash per packet).  The ports one hop closer are
  * kept per node of more than four ports and row once found (4 bytes each, rows
- * allocated when first needed, none past 256 MB in all: every hop then
- * scans its node's ports), so a hop costs a lookup and a hash, not a
- * scan.  A flow looks its path up once, when it starts; packets then
+ * allocated when first needed, with the distinct lists at most 256 MB in
+ * all: past that hops scan their node's ports), so a hop costs a lookup
+ * and a hash, not a scan.  A flow looks its path up once, when it starts; packets then
  * follow the path with no lookup at all.
  * The lazy rows make a CsRoutes one simulation's own: lookups from two
  * threads at once are not safe.
@@ -58,7 +58,8 @@ int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flo
                    int max);
 /* The same, and through *drawn (when not NULL) whether `flow` chose the
  * path among several: false when every flow would take it (ECMP between
- * hosts on one switch). */
+ * hosts on one switch), always with shortest routing, and when the path
+ * is too long (-1). */
 int cs_routes_path_drawn(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports, int max,
                          bool *drawn);
 

@@ -108,7 +108,7 @@ typedef struct {
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
   Shape shape;      /* of the last size sent on it */
-  uint32_t refs;    /* kept routes: the flows on it */
+  uint32_t refs;    /* kept routes: the flows on it, and a host whose last_route it is */
   uint32_t key;     /* kept routes: a hash of its directions */
   uint32_t dirs[];  /* forward, then reverse (ACKs): in the same block */
 } Route;
@@ -411,7 +411,8 @@ static void route_drop(FlowNet *n, Route *r) {
   }
 }
 
-/* Message m's route from host a to host b (held once more when drawn). */
+/* Message m's route from host a to host b: with ECMP drawn and held once
+ * more (FlowNet.kept), else the table's. */
 static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint32_t m) {
   /* a host sends to few others in turn (a collective's neighbours): its
    * last route first (with ECMP, when no other could have been drawn) */
@@ -1891,21 +1892,68 @@ static bool flow_accounting(const void *impl, GError **error) {
  * flow_accounting's.  It reads every live flow: at every call (the hook
  * calls it every 1024 events) while 256 messages or fewer are in flight,
  * else once per a quarter as many calls as there are. */
+/* The drawn routes' counts are their holders: the flows on them and,
+ * with ECMP, the hosts' last routes; every route a flow holds is kept
+ * (found by its address, not read, should it have been freed), and the
+ * idle ones are those counted. */
+static bool kept_audit(FlowNet *n, GError **error) {
+  GHashTable *held = g_hash_table_new(g_direct_hash, g_direct_equal); /* route -> 1 + its holders */
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, n->kept);
+  while (g_hash_table_iter_next(&it, &key, NULL)) g_hash_table_insert(held, key, GUINT_TO_POINTER(1));
+  const char *lost = NULL;
+  uint32_t lost_msg = NONE;
+  for (uint32_t i = 0; i < n->n_flows + (n->ecmp ? n->t->n_hosts : 0) && !lost; i++) {
+    bool flow = i < n->n_flows;
+    Route *r = flow ? (n->flows[i].own_route ? n->flows[i].route : NULL) : n->last_route[i - n->n_flows];
+    if (!r) continue;
+    value = g_hash_table_lookup(held, r);
+    if (value) g_hash_table_insert(held, r, GUINT_TO_POINTER(GPOINTER_TO_UINT(value) + 1));
+    else lost = flow ? "a flow's" : "a host's last", lost_msg = flow ? n->flows[i].msg : NONE;
+  }
+  uint32_t idle = 0, refs = 0, holders = 0;
+  bool off = false;
+  g_hash_table_iter_init(&it, held);
+  while (!lost && !off && g_hash_table_iter_next(&it, &key, &value)) {
+    const Route *r = key;
+    refs = r->refs, holders = GPOINTER_TO_UINT(value) - 1;
+    off = refs != holders;
+    idle += refs == 0;
+  }
+  g_hash_table_destroy(held);
+  if (lost) {
+    char who[64] = "";
+    if (lost_msg != NONE) g_snprintf(who, sizeof who, " (message %u)", lost_msg);
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                "internal error: at %.12f s %s drawn route%s is no longer kept (please report this as a bug)",
+                (double)*n->clock * 1e-12, lost, who);
+    return false;
+  }
+  if (off) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                "internal error: at %.12f s a drawn route counts %u holders where %u hold it (please report this as "
+                "a bug)",
+                (double)*n->clock * 1e-12, refs, holders);
+    return false;
+  }
+  if (idle != n->kept_idle) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                "internal error: at %.12f s %u drawn routes are idle where %u are counted (please report this as a bug)",
+                (double)*n->clock * 1e-12, idle, n->kept_idle);
+    return false;
+  }
+  return true;
+}
+
 static bool flow_state(const void *impl, GError **error) {
   FlowNet *n = (FlowNet *)impl; /* (its count of calls only) */
   if (n->refill_pending || n->n_dirty) return true; /* rates in the making at this instant */
   if (n->active > 256 && ++n->state_calls < n->active / 4) return true;
   n->state_calls = 0;
+  if (!kept_audit(n, error)) return false;
   for (uint32_t fi = 0; fi < n->n_flows; fi++) {
     const Flow *f = &n->flows[fi];
-    /* a drawn route stays kept while a flow holds it */
-    if (f->route && f->own_route && (f->route->refs == 0 || g_hash_table_lookup(n->kept, f->route) != f->route)) {
-      g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
-                  "internal error: at %.12f s the route of message %u's flow is no longer kept (please report this as "
-                  "a bug)",
-                  (double)*n->clock * 1e-12, f->msg);
-      return false;
-    }
     if (!f->route || !f->live || f->cap <= 0 || f->rate >= f->cap * (1 - 1e-9)) continue;
     bool bound = false;
     for (uint32_t k = 0; k < f->route->n_fwd && !bound; k++) {
@@ -1914,9 +1962,10 @@ static bool flow_state(const void *impl, GError **error) {
     }
     if (!bound) {
       g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
-                  "internal error: at %.12f s the flow of message %u runs at %.9g bit/s, below its cap and with no full "
+                  "internal error: at %.12f s the flow of %s %u runs at %.9g bit/s, below its cap and with no full "
                   "link direction where it runs fastest: not a max-min share (please report this as a bug)",
-                  (double)*n->clock * 1e-12, f->msg, f->rate);
+                  (double)*n->clock * 1e-12, f->msg == NONE ? "a background source, flow" : "message",
+                  f->msg == NONE ? fi : f->msg, f->rate);
       return false;
     }
   }

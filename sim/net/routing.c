@@ -24,22 +24,27 @@ struct CsRoutes {
   /* The ports one hop nearer a row's anchor, from each node of more than
    * NEAR_SCAN ports (its column): NEAR_ONE | port when there is one, else 1 + the
    * offset of its list in near_ports (a count, then the ports in order:
-   * lists are shared, a fat-tree switch has few), 0 until first needed.
-   * They depend on the row alone, not on which of its hosts is sought,
-   * but at the anchor of a host beside it (where the one port, or the
-   * ports, lead to that host).  near is NULL when its rows would pass
-   * NEAR_MAX_BYTES: every hop then scans its node's ports. */
+   * lists are shared, a fat-tree switch has few), 0 until first needed,
+   * NEAR_NONE where the budget ran out.  They depend on the row alone,
+   * not on which of its hosts is sought, but at the anchor of a host
+   * beside it (where the ports lead to that host: with one link, which
+   * is all a scenario can give today, last_port answers first).  near is
+   * NULL when no node has a column.  Rows and lists together take at most
+   * NEAR_MAX_BYTES (near_bytes counts them, lists twice with their
+   * keys): past that, hops scan their node's ports. */
   uint32_t *col_of;     /* per node: its column, or NO_PORT for a node of NEAR_SCAN ports or fewer */
   uint32_t n_cols;
   uint32_t **near;      /* per row, NULL until first needed: per column */
   GArray *near_ports;   /* uint32_t */
   GHashTable *near_ids; /* a list's bytes (GBytes) -> 1 + its offset */
+  size_t near_bytes;
 };
 
 #define NEAR_ONE 0x80000000u
+#define NEAR_NONE 0xffffffffu /* not kept: scan (never NEAR_ONE | a port, 2 n_links < NEAR_ONE) */
 /* A node of at most this many ports is scanned, not kept: a scan of four
  * costs about a lookup, and a torus (every node a host of four ports,
- * its own row) would double its tables. */
+ * its own row) would triple its tables (4 bytes beside the distance's 2). */
 #define NEAR_SCAN 4
 #define NEAR_MAX_BYTES (256ULL << 20)
 
@@ -147,7 +152,7 @@ CsRoutes *cs_routes_build(const CsTopology *t, CsRouting mode, GError **error) {
   r->queue = g_new(uint32_t, t->n_nodes + 1);
   r->col_of = g_new(uint32_t, t->n_nodes + 1);
   for (uint32_t n = 0; n < t->n_nodes; n++) r->col_of[n] = t->nodes[n].n_ports > NEAR_SCAN ? r->n_cols++ : NO_PORT;
-  if ((uint64_t)r->n_rows * r->n_cols * sizeof(uint32_t) <= NEAR_MAX_BYTES && 2 * (uint64_t)t->n_links < NEAR_ONE) {
+  if (r->n_cols > 0 && 2 * (uint64_t)t->n_links < NEAR_ONE) {
     r->near = g_new0(uint32_t *, r->n_rows + 1);
     r->near_ports = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     r->near_ids = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
@@ -213,8 +218,8 @@ static inline uint64_t mix(uint64_t z) {
 }
 
 /* The ports of `node` one hop nearer `host`, in order: their count, and
- * up to `cap` of them in `near`. */
-static uint32_t nearer(const CsRoutes *r, uint32_t node, uint32_t host, uint32_t *near, uint32_t cap) {
+ * up to `cap` of them in `near`; with `first`, only the first. */
+static uint32_t nearer(const CsRoutes *r, uint32_t node, uint32_t host, uint32_t *near, uint32_t cap, bool first) {
   const CsTopology *t = r->t;
   const CsNode *n = &t->nodes[node];
   uint16_t want = (uint16_t)(dist_of(r, node, host) - 1);
@@ -223,19 +228,25 @@ static uint32_t nearer(const CsRoutes *r, uint32_t node, uint32_t host, uint32_t
     if (dist_of(r, t->ports[p].peer, host) == want) {
       if (count < cap) near[count] = p;
       count++;
+      if (first) break;
     }
   g_assert(count > 0);
   return count;
 }
 
-/* The near entry of `node`'s column in `host`'s row, found and kept. */
+/* The near entry of `node`'s column in `host`'s row, found and kept
+ * (NEAR_NONE past the budget). */
 static G_GNUC_NO_INLINE uint32_t near_fill(CsRoutes *r, uint32_t node, uint32_t host) {
   uint32_t row = r->row_of[host], col = r->col_of[node];
-  if (!r->near[row]) r->near[row] = g_new0(uint32_t, r->n_cols);
-  uint32_t count = nearer(r, node, host, NULL, 0);
+  if (!r->near[row]) {
+    if (r->near_bytes + r->n_cols * sizeof(uint32_t) > NEAR_MAX_BYTES) return NEAR_NONE;
+    r->near[row] = g_new0(uint32_t, r->n_cols);
+    r->near_bytes += r->n_cols * sizeof(uint32_t);
+  }
+  uint32_t count = nearer(r, node, host, NULL, 0, false);
   uint32_t *list = g_new(uint32_t, count + 1);
   list[0] = count;
-  nearer(r, node, host, list + 1, count);
+  nearer(r, node, host, list + 1, count, false);
   uint32_t e;
   if (count == 1) {
     e = NEAR_ONE | list[1];
@@ -243,11 +254,15 @@ static G_GNUC_NO_INLINE uint32_t near_fill(CsRoutes *r, uint32_t node, uint32_t 
     GBytes *key = g_bytes_new_take(list, (count + 1) * sizeof *list);
     list = NULL;
     e = GPOINTER_TO_UINT(g_hash_table_lookup(r->near_ids, key));
-    if (!e) {
+    size_t cost = 2 * (count + 1) * sizeof(uint32_t) + 64; /* the list, its key and the table's node */
+    if (!e && r->near_bytes + cost > NEAR_MAX_BYTES) {
+      e = NEAR_NONE;
+    } else if (!e) {
       g_assert(r->near_ports->len + count + 1 < NEAR_ONE);
       e = r->near_ports->len + 1;
       g_array_append_vals(r->near_ports, g_bytes_get_data(key, NULL), count + 1);
       g_hash_table_insert(r->near_ids, g_bytes_ref(key), GUINT_TO_POINTER(e));
+      r->near_bytes += cost;
     }
     g_bytes_unref(key);
   }
@@ -273,15 +288,18 @@ static inline __attribute__((always_inline)) uint32_t next_port_of(const CsRoute
   if (r->near != NULL && col != NO_PORT && !(r->via[host] && node == r->anchor[row])) {
     uint32_t e = r->near[row] ? r->near[row][col] : 0;
     if (G_UNLIKELY(!e)) e = near_fill((CsRoutes *)r, node, host);
-    if (e & NEAR_ONE) return e & ~NEAR_ONE;
-    const uint32_t *list = &g_array_index(r->near_ports, uint32_t, e - 1);
-    if (r->mode == CS_ROUTING_SHORTEST) return list[1];
-    *choices = list[0];
-    return list[1 + PICK(list[0])];
+    if (G_LIKELY(e != NEAR_NONE)) {
+      if (e & NEAR_ONE) return e & ~NEAR_ONE;
+      const uint32_t *list = &g_array_index(r->near_ports, uint32_t, e - 1);
+      if (r->mode == CS_ROUTING_SHORTEST) return list[1];
+      *choices = list[0];
+      return list[1 + PICK(list[0])];
+    }
   }
   /* the ports one hop nearer, in order (a pass over the node's ports,
-   * not two, when they are few: a torus's four) */
-  uint32_t near[64], count = nearer(r, node, host, near, G_N_ELEMENTS(near));
+   * not two, when they are few: a torus's four; shortest routing stops
+   * at the first) */
+  uint32_t near[64], count = nearer(r, node, host, near, G_N_ELEMENTS(near), r->mode == CS_ROUTING_SHORTEST);
   if (r->mode == CS_ROUTING_SHORTEST) return near[0];
   *choices = count;
   uint32_t pick = PICK(count);
@@ -303,6 +321,7 @@ int cs_routes_path_drawn(const CsRoutes *r, uint32_t node, uint32_t host, uint64
                          bool *drawn) {
   uint32_t target = r->t->hosts[host], choices, most = 1;
   int hops = 0;
+  if (drawn) *drawn = false;
   while (node != target) {
     if (hops == max) return -1;
     uint32_t p = next_port_of(r, node, host, flow, &choices);

@@ -359,6 +359,41 @@ START_TEST(test_messages_csv_streamed) {
 }
 END_TEST
 
+/* messages.csv's size told before the run: a ring of 2,048 workers sends
+ * 2 x 2,047 x 2,048 = 8,384,512 messages an iteration (counted from the
+ * plan of the first workers, past 4 M steps, and scaled), so 3 iterations
+ * are 25.15 M rows, about 1.56 GB at 62 bytes a row: past a GiB, a note;
+ * 2 iterations (1.04 GB), none; nor without messages.csv, nor without
+ * links.csv (whose plan makes the estimate); a duration cuts it in
+ * proportion (1 ms of about 0.9 s). */
+static char *messages_note(const char *iterations, const char *traces, const char *duration) {
+  const char *yaml = "topology: {type: star, workers: 2048}\n"
+                     "fidelity: flow\n"
+                     "workload: {params: 25M, compute: 0, buckets: 0, collective: ring}\n";
+  GError *e = NULL;
+  const char *sets[] = {iterations, traces, duration, NULL};
+  CsScenario *sc = cs_scenario_load_string(yaml, "big.yaml", sets, &e);
+  ck_assert_msg(sc != NULL, "%s", e ? e->message : "");
+  CsSim *sim = cs_sim_new(sc, &e);
+  ck_assert_msg(sim != NULL, "%s", e ? e->message : "");
+  char *note = g_strdup(cs_sim_messages_note(sim));
+  cs_sim_free(sim);
+  cs_scenario_free(sc);
+  return note;
+}
+
+START_TEST(test_messages_csv_estimate) {
+  g_autofree char *three = messages_note("workload.iterations=3", "output.traces=[summary, messages, links]", NULL);
+  ck_assert_ptr_nonnull(three);
+  ck_assert_msg(strstr(three, "big.yaml: note: messages.csv will hold about 25.2 M rows, about 1.56 GB") != NULL, "%s",
+                three);
+  ck_assert_ptr_null(messages_note("workload.iterations=2", "output.traces=[summary, messages, links]", NULL));
+  ck_assert_ptr_null(messages_note("workload.iterations=3", "output.traces=[summary, links]", NULL));
+  ck_assert_ptr_null(messages_note("workload.iterations=3", "output.traces=[summary, messages]", NULL));
+  ck_assert_ptr_null(messages_note("workload.iterations=3", "output.traces=[summary, messages, links]", "duration=1ms"));
+}
+END_TEST
+
 /* The CSV writer formats numbers by hand (a ring of 4,096 workers writes
  * 33.5 M rows): each field as printf would, at the edges (0, 9, 10, 99,
  * 100, the largest and most negative 64-bit values, times below a second,
@@ -524,6 +559,7 @@ static Suite *traces_suite(void) {
   tcase_add_test(tc, test_timeline_json);
   tcase_add_test(tc, test_tracing_changes_nothing);
   tcase_add_test(tc, test_messages_csv_streamed);
+  tcase_add_test(tc, test_messages_csv_estimate);
   tcase_add_loop_test(tc, test_csv_fields, 0, 3);
   tcase_add_loop_test(tc, test_csv_write_fails, 0, 2);
   tcase_add_test(tc, test_csv_each_row);

@@ -52,6 +52,8 @@ typedef struct {
   double codec_s;     /* each worker's codec work (encode, reductions, decode) */
   double server_s;    /* ps: the servers' summing left on the critical path (most overlaps the pushes) */
   double wire_bytes;  /* payload bytes a worker sends per iteration */
+  double messages;    /* messages an iteration sends, every participant's (servers' too), from the plan:
+                       * exact up to 4 M steps of workers, scaled from the first ones past that */
   double compute_s;   /* accumulation * compute */
   double iter_serial_s;  /* compute + codec + communication: no overlap */
   double iter_overlap_s; /* buckets communicated during the backward pass: mean over workers */

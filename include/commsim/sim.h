@@ -70,6 +70,12 @@ const char *cs_sim_note(const CsSim *sim);
  * ECN, loss at the flow fidelity), one located note per line, or NULL.
  * Known before the run; `run` and `sweep` (each point) print it. */
 const char *cs_sim_scenario_note(const CsSim *sim);
+/* With messages.csv listed beside links.csv or timeline.json (whose
+ * sampling plan estimates the run), a note when the file would pass a GiB
+ * (about 62 bytes a row, a row per message of the collective's plan,
+ * every bucket's and iteration's, and per raw flow), or NULL; `run`
+ * prints it on stderr. */
+const char *cs_sim_messages_note(const CsSim *sim);
 /* The estimate assumes an idle network; a run with loss or congestion
  * can last far longer.  So the run counts too: when the rows (or samples)
  * pass both the estimate (by 5 %) and nine tenths of the limit, and after

@@ -362,6 +362,7 @@ int cs_cmd_run(int argc, char **argv) {
   cs_sim_set_force(sim, force);
   if (cs_sim_note(sim)) fprintf(stderr, "%s\n", cs_sim_note(sim));
   if (cs_sim_scenario_note(sim)) fprintf(stderr, "%s\n", cs_sim_scenario_note(sim));
+  if (cs_sim_messages_note(sim)) fprintf(stderr, "%s\n", cs_sim_messages_note(sim));
   /* progress on a terminal only: never in files, never with -q */
   Progress progress = {g_get_monotonic_time(), 0, false};
   if (!quiet && isatty(STDERR_FILENO)) cs_sim_set_progress(sim, show_progress, &progress);

@@ -5,17 +5,20 @@
 #include "sim_private.h"
 
 
-/* How long the run will last and which link directions it will use,
- * roughly and before running: the model's iterations for the workload
- * (on an idle network, so on the short side), each flow alone at its
- * path's slowest link, and the background sources' paths. */
-static double estimate_run(const CsScenario *s, const CsTopology *t, const CsRoutes *r, uint8_t *used) {
-  double end = 0;
+/* How long the run will last, which link directions it will use and
+ * how many messages it will send (*messages), roughly and before running:
+ * the model's iterations for the workload (on an idle network, so on the
+ * short side; the messages of its plan, every bucket's), each flow alone
+ * at its path's slowest link, and the background sources' paths. */
+static double estimate_run(const CsScenario *s, const CsTopology *t, const CsRoutes *r, uint8_t *used,
+                           double *messages) {
+  double end = 0, workload_messages = 0;
   if (s->workload.present) {
     CsModel m;
     if (cs_model_estimate(s, t, r, &m, NULL)) {
       end = m.iter_overlap_s * (double)s->workload.iterations;
       for (uint32_t d = 0; d < 2 * t->n_links; d++) used[d] |= m.dirs_used[d];
+      workload_messages = m.messages * (double)s->workload.iterations;
       cs_model_clear(&m);
     }
   }
@@ -46,9 +49,15 @@ static double estimate_run(const CsScenario *s, const CsTopology *t, const CsRou
     }
   }
   g_free(ports);
+  if (s->duration > 0 && end > (double)s->duration * 1e-12) workload_messages *= (double)s->duration * 1e-12 / end;
+  *messages = workload_messages + (double)s->flows->len;
   if (s->duration > 0 && (end == 0 || end > (double)s->duration * 1e-12)) end = (double)s->duration * 1e-12;
   return end;
 }
+
+/* messages.csv past this (by estimate_run): run says so before it starts. */
+#define MESSAGES_NOTE_BYTES (1.0 * (1 << 30))
+#define MESSAGES_ROW_BYTES 62.0 /* a ring's rows at 16,384 workers: 33,447,554,535 bytes in 537 M */
 
 /* links.csv (and timeline.json's queue counters) sample every link
  * direction every sample_interval.  An interval that would take more than
@@ -59,12 +68,21 @@ static double estimate_run(const CsScenario *s, const CsTopology *t, const CsRou
  * it.  validate shows the same plan.  *end_s and *n_dirs: the estimate
  * itself (the run's length and its link directions), for that check. */
 static CsTime plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note, double *end_s,
-                            uint32_t *n_dirs) {
+                            uint32_t *n_dirs, char **messages_note) {
   *note = NULL;
   *end_s = 0, *n_dirs = 0;
+  if (messages_note) *messages_note = NULL;
   if (!(s->output.traces & (CS_TRACE_LINKS | CS_TRACE_TIMELINE))) return s->output.sample_interval;
   uint8_t *used = g_new0(uint8_t, 2 * (size_t)t->n_links + 1);
-  double end = estimate_run(s, t, r, used);
+  double messages;
+  double end = estimate_run(s, t, r, used, &messages);
+  if (messages_note && (s->output.traces & CS_TRACE_MESSAGES) && messages * MESSAGES_ROW_BYTES > MESSAGES_NOTE_BYTES) {
+    char b1[CS_FORMAT_LEN];
+    *messages_note = g_strdup_printf("%s: note: messages.csv will hold about %.3g M rows, about %s (a row per message: the "
+                                     "collective's, every bucket and iteration, and the raw flows); leave messages out of "
+                                     "output.traces unless you want it (say --set 'output.traces=[summary, iterations, links]')",
+                                     s->file, messages / 1e6, cs_format_human_bytes(messages * MESSAGES_ROW_BYTES, b1));
+  }
   uint32_t dirs = 0;
   for (uint32_t d = 0; d < 2 * t->n_links; d++) dirs += used[d];
   g_free(used);
@@ -93,7 +111,7 @@ static CsTime plan_sampling(const CsScenario *s, const CsTopology *t, const CsRo
 CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note) {
   double end;
   uint32_t dirs;
-  return plan_sampling(s, t, r, note, &end, &dirs);
+  return plan_sampling(s, t, r, note, &end, &dirs, NULL);
 }
 
 const char *cs_sim_sampled_what(const CsScenario *s) {
@@ -110,6 +128,7 @@ void cs_sim_set_force(CsSim *sim, bool force) {
 const char *cs_sim_note(const CsSim *sim) { return sim->note; }
 const char *cs_sim_late_note(const CsSim *sim) { return sim->late_note; }
 const char *cs_sim_scenario_note(const CsSim *sim) { return sim->scenario_note; }
+const char *cs_sim_messages_note(const CsSim *sim) { return sim->messages_note; }
 
 /* cs_sim_scenario_note's lines, from the scenario, its topology and the fidelity. */
 static char *scenario_notes(const CsScenario *s, const CsTopology *t, unsigned models) {
@@ -219,7 +238,7 @@ CsSim *cs_sim_new(const CsScenario *s, GError **error) {
     sim->wl = cs_workload_new(sim->env, sim->e, &s->workload, s->seed, sim->t, error);
     if (!sim->wl) goto fail;
   }
-  sim->sample_interval = plan_sampling(s, sim->t, sim->r, &sim->note, &sim->est_end_s, &sim->est_dirs);
+  sim->sample_interval = plan_sampling(s, sim->t, sim->r, &sim->note, &sim->est_end_s, &sim->est_dirs, &sim->messages_note);
   sim->scenario_note = scenario_notes(s, sim->t, cs_fidelities[s->fidelity].models);
   sim->budget_rows = CS_SIM_MAX_LINK_ROWS;
   sim->budget_passes = CS_SIM_MAX_SAMPLES;
@@ -240,6 +259,7 @@ void cs_sim_free(CsSim *sim) {
   if (sim->messages_csv) cs_csv_abort(sim->messages_csv);
   g_free(sim->outdir);
   g_free(sim->note);
+  g_free(sim->messages_note);
   g_free(sim->late_note);
   g_free(sim->scenario_note);
   g_clear_error(&sim->trace_error);

@@ -77,6 +77,7 @@ struct CsSim {
   CsTime sample_interval; /* output.sample_interval, or raised (plan_sampling) */
   char *note;             /* what plan_sampling changed, for the user */
   char *scenario_note;    /* cs_sim_scenario_note's */
+  char *messages_note;    /* cs_sim_messages_note's */
   /* the run's own check of the same limits (traces.c, keep_in_budget):
    * the plan's estimate assumes an idle network */
   bool force;                  /* --force: neither the plan nor the run raises the interval */

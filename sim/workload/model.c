@@ -127,6 +127,26 @@ static void iterate(Est *e, double compute, bool overlap, bool codec, uint32_t i
   g_free(end);
 }
 
+/* The messages one operation sends: every server's sends, and the
+ * workers', counted over the first workers' steps up to SENDS_STEPS and
+ * scaled to all of them past that (a ring of 16,384 workers has 32,766
+ * steps each: 537 M in all; the workers of the collectives whose plans
+ * are large are alike). */
+#define SENDS_STEPS 4000000u
+static double plan_sends(const CsCollPlan *plan, const CsCollSpec *spec) {
+  uint32_t P = spec->n_workers, parts = cs_coll_participants(spec), seen = 0;
+  double servers = 0, workers = 0;
+  uint64_t steps = 0;
+  for (uint32_t q = P; q < parts; q++)
+    for (uint32_t i = 0, len = cs_coll_plan_len(plan, q); i < len; i++) servers += cs_coll_plan_step(plan, q, i).send_to >= 0;
+  for (; seen < P && steps < SENDS_STEPS; seen++) {
+    uint32_t len = cs_coll_plan_len(plan, seen);
+    steps += len;
+    for (uint32_t i = 0; i < len; i++) workers += cs_coll_plan_step(plan, seen, i).send_to >= 0;
+  }
+  return servers + (seen ? workers * P / seen : 0);
+}
+
 bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, CsRouting routing,
                             const CsTopology *t, const CsRoutes *r, CsModel *m, GError **error) {
   memset(m, 0, sizeof *m);
@@ -217,6 +237,7 @@ bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, 
       CsCollStep st = cs_coll_plan_step(cplan, 0, i);
       if (st.send_to >= 0) m->wire_bytes += times * (double)st.send_bytes;
     }
+    m->messages += times * plan_sends(cplan, &s);
     cs_coll_plan_free(cplan);
   }
 

@@ -203,6 +203,19 @@ START_TEST(test_validate_other_links) {
 }
 END_TEST
 
+/* validate tells messages.csv's size as run does (test_traces checks the
+ * count): a ring of 2,048 workers, 3 iterations, 25.2 M rows */
+START_TEST(test_validate_messages_note) {
+  g_autofree char *f = write_temp_yaml("topology: {type: star, workers: 2048}\nfidelity: flow\n"
+                                       "workload: {params: 25M, iterations: 3, compute: 0, buckets: 0, collective: ring}\n");
+  char *out = NULL, *err = NULL;
+  ck_assert_int_eq(run_commsim((const char *const[]){"validate", f, NULL}, &out, &err), 0);
+  ck_assert_msg(strstr(err, ": note: messages.csv will hold about 25.2 M rows, about 1.56 GB"), "%s", err);
+  g_free(out), g_free(err);
+  g_unlink(f);
+}
+END_TEST
+
 /* --help names the command as it is typed */
 START_TEST(test_run_help_usage) {
   char *out = NULL, *err = NULL;
@@ -491,6 +504,7 @@ static Suite *run_suite(void) {
   tcase_add_test(tc, test_run_help_usage);
   tcase_add_test(tc, test_run_small_gradient);
   tcase_add_test(tc, test_validate_other_links);
+  tcase_add_test(tc, test_validate_messages_note);
   suite_add_tcase(s, tc);
   return s;
 }

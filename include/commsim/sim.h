@@ -87,8 +87,10 @@ const char *cs_sim_messages_note(const CsSim *sim);
 const char *cs_sim_late_note(const CsSim *sim);
 void cs_sim_set_force(CsSim *sim, bool force);
 /* The plan alone, for a scenario's world (validate shows it): the
- * interval a run will sample at, and the note (to free) when raised. */
-CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note);
+ * interval a run will sample at, and the note (to free) when raised;
+ * with messages_note (not NULL), cs_sim_messages_note's (to free). */
+CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note,
+                            char **messages_note);
 CsTime cs_sim_sample_interval(const CsSim *sim);
 
 /* Where the output files go.  Set before cs_sim_run to stream the traces

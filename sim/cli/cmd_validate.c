@@ -273,13 +273,15 @@ static void print_summary(const CsScenario *s, const CsTopology *t, const CsRout
   if (s->duration) printf("%-12s %s\n", "duration", cs_format_time(s->duration, b1));
   GString *tl = g_string_new(NULL);
   g_autofree char *note = NULL;
-  CsTime every = cs_sim_plan_sampling(s, t, r, &note); /* what run will do */
+  g_autofree char *messages_note = NULL;
+  CsTime every = cs_sim_plan_sampling(s, t, r, &note, &messages_note); /* what run will do */
   printf("%-12s %s: %s; links sampled every %s", "output", s->output.dir, trace_list(s->output.traces, tl),
          cs_format_time(every, b1));
   if (every != s->output.sample_interval)
     printf(" (raised from %s; run --force keeps it)", cs_format_time(s->output.sample_interval, b2));
   printf("\n");
   if (note) fprintf(stderr, "%s\n", note);
+  if (messages_note) fprintf(stderr, "%s\n", messages_note);
   g_string_free(tl, TRUE);
   if (s->sweep->len) {
     uint64_t points = 1;

@@ -108,10 +108,11 @@ static CsTime plan_sampling(const CsScenario *s, const CsTopology *t, const CsRo
   return raised;
 }
 
-CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note) {
+CsTime cs_sim_plan_sampling(const CsScenario *s, const CsTopology *t, const CsRoutes *r, char **note,
+                            char **messages_note) {
   double end;
   uint32_t dirs;
-  return plan_sampling(s, t, r, note, &end, &dirs, NULL);
+  return plan_sampling(s, t, r, note, &end, &dirs, messages_note);
 }
 
 const char *cs_sim_sampled_what(const CsScenario *s) {

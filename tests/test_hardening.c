@@ -634,6 +634,16 @@ START_TEST(stale_temporaries_removed) {
   waitpid(pid, &st, 0);
   g_autofree char *stale = g_strdup_printf("%s/.links.csv.tmp.%s.%d", out, g_get_host_name(), (int)pid);
   g_autofree char *alive = g_strdup_printf("%s/.links.csv.tmp.%s.%d", out, g_get_host_name(), (int)getpid());
+  /* a zombie (exited, not yet reaped: waitid's WNOWAIT leaves it so), as a
+   * killed sweep rank whose parent died stays under a PID 1 that does not
+   * reap: gone too (kill(pid, 0) alone finds it alive) */
+  GPid zpid;
+  ck_assert(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &zpid, NULL));
+  siginfo_t info;
+  ck_assert_int_eq(waitid(P_PID, (id_t)zpid, &info, WEXITED | WNOWAIT), 0);
+  ck_assert_int_eq(kill(zpid, 0), 0);
+  g_autofree char *zombie = g_strdup_printf("%s/.messages.csv.tmp.%s.%d", out, g_get_host_name(), (int)zpid);
+  ck_assert(g_file_set_contents(zombie, "a zombie's", -1, NULL));
   /* the same pid on another host (a sweep's rank elsewhere): not ours to judge */
   g_autofree char *remote = g_strdup_printf("%s/.links.csv.tmp.some-other-host.%d", out, (int)pid);
   ck_assert(g_file_set_contents(remote, "another host's", -1, NULL));
@@ -643,6 +653,8 @@ START_TEST(stale_temporaries_removed) {
   g_autofree char *o = NULL, *err = NULL;
   ck_assert_int_eq(run_commsim(args, &o, &err), 0);
   ck_assert(!g_file_test(stale, G_FILE_TEST_EXISTS));
+  ck_assert(!g_file_test(zombie, G_FILE_TEST_EXISTS));
+  waitpid(zpid, &st, 0);
   ck_assert(g_file_test(alive, G_FILE_TEST_EXISTS)); /* a live process's file is left alone */
   ck_assert(g_file_test(remote, G_FILE_TEST_EXISTS));
   rm_rf(out);

@@ -395,6 +395,20 @@ char *cs_csv_temp_name(const char *dir, const char *name) {
   return g_build_filename(dir, base, NULL);
 }
 
+/* Whether process pid of this host may still write its file: it exists
+ * (or is not ours to signal) and is not a zombie.  A killed sweep rank
+ * whose parent died is reparented, and where PID 1 does not reap (a
+ * container's shell) it stays a zombie, which kill(pid, 0) still finds:
+ * its files were left on every rerun (test_mpi's killed rank). */
+static bool process_alive(pid_t pid) {
+  if (kill(pid, 0) != 0) return errno != ESRCH;
+  g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+  g_autofree char *stat = NULL;
+  if (!g_file_get_contents(path, &stat, NULL, NULL)) return true; /* no /proc: as kill says */
+  const char *close = strrchr(stat, ')'); /* "pid (comm) S ...": comm may hold anything */
+  return !(close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X'));
+}
+
 unsigned cs_csv_remove_stale(const char *dir) {
   GDir *d = g_dir_open(dir, 0, NULL);
   if (!d) return 0;
@@ -405,7 +419,7 @@ unsigned cs_csv_remove_stale(const char *dir) {
     const char *tmp = n[0] == '.' ? strstr(n, mine) : NULL;
     guint64 pid;
     if (!tmp || !g_ascii_string_to_unsigned(tmp + strlen(mine), 10, 1, G_MAXINT, &pid, NULL)) continue;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to judge) */
+    if (process_alive((pid_t)pid)) continue; /* (or not ours to judge) */
     g_autofree char *path = g_build_filename(dir, n, NULL);
     removed += g_unlink(path) == 0;
   }

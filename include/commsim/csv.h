@@ -52,9 +52,8 @@ void cs_csv_abort(CsCsv *c);
 char *cs_csv_temp_name(const char *dir, const char *name);
 /* Remove the temporary files that processes of this host no longer alive
  * (gone, or zombies) left in DIR (a run killed by SIGKILL cannot remove
- * its own); files of
- * other hosts (a sweep's ranks on a shared file system) are left alone.
- * Returns how many. */
+ * its own); files of other hosts (a sweep's ranks on a shared file
+ * system) are left alone.  Returns how many. */
 unsigned cs_csv_remove_stale(const char *dir);
 
 /* "%d.%012d" seconds of a time, into buf (at least 32 bytes). */

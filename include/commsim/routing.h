@@ -10,11 +10,11 @@
  * one hop closer: with `shortest` the first such port (node order breaks
  * ties), with `ecmp` one chosen by a hash of the flow among all of them
  * (`ecmp-packet`: by a hash per packet).  The ports one hop closer are
- * kept per node of more than four ports and row once found (4 bytes each, rows
- * allocated when first needed, with the distinct lists at most 256 MB in
- * all: past that hops scan their node's ports), so a hop costs a lookup
- * and a hash, not a scan.  A flow looks its path up once, when it starts; packets then
- * follow the path with no lookup at all.
+ * kept per node of more than four ports and row once found (4 bytes
+ * each, rows allocated when first needed, with the distinct lists at most
+ * 256 MB in all: past that hops scan their node's ports), so a hop costs
+ * a lookup and a hash, not a scan.  A flow looks its path up once, when
+ * it starts; packets then follow the path with no lookup at all.
  * The lazy rows make a CsRoutes one simulation's own: lookups from two
  * threads at once are not safe.
  *

@@ -27,8 +27,9 @@
  * more processor time); past the page cache's share of dirty pages, the
  * writes wait on the disk, and a thread lets the run go on meanwhile (a
  * ring of 16,384 workers, 33 GB of messages.csv: 194 s in place, 148 s
- * with the thread past the first GiB).  At most CSV_BLOCKS blocks exist per file, so a
- * writer slower than the rows holds the caller back instead of growing.
+ * with the thread past the first GiB).  At most CSV_BLOCKS blocks exist
+ * per file, so a writer slower than the rows holds the caller back
+ * instead of growing.
  * The bytes are those written in place, in the same order. */
 #define CSV_BUF (1u << 16)
 #define CSV_FIELD 48 /* room for any number field: flushed before when less is left */

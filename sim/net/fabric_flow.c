@@ -334,19 +334,31 @@ static void route_measure(FlowNet *n, Route *r) {
   r->keep = keep;
 }
 
-static Route *route_new(FlowNet *n, uint32_t a, uint32_t b) {
-  uint32_t n_fwd = path_dirs(n, a, b, 0, NULL);
-  uint32_t *fwd = g_memdup2(n->ports, sizeof(uint32_t) * n_fwd);
-  uint32_t n_rev = path_dirs(n, b, a, 0, NULL);
-  Route *r = g_malloc0(sizeof(Route) + sizeof(uint32_t) * (n_fwd + n_rev));
-  r->n_fwd = n_fwd;
-  r->n_rev = n_rev;
-  memcpy(r->dirs, fwd, sizeof(uint32_t) * n_fwd);
-  memcpy(r->dirs + n_fwd, n->ports, sizeof(uint32_t) * n_rev);
-  g_free(fwd);
+/* n->probe: the directions from host a to host b that `hash` draws, then
+ * (with `acks`) back; *drawn (when not NULL) says whether another hash
+ * could have drawn others. */
+static Route *probe_walk(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool acks, bool *drawn) {
+  Route *p = n->probe;
+  bool fwd_drawn, rev_drawn = false;
+  p->n_fwd = path_dirs(n, a, b, hash, &fwd_drawn);
+  memcpy(p->dirs, n->ports, sizeof(uint32_t) * p->n_fwd);
+  p->n_rev = acks ? path_dirs(n, b, a, hash, &rev_drawn) : 0;
+  memcpy(p->dirs + p->n_fwd, n->ports, sizeof(uint32_t) * p->n_rev);
+  if (drawn) *drawn = fwd_drawn || rev_drawn;
+  return p;
+}
+
+/* A route of its own, the probe's directions copied, measured. */
+static Route *route_copy(FlowNet *n, const Route *p) {
+  size_t bytes = sizeof(Route) + sizeof(uint32_t) * (p->n_fwd + p->n_rev);
+  Route *r = g_malloc0(bytes);
+  r->n_fwd = p->n_fwd, r->n_rev = p->n_rev;
+  memcpy(r->dirs, p->dirs, bytes - sizeof(Route));
   route_measure(n, r);
   return r;
 }
+
+static Route *route_new(FlowNet *n, uint32_t a, uint32_t b) { return route_copy(n, probe_walk(n, a, b, 0, true, NULL)); }
 
 /* Drawn routes.  ECMP draws each message's path, but a collective sends
  * between the same hosts again and again over few of them (hosts on one
@@ -376,13 +388,7 @@ static gboolean route_idle(gpointer key, gpointer value, gpointer data) {
  * route for the ACKs when `acks`), held once more; *drawn (when not NULL)
  * says whether another hash could have drawn another. */
 static Route *route_draw(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool acks, bool *drawn) {
-  Route *p = n->probe;
-  bool fwd_drawn, rev_drawn = false;
-  p->n_fwd = path_dirs(n, a, b, hash, &fwd_drawn);
-  memcpy(p->dirs, n->ports, sizeof(uint32_t) * p->n_fwd);
-  p->n_rev = acks ? path_dirs(n, b, a, hash, &rev_drawn) : 0;
-  if (drawn) *drawn = fwd_drawn || rev_drawn;
-  memcpy(p->dirs + p->n_fwd, n->ports, sizeof(uint32_t) * p->n_rev);
+  Route *p = probe_walk(n, a, b, hash, acks, drawn);
   uint64_t k = 0x9e3779b97f4a7c15ULL * (p->n_fwd + 1) + p->n_rev;
   for (uint32_t i = 0; i < p->n_fwd + p->n_rev; i++) k = (k ^ p->dirs[i]) * 0x100000001b3ULL;
   p->key = (uint32_t)(k ^ (k >> 32));
@@ -391,11 +397,8 @@ static Route *route_draw(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool
     if (r->refs++ == 0) n->kept_idle--;
     return r;
   }
-  size_t bytes = sizeof(Route) + sizeof(uint32_t) * (p->n_fwd + p->n_rev);
-  r = g_malloc0(bytes);
-  memcpy(r, p, bytes);
-  route_measure(n, r);
-  r->shape.payload = 0;
+  r = route_copy(n, p);
+  r->key = p->key;
   r->refs = 1;
   g_hash_table_add(n->kept, r);
   return r;
@@ -1885,13 +1888,6 @@ static bool flow_accounting(const void *impl, GError **error) {
   return true;
 }
 
-/* Between refills the rates are max-min fair, within the ACK loads' slack
- * (`--check`): every live flow runs at its own cap, or crosses a full
- * direction where no flow runs faster (Bertsekas and Gallager's
- * bottleneck); the directions within their capacities is
- * flow_accounting's.  It reads every live flow: at every call (the hook
- * calls it every 1024 events) while 256 messages or fewer are in flight,
- * else once per a quarter as many calls as there are. */
 /* The drawn routes' counts are their holders: the flows on them and,
  * with ECMP, the hosts' last routes; every route a flow holds is kept
  * (found by its address, not read, should it have been freed), and the
@@ -1946,6 +1942,14 @@ static bool kept_audit(FlowNet *n, GError **error) {
   return true;
 }
 
+/* Between refills the rates are max-min fair, within the ACK loads' slack
+ * (`--check`): every live flow runs at its own cap, or crosses a full
+ * direction where no flow runs faster (Bertsekas and Gallager's
+ * bottleneck); the directions within their capacities is
+ * flow_accounting's.  It reads every live flow: at every call (the hook
+ * calls it every 1024 events) while 256 messages or fewer are in flight,
+ * else once per a quarter as many calls as there are; so does
+ * kept_audit. */
 static bool flow_state(const void *impl, GError **error) {
   FlowNet *n = (FlowNet *)impl; /* (its count of calls only) */
   if (n->refill_pending || n->n_dirty) return true; /* rates in the making at this instant */

@@ -243,10 +243,8 @@ static G_GNUC_NO_INLINE uint32_t near_fill(CsRoutes *r, uint32_t node, uint32_t 
     r->near[row] = g_new0(uint32_t, r->n_cols);
     r->near_bytes += r->n_cols * sizeof(uint32_t);
   }
-  uint32_t count = nearer(r, node, host, NULL, 0, false);
-  uint32_t *list = g_new(uint32_t, count + 1);
-  list[0] = count;
-  nearer(r, node, host, list + 1, count, false);
+  uint32_t *list = g_new(uint32_t, r->t->nodes[node].n_ports + 1);
+  uint32_t count = list[0] = nearer(r, node, host, list + 1, r->t->nodes[node].n_ports, false);
   uint32_t e;
   if (count == 1) {
     e = NEAR_ONE | list[1];

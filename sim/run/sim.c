@@ -49,9 +49,10 @@ static double estimate_run(const CsScenario *s, const CsTopology *t, const CsRou
     }
   }
   g_free(ports);
-  if (s->duration > 0 && end > (double)s->duration * 1e-12) workload_messages *= (double)s->duration * 1e-12 / end;
+  double cut = (double)s->duration * 1e-12; /* 0: none */
+  if (cut > 0 && end > cut) workload_messages *= cut / end;
   *messages = workload_messages + (double)s->flows->len;
-  if (s->duration > 0 && (end == 0 || end > (double)s->duration * 1e-12)) end = (double)s->duration * 1e-12;
+  if (cut > 0 && (end == 0 || end > cut)) end = cut;
   return end;
 }
 

@@ -36,7 +36,8 @@ int cs_cmd_model(int argc, char **argv) {
   printf("formula      %s\n", m.formula);
   printf("terms        %s\n", m.terms);
   printf("step = the busiest link direction's bytes (data and ACKs) over its bandwidth + the slowest path's latency\n"
-         "       and %s terms; on the real routes, for the largest bucket:\n",
+         "       and %s terms; on the real routes, for the largest bucket (in the estimate, a message between\n"
+         "       two workers takes its own path's terms and its own route's busiest direction):\n",
          t->cut_through ? "cut-through" : "store-and-forward");
   printf("  %-40s %5s %12s %12s %12s  %-16s %10s\n", "step", "count", "each_s", "busiest_s", "latency_s",
          "bound by", "its bytes");
@@ -48,14 +49,14 @@ int cs_cmd_model(int argc, char **argv) {
     printf("  %-40s %5u %12.9f %12.9f %12.9f  %-16s %10s\n", st->label, st->count, st->seconds, st->bound_s,
            st->latency_s, link, cs_format_human_bytes(st->bound_bytes, b1));
   }
-  printf("estimate     communication %.6f s (the network alone, buckets back to back: last worker", m.comm_s);
-  if (fabs(m.comm_mean_s - m.comm_s) > 1e-12) printf("; %.6f s mean over workers", m.comm_mean_s);
+  printf("estimate     communication %.9f s (the network alone, buckets back to back: last worker", m.comm_s);
+  if (fabs(m.comm_mean_s - m.comm_s) > 1e-12) printf("; %.9f s mean over workers", m.comm_mean_s);
   printf(")\n");
-  printf("             codec %.6f s per worker", m.codec_s);
-  if (cs_collective_has(wl->collective, CS_COLLF_SERVERS)) printf(", summing on the servers %.6f s on the critical path", m.server_s);
-  printf(", compute %.6f s\n", m.compute_s);
-  printf("             iteration %.6f s with no overlap, %.6f s with buckets communicated during the backward pass\n"
-         "             (mean over workers; the last worker %.6f s)\n",
+  printf("             codec %.9f s per worker", m.codec_s);
+  if (cs_collective_has(wl->collective, CS_COLLF_SERVERS)) printf(", summing on the servers %.9f s on the critical path", m.server_s);
+  printf(", compute %.9f s\n", m.compute_s);
+  printf("             iteration %.9f s with no overlap, %.9f s with buckets communicated during the backward pass\n"
+         "             (mean over workers; the last worker %.9f s)\n",
          m.iter_serial_s, m.iter_overlap_s, m.iter_last_s);
   printf("             payload a worker sends per iteration: %s\n", cs_format_human_bytes(m.wire_bytes, b2));
   printf("(the collective alone on the real routes: windows, queues, drops, loss, background traffic and stragglers "

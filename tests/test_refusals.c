@@ -292,6 +292,10 @@ static const Case cases[] = {
     {"duration-beyond-2^63ps",
      "topology: {type: star, workers: 2}\nduration: 10000000s\nflows:\n  - {src: w0, dst: w1, size: 1MB}\n", {NULL},
      ":2:11: error: duration: '10000000s' is too large: simulated time ends after 9223372s (about 106 days)\n"},
+    /* YAML reads a colon without a space after it as part of one plain scalar */
+    {"colon-without-space", "topology: {type: star, workers: 4}\ndefaults: {bandwidth:10Gbps}\n", {NULL},
+     ":2:12: error: unknown key 'bandwidth:10Gbps' in 'defaults': YAML needs a space after the colon: write "
+     "'bandwidth: 10Gbps'\n"},
     {"sample-interval-0",
      "topology: {type: star, workers: 2}\nflows:\n  - {src: w0, dst: w1, size: 1MB}\noutput: {sample_interval: 0}\n",
      {NULL}, ":4:27: error: output.sample_interval must be larger than 0\n"},

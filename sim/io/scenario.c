@@ -166,7 +166,12 @@ static bool check_keys(const CsYamlNode *map, const char *path, const char *cons
     if (g_strv_contains(allowed, k->text)) continue;
     const char *close = cs_closest(k->text, allowed);
     g_autofree char *where = *path ? g_strdup_printf(" in '%s'", path) : g_strdup("");
-    if (close)
+    const char *colon = strchr(k->text, ':');
+    g_autofree char *before = colon ? g_strndup(k->text, (gsize)(colon - k->text)) : NULL;
+    if (before && g_strv_contains(allowed, before)) /* {bandwidth:10Gbps}: one plain scalar to YAML */
+      cs_yaml_error(error, k, "unknown key '%s'%s: YAML needs a space after the colon: write '%s: %s'", k->text, where,
+                    before, colon + 1);
+    else if (close)
       cs_yaml_error(error, k, "unknown key '%s'%s (did you mean '%s'?)", k->text, where, close);
     else {
       g_autofree char *list = join_list(allowed);

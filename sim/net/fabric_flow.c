@@ -107,9 +107,12 @@ typedef struct {
   uint32_t n_fwd, n_rev;
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
+  double rtt;       /* a packet out and its ACK back, alone (shape_of) */
+  double pt;        /* a full packet's time at the route's slowest rate or at its window's cap (shape_of) */
   Shape shape;      /* of the last size sent on it */
   uint32_t refs;    /* kept routes: the flows on it, and a host whose last_route it is */
   uint32_t key;     /* kept routes: a hash of its directions */
+  bool ss;          /* slow start can cost its messages a round trip (slow_start; set by shape_of) */
   uint32_t dirs[];  /* forward, then reverse (ACKs): in the same block */
 } Route;
 
@@ -130,6 +133,7 @@ typedef struct {
   uint32_t end_ver; /* its entries in the fluid ends: the one of this version is in force */
   bool live, frozen, dirty;
   bool own_route;
+  float ss_w;       /* its connection's window when it began, in packets (slow_start); 0: not asked, -1: full */
 } Flow;
 
 /* A direction in the refill's heap: the level at which it fills. */
@@ -166,6 +170,14 @@ typedef struct {
   uint64_t seq;
   uint32_t flow;
 } Delivery;
+
+/* A persistent TCP connection's window, as far as slow start needs it
+ * (slow_start). */
+typedef struct {
+  double cwnd;       /* packets */
+  CsTime idle_since; /* when its last message was delivered, with none left in flight; -1 before its first */
+  uint32_t active;   /* its messages in flight */
+} SsConn;
 
 /* A flow alone on its directions, and its rate (fill_alone). */
 typedef struct {
@@ -252,6 +264,17 @@ typedef struct {
   void *idle_ctx;
   uint32_t *ports;
   bool bg_running;
+  /* slow start (slow_start): reno, cubic, dctcp and bbr from init_cwnd */
+  bool ss;                    /* modelled */
+  bool ss_any;                /* a route asks (Route.ss): flows may hold a window (Flow.ss_w) */
+  bool ss_fresh;              /* per-message connections: every message from init_cwnd */
+  bool ss_restart;            /* idle_restart */
+  double ss_init, ss_window;  /* packets */
+  CsTime ss_rto;              /* the idle time that restarts a window (min_rto) */
+  SsConn *conns;
+  uint32_t n_conns, cap_conns;
+  GHashTable *conn_ids;       /* (src << 32 | dst) -> index + 1 into conns */
+  uint32_t *conn_dst, *conn_at; /* per host: its last connection looked up */
 } FlowNet;
 
 /* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a.
@@ -1306,6 +1329,89 @@ static void spray_part(void *ctx, uint32_t msg, bool failed) {
   g_assert_not_reached();
 }
 
+/* ---- slow start ----
+ *
+ * A TCP connection's window starts at transport.init_cwnd and grows by a
+ * packet per packet acknowledged (slow start: it doubles each round
+ * trip); a persistent connection keeps it from one message to the next,
+ * and after an idle time longer than the RTO (min_rto here) halves it per
+ * RTO idle, down to init_cwnd (Linux's tcp_cwnd_restart, as the packet
+ * fidelity's transport does).  While a message's window is under what
+ * its rate carries in a round trip, each round trip sends a window and
+ * waits for its ACKs: the time lost against that rate, rtt - w x pt per
+ * such round, is added to its tail at its fluid end, where its rate is
+ * known (pt: the time a packet took in its fluid phase, at least the
+ * slowest link's or the window cap's packet time).  A flow that shares
+ * its links, with a packet time several times the line rate's, loses
+ * little or nothing: the others fill the link while it waits.  A message
+ * that fits in its window goes at once and loses nothing, and a route
+ * whose round trip carries init_cwnd packets at its line rate never asks
+ * (a star of 10 Gbps and 1 us links: 5.4 packets).  On a lossy route the
+ * Mathis cap, a bound, stands alone. */
+
+/* The connection a -> b. */
+static SsConn *conn_of(FlowNet *n, uint32_t a, uint32_t b) {
+  if (n->conn_dst[a] == b) return &n->conns[n->conn_at[a]];
+  guint64 key = ((guint64)a << 32) | b;
+  uint32_t i = GPOINTER_TO_UINT(g_hash_table_lookup(n->conn_ids, &key));
+  if (i) {
+    i--;
+  } else {
+    CS_GROW(n->conns, n->n_conns, n->cap_conns, 64);
+    i = n->n_conns++;
+    n->conns[i] = (SsConn){n->ss_init, -1, 0};
+    g_hash_table_insert(n->conn_ids, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(i + 1));
+  }
+  n->conn_dst[a] = b;
+  n->conn_at[a] = i;
+  return &n->conns[i];
+}
+
+/* A message from a to b of `packets` on route r (r->ss: a window of its
+ * could cost it a round trip, its round trip at the line rate carrying
+ * more than init_cwnd packets) begins: its connection's window, which
+ * then grows by the message's packets. */
+static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t a, uint32_t b, const Route *r, uint64_t packets) {
+  if (n->ss_fresh) return (float)n->ss_init;
+  SsConn *c = conn_of(n, a, b);
+  CsTime now = *n->clock;
+  if (c->active == 0 && n->ss_restart && c->idle_since >= 0 && now - c->idle_since > n->ss_rto) {
+    double restart = fmin(n->ss_init, c->cwnd);
+    for (CsTime d = now - c->idle_since - n->ss_rto; d > 0 && c->cwnd > restart; d -= n->ss_rto) c->cwnd /= 2;
+    c->cwnd = fmax(c->cwnd, restart);
+  }
+  double w = c->cwnd;
+  c->cwnd = fmin(c->cwnd + (double)packets, n->ss_window);
+  c->active++;
+  /* (a window that fills the round trip at the line rate loses nothing at
+   * any rate: its end need not ask, its connection still counts it) */
+  return w * r->pt >= r->rtt ? -1.0f : (float)w;
+}
+
+/* What slow start adds to flow f's tail (ps) at its fluid end, `now`. */
+static G_GNUC_NO_INLINE CsTime slow_start_adds(FlowNet *n, const Flow *f, CsTime now) {
+  const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+  const Route *r = f->route;
+  double packets = (double)st->packets, w = f->ss_w, extra = 0;
+  double pt = fmax(r->pt, (double)(now - st->start) * 1e-12 / packets);
+  while (w * pt < r->rtt && packets > w) { /* a round trip for a window, and more to send after it */
+    extra += r->rtt - w * pt;
+    packets -= w;
+    w *= 2;
+  }
+  return (CsTime)llround(extra * 1e12);
+}
+
+/* Message m's flow, which asked its connection's window, is over: the
+ * connection has one message fewer in flight. */
+static G_GNUC_NO_INLINE void slow_start_done(FlowNet *n, uint32_t m) {
+  if (n->ss_fresh) return;
+  const CsMessageStats *st = cs_stats_at(&n->stats, m);
+  SsConn *c = conn_of(n, st->src, st->dst);
+  g_assert(c->active > 0);
+  if (--c->active == 0) c->idle_since = *n->clock;
+}
+
 /* Message m is over: delivered, or given up on (`failed`). */
 static inline __attribute__((always_inline)) void message_over(FlowNet *n, uint32_t m, CsDeliverFn fn, void *fctx,
                                                                bool failed) {
@@ -1341,6 +1447,7 @@ static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi
   uint32_t m = f->msg;
   CsDeliverFn fn = f->fn;
   void *fctx = f->ctx;
+  if (G_UNLIKELY(n->ss_any) && f->ss_w != 0) slow_start_done(n, m);
   flow_release(n, fi); /* before the callback, which may send again */
   if (G_UNLIKELY(fn == spray_part)) spray_over(n, m, (uint32_t)(uintptr_t)fctx, failed);
   else message_over(n, m, fn, fctx, failed);
@@ -1463,7 +1570,9 @@ static void complete_now(FlowNet *n) {
     Flow *f = &n->flows[i];
     f->remaining = 0; /* (all of it gone: no need to settle what its rate carried) */
     flow_leaves(n, i);
-    CsTime at = f->tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + f->tail;
+    CsTime tail = f->tail;
+    if (G_UNLIKELY(n->ss_any) && f->ss_w > 0) tail += slow_start_adds(n, f, now);
+    CsTime at = tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + tail;
     dlv_push(n, (Delivery){at, n->dlv_seq++, i});
   }
   plan_next(n); /* the others' ends come on, refill or not */
@@ -1599,6 +1708,15 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   for (uint32_t k = 0; k < r->n_fwd; k++) rtt += cs_path_hop_adds((double)n->mtu, bps, cut, (int)k);
   for (uint32_t k = 0; k < r->n_rev; k++)
     rtt += cs_path_hop_adds((double)n->ack, bps + r->n_fwd, cut + r->n_fwd, (int)k);
+  double bmin = INFINITY;
+  for (uint32_t k = 0; k < r->n_fwd; k++) bmin = fmin(bmin, bps[k]);
+  r->rtt = rtt;
+  /* a full packet's time at the rate the flow keeps once its window has
+   * grown: the slowest link's, or a window per round trip */
+  r->pt = fmax(8.0 * (double)n->mtu / bmin, n->ss_window > 0 ? rtt / n->ss_window : 0);
+  /* (with loss the Mathis cap, a bound, stands alone) */
+  r->ss = n->ss && r->rtt > n->ss_init * r->pt && r->keep >= 1;
+  n->ss_any |= r->ss;
   /* after the fluid phase (its wire bytes at the slowest link's rate when
    * alone), what a lone message's packets add: the latencies and the
    * store-and-forward (or cut-through) the packet network gives it */
@@ -1663,8 +1781,9 @@ static inline __attribute__((always_inline)) uint32_t flow_start(FlowNet *n, uin
   f->mark = f->slot = f->end_ver = 0;
   f->live = f->frozen = f->dirty = false;
   f->own_route = own_route;
+  f->ss_w = 0;
   /* a field added to Flow must be written above too */
-  _Static_assert(sizeof(Flow) == 104, "flow_start writes every field of Flow");
+  _Static_assert(sizeof(Flow) == 112, "flow_start writes every field of Flow");
   if (r->keep <= 0) {
     cs_engine_schedule_at(n->engine, *n->clock, on_fail, n, fi);
     return fi;
@@ -1685,7 +1804,8 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   Route *r = route_of(n, src, dst, m);
   if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
   message_begins(n, m, src, dst, payload, r->shape.wire_bytes, r->shape.packets);
-  flow_start(n, m, r, n->ecmp, 1, fn, ctx);
+  uint32_t fi = flow_start(n, m, r, n->ecmp, 1, fn, ctx);
+  if (r->ss) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
   return m;
 }
 
@@ -2007,6 +2127,10 @@ static void flow_free(void *impl) {
   g_free(n->capped);
   g_free(n->ports);
   g_free(n->sprays);
+  g_free(n->conns);
+  g_hash_table_destroy(n->conn_ids);
+  g_free(n->conn_dst);
+  g_free(n->conn_at);
   g_free(n);
 }
 
@@ -2040,6 +2164,22 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->free_flow = CS_POOL_NONE;
   n->next_at = CS_TIME_MAX;
   n->dlv_at = CS_TIME_MAX;
+  /* slow start: the protocols whose window grows from init_cwnd by the
+   * ACKs (bbr's start-up too; not roce, nor fixed windows, nor
+   * ecmp-packet's sprays); bbr's window is not restarted after an idle
+   * time, as in Linux */
+  n->ss_window = tr->window_bytes ? (double)tr->window / (double)tr->mtu : (double)tr->window;
+  n->ss_init = (double)tr->init_cwnd;
+  n->ss = (tr->protocol == CS_PROTO_RENO || tr->protocol == CS_PROTO_CUBIC || tr->protocol == CS_PROTO_DCTCP ||
+           tr->protocol == CS_PROTO_BBR) &&
+          n->spray == 1 && n->ss_init < n->ss_window;
+  n->ss_fresh = tr->connections == CS_CONN_PER_MESSAGE;
+  n->ss_restart = tr->idle_restart && tr->protocol != CS_PROTO_BBR;
+  n->ss_rto = tr->min_rto;
+  n->conn_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  n->conn_dst = g_new(uint32_t, t->n_hosts + 1);
+  for (uint32_t h = 0; h <= t->n_hosts; h++) n->conn_dst[h] = NONE;
+  n->conn_at = g_new0(uint32_t, t->n_hosts + 1);
   return n;
 }
 

@@ -321,7 +321,7 @@ END_TEST
  * the latency terms are most of a step).  A worker's chain of steps takes
  * its own pairs' times, not the slowest pair's at every step: the model's
  * mean within 1 % of the simulation's (fixed window, no drops).  With the slowest pair's time for every message (as until
- * 2026-12-06) the ring's mean was 6.1 % above (203.6 us against 192.4
+ * 2026-12-06) the ring's mean was 5.8 % above (203.6 us against 192.4
  * us), the all-gather's 3.0 %. */
 START_TEST(test_model_paths_apart) {
   const char *ft = "topology: {type: fat-tree, k: 4, workers: 7}\n"

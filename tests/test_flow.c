@@ -349,6 +349,51 @@ START_TEST(test_slow_start) {
     done(&f);
     done(&p);
   }
+  /* Found by review.  (a) Five-packet messages do not grow the window
+   * (the sender never used half of it: Linux's tcp_is_cwnd_limited), so
+   * the 100-packet message after six of them loses the 49.0048 us.  (b)
+   * Two paths of one hop count under ECMP, over 1 us and 20 us links (a
+   * round trip of 5.3 and 81.3 us: init_cwnd of 10 fills only the first):
+   * the messages the short path carries grow the pair's window too.  (c)
+   * 30 packets over 250 us links, then 30 more 3.0 or 3.2 ms later: the
+   * RTO (about the round trip, 1 ms, + min_rto) has passed since the
+   * first's last bit left (about 1.03 ms, after its slow start) only at
+   * 3.2 ms: the window restarts there and not at 3.0 ms, as at packet
+   * level (1515.7 us at 3.2 ms, 1516.9 us at packet level). */
+  GString *few = g_string_new("topology: {type: star, workers: 2}\n"
+                              "defaults: {bandwidth: 10Gbps, latency: 10us}\nflows:\n");
+  for (int i = 0; i < 6; i++) g_string_append_printf(few, "  - {src: w0, dst: w1, size: 7210B, start: %dus}\n", 100 * i);
+  g_string_append(few, "  - {src: w0, dst: w1, size: 144200B, start: 600us}\n");
+  GString *ecmp = g_string_new("routing: ecmp\n"
+                               "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 1GB}\n"
+                               "nodes: [{name: a, role: host}, {name: b, role: host}, {name: s1, role: switch}, "
+                               "{name: s2, role: switch}]\n"
+                               "links: [{a: a, b: s1}, {a: s1, b: b}, {a: a, b: s2, latency: 20us}, "
+                               "{a: s2, b: b, latency: 20us}]\nflows:\n");
+  for (int i = 0; i < 10; i++) g_string_append_printf(ecmp, "  - {src: a, dst: b, size: 144200B, start: %dus}\n", 400 * i);
+  const char *idle = "topology: {type: star, workers: 2}\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 250us}\n"
+                     "flows: [{src: w0, dst: w1, size: 43260B}, {src: w0, dst: w1, size: 43260B, start: 3ms}]\n";
+  struct {
+    const char *yaml, *set;
+    uint32_t n;
+    double tol;
+  } found[] = {{few->str, NULL, 7, 1e-12}, {ecmp->str, "seed=3", 10, 1e-12}, {idle, NULL, 2, 1e-12},
+               {idle, "flows.1.start=3.2ms", 2, 2e-3}};
+  for (size_t k = 0; k < G_N_ELEMENTS(found); k++) {
+    const char *more[] = {found[k].set, NULL};
+    Run f = run(found[k].yaml, "flow", more), p = run(found[k].yaml, "packet", more);
+    for (uint32_t m = 0; m < found[k].n; m++)
+      ck_assert_msg(fabs(end_s(&f, m) / end_s(&p, m) - 1) <= found[k].tol, "case %zu, message %u: flow %.10f s, packet %.10f s",
+                    k, m, end_s(&f, m), end_s(&p, m));
+    if (k == 0) ck_assert_double_eq_tol(end_s(&f, 6) - 600e-6, lone + lost, 1e-12);
+    if (k >= 2) ck_assert(end_s(&f, 1) - (k == 2 ? 3e-3 : 3.2e-3) > (k == 2 ? 0 : 1.4e-3)); /* (restarted at 3.2 ms) */
+    if (k == 2) ck_assert_double_lt(end_s(&f, 1) - 3e-3, 0.6e-3);
+    done(&f);
+    done(&p);
+  }
+  g_string_free(few, TRUE);
+  g_string_free(ecmp, TRUE);
   /* a binomial tree of 16 workers on a k = 4 fat-tree, 10K fp32 (40 KB, 28
    * packets a message; round trips of 19.5 us across pods, 16 packets):
    * the flow fidelity was 8.5 % under the packet run without slow start

@@ -174,9 +174,9 @@ typedef struct {
 /* A persistent TCP connection's window, as far as slow start needs it
  * (slow_start). */
 typedef struct {
-  double cwnd;       /* packets */
-  CsTime idle_since; /* when its last message was delivered, with none left in flight; -1 before its first */
-  uint32_t active;   /* its messages in flight */
+  double cwnd;      /* packets */
+  CsTime last_send; /* when the last bit of its latest message left (a fluid end); -1 before its first */
+  uint32_t active;  /* its messages in flight */
 } SsConn;
 
 /* A flow alone on its directions, and its rate (fill_alone). */
@@ -269,8 +269,9 @@ typedef struct {
   bool ss_any;                /* a route asks (Route.ss): flows may hold a window (Flow.ss_w) */
   bool ss_fresh;              /* per-message connections: every message from init_cwnd */
   bool ss_restart;            /* idle_restart */
+  bool ss_ecmp;               /* ss with ECMP and persistent connections: every message's connection counts */
   double ss_init, ss_window;  /* packets */
-  CsTime ss_rto;              /* the idle time that restarts a window (min_rto) */
+  CsTime ss_min_rto;          /* transport.min_rto: a window restarts after a round trip and this idle */
   SsConn *conns;
   uint32_t n_conns, cap_conns;
   GHashTable *conn_ids;       /* (src << 32 | dst) -> index + 1 into conns */
@@ -1333,10 +1334,16 @@ static void spray_part(void *ctx, uint32_t msg, bool failed) {
  *
  * A TCP connection's window starts at transport.init_cwnd and grows by a
  * packet per packet acknowledged (slow start: it doubles each round
- * trip); a persistent connection keeps it from one message to the next,
- * and after an idle time longer than the RTO (min_rto here) halves it per
- * RTO idle, down to init_cwnd (Linux's tcp_cwnd_restart, as the packet
- * fidelity's transport does).  While a message's window is under what
+ * trip) while the sender uses at least half of it (Linux's
+ * tcp_is_cwnd_limited: a message of fewer packets grows it to twice them
+ * at most); a persistent connection keeps it from one message to the
+ * next, and when a message starts with none in flight more than an RTO
+ * after the last bit of the one before left (the RTO: the round trip plus
+ * min_rto, as the packet transport's SRTT + max(4 RTTVAR, min_rto) with a
+ * steady RTT), halves it per RTO idle, down to init_cwnd (Linux's
+ * tcp_cwnd_restart, as the packet fidelity's transport does).  Under ECMP
+ * a pair's messages may take routes that ask and routes that do not: every
+ * message of theirs counts then.  While a message's window is under what
  * its rate carries in a round trip, each round trip sends a window and
  * waits for its ACKs: the time lost against that rate, rtt - w x pt per
  * such round, is added to its tail at its fluid end, where its rate is
@@ -1349,9 +1356,8 @@ static void spray_part(void *ctx, uint32_t msg, bool failed) {
  * (a star of 10 Gbps and 1 us links: 5.4 packets).  On a lossy route the
  * Mathis cap, a bound, stands alone. */
 
-/* The connection a -> b. */
-static SsConn *conn_of(FlowNet *n, uint32_t a, uint32_t b) {
-  if (n->conn_dst[a] == b) return &n->conns[n->conn_at[a]];
+/* The connection a -> b, not a's last (conn_of). */
+static G_GNUC_NO_INLINE SsConn *conn_find(FlowNet *n, uint32_t a, uint32_t b) {
   guint64 key = ((guint64)a << 32) | b;
   uint32_t i = GPOINTER_TO_UINT(g_hash_table_lookup(n->conn_ids, &key));
   if (i) {
@@ -1367,25 +1373,35 @@ static SsConn *conn_of(FlowNet *n, uint32_t a, uint32_t b) {
   return &n->conns[i];
 }
 
-/* A message from a to b of `packets` on route r (r->ss: a window of its
- * could cost it a round trip, its round trip at the line rate carrying
- * more than init_cwnd packets) begins: its connection's window, which
- * then grows by the message's packets. */
+/* The connection a -> b: mostly a's last (a collective's neighbour). */
+static inline SsConn *conn_of(FlowNet *n, uint32_t a, uint32_t b) {
+  return n->conn_dst[a] == b ? &n->conns[n->conn_at[a]] : conn_find(n, a, b);
+}
+
+/* A message from a to b of `packets` on route r begins (r->ss: a window
+ * of its could cost it a round trip, its round trip at the line rate
+ * carrying more than init_cwnd packets; or ECMP: its pair's other routes
+ * may ask): its connection's window, which then grows, or -1 when it
+ * cannot cost this message anything (its connection still counts it). */
 static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t a, uint32_t b, const Route *r, uint64_t packets) {
-  if (n->ss_fresh) return (float)n->ss_init;
+  n->ss_any = true;
+  if (n->ss_fresh) return (float)n->ss_init; /* (r->ss: per-message connections count nothing) */
   SsConn *c = conn_of(n, a, b);
-  CsTime now = *n->clock;
-  if (c->active == 0 && n->ss_restart && c->idle_since >= 0 && now - c->idle_since > n->ss_rto) {
+  CsTime now = *n->clock, rto = (CsTime)(r->rtt * 1e12 + 0.5) + n->ss_min_rto;
+  if (c->active == 0 && n->ss_restart && c->last_send >= 0 && now - c->last_send > rto) {
     double restart = fmin(n->ss_init, c->cwnd);
-    for (CsTime d = now - c->idle_since - n->ss_rto; d > 0 && c->cwnd > restart; d -= n->ss_rto) c->cwnd /= 2;
+    for (CsTime d = now - c->last_send - rto; d > 0 && c->cwnd > restart; d -= rto) c->cwnd /= 2;
     c->cwnd = fmax(c->cwnd, restart);
   }
-  double w = c->cwnd;
-  c->cwnd = fmin(c->cwnd + (double)packets, n->ss_window);
+  double w = c->cwnd, k = (double)packets;
+  /* slow start's growth while the window is the limit: a packet per packet
+   * acknowledged, and no further than twice what a round sends */
+  double grown = k > w ? w + k : 2 * k > w ? min2(w + k, 2 * k) : w;
+  c->cwnd = min2(grown, n->ss_window);
   c->active++;
   /* (a window that fills the round trip at the line rate loses nothing at
-   * any rate: its end need not ask, its connection still counts it) */
-  return w * r->pt >= r->rtt ? -1.0f : (float)w;
+   * any rate: its end need not ask) */
+  return !r->ss || w * r->pt >= r->rtt ? -1.0f : (float)w;
 }
 
 /* What slow start adds to flow f's tail (ps) at its fluid end, `now`. */
@@ -1402,14 +1418,17 @@ static G_GNUC_NO_INLINE CsTime slow_start_adds(FlowNet *n, const Flow *f, CsTime
   return (CsTime)llround(extra * 1e12);
 }
 
-/* Message m's flow, which asked its connection's window, is over: the
+/* Message m's flow f, which asked its connection's window, is delivered
+ * (its last bit left its tail ago: at its fluid end and after what slow
+ * start added, the round trips it waited) or given up on (`failed`): the
  * connection has one message fewer in flight. */
-static G_GNUC_NO_INLINE void slow_start_done(FlowNet *n, uint32_t m) {
+static G_GNUC_NO_INLINE void slow_start_done(FlowNet *n, uint32_t m, const Flow *f, bool failed) {
   if (n->ss_fresh) return;
   const CsMessageStats *st = cs_stats_at(&n->stats, m);
   SsConn *c = conn_of(n, st->src, st->dst);
   g_assert(c->active > 0);
-  if (--c->active == 0) c->idle_since = *n->clock;
+  c->active--;
+  if (!failed) c->last_send = MAX(c->last_send, *n->clock - f->tail);
 }
 
 /* Message m is over: delivered, or given up on (`failed`). */
@@ -1447,7 +1466,7 @@ static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi
   uint32_t m = f->msg;
   CsDeliverFn fn = f->fn;
   void *fctx = f->ctx;
-  if (G_UNLIKELY(n->ss_any) && f->ss_w != 0) slow_start_done(n, m);
+  if (G_UNLIKELY(n->ss_any) && f->ss_w != 0) slow_start_done(n, m, f, failed);
   flow_release(n, fi); /* before the callback, which may send again */
   if (G_UNLIKELY(fn == spray_part)) spray_over(n, m, (uint32_t)(uintptr_t)fctx, failed);
   else message_over(n, m, fn, fctx, failed);
@@ -1805,7 +1824,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
   message_begins(n, m, src, dst, payload, r->shape.wire_bytes, r->shape.packets);
   uint32_t fi = flow_start(n, m, r, n->ecmp, 1, fn, ctx);
-  if (r->ss) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
+  if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
   return m;
 }
 
@@ -2175,7 +2194,8 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
           n->spray == 1 && n->ss_init < n->ss_window;
   n->ss_fresh = tr->connections == CS_CONN_PER_MESSAGE;
   n->ss_restart = tr->idle_restart && tr->protocol != CS_PROTO_BBR;
-  n->ss_rto = tr->min_rto;
+  n->ss_ecmp = n->ss && n->ecmp && !n->ss_fresh;
+  n->ss_min_rto = tr->min_rto;
   n->conn_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   n->conn_dst = g_new(uint32_t, t->n_hosts + 1);
   for (uint32_t h = 0; h <= t->n_hosts; h++) n->conn_dst[h] = NONE;

@@ -36,6 +36,7 @@
 #ifndef COMMSIM_CC_H
 #define COMMSIM_CC_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -198,5 +199,15 @@ const CsProtocolDef *cs_protocol_find(const char *name);
 /* The names, NULL-terminated (for messages and the scenario reader). */
 const char *const *cs_protocol_names(void);
 const char *cs_protocol_name(uint32_t protocol);
+
+/* Linux's tcp_cwnd_restart: a window `cwnd` after `idle` with nothing in
+ * flight (more than one `rto`), halved per RTO idle down to the initial
+ * window `init` (or kept, when smaller).  The packet transport's and the
+ * flow fidelity's. */
+static inline double cs_cwnd_after_idle(double cwnd, double init, CsTime idle, CsTime rto) {
+  double restart = fmin(init, cwnd);
+  for (CsTime d = idle - rto; d > 0 && cwnd > restart; d -= rto) cwnd /= 2;
+  return fmax(cwnd, restart);
+}
 
 #endif

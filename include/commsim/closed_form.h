@@ -72,6 +72,7 @@ struct CsModelOp {
   CsCollSpec spec;
   GArray *steps;      /* CsModelStep: when not NULL, rounds are recorded here */
   CsModelMsg *msgs;   /* room for every participant's message to every other's */
+  double *each;       /* as many: each message's own time in a round (cs_model_round_each) */
   GHashTable *pair_s; /* (src << 32 | dst) participant -> the time of each message between them */
   void *state;        /* the collective's own (freed with g_free) */
   double codec_s;     /* a worker's codec work in the operation; the model hook may set it, else (-1) from the plan */

@@ -415,6 +415,7 @@ CsModelOp *cs_model_op_new(CsModelCtx *ctx, const CsCollSpec *spec, GArray *reco
   op->spec = *spec;
   op->steps = record_steps;
   op->msgs = g_new(CsModelMsg, (size_t)spec->n_workers * (spec->n_servers + 1) + 1);
+  op->each = g_new(double, (size_t)spec->n_workers * (spec->n_servers + 1) + 1);
   op->pair_s = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
   op->codec_s = -1;
   /* one worker alone has nothing to exchange, except through servers */
@@ -426,6 +427,7 @@ void cs_model_op_free(CsModelOp *op) {
   if (!op) return;
   g_hash_table_destroy(op->pair_s);
   g_free(op->msgs);
+  g_free(op->each);
   g_free(op->state);
   g_free(op);
 }

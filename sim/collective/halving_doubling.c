@@ -38,19 +38,17 @@ static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers, L = 0;
   while ((1u << L) < P) L++;
   uint64_t size = o->spec.elements;
-  double *each = g_new(double, P);
   for (uint32_t k = 0; k < L; k++) {
     uint32_t b = P >> (k + 1);
     uint64_t half = size - size / 2; /* the lower ranks send the upper half */
     for (uint32_t r = 0; r < P; r++)
       o->msgs[r] = (CsModelMsg){cs_model_node(o, r), cs_model_node(o, r ^ b), cs_model_payload(o, (r & b) ? size / 2 : half)};
-    CsModelStep st = cs_model_round_each(o, o->msgs, P, each);
+    CsModelStep st = cs_model_round_each(o, o->msgs, P, o->each);
     g_autofree char *label = g_strdup_printf("halving / doubling step %u (partner r xor %u)", k + 1, b);
     cs_model_record(o, st, label, 2);
-    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, r ^ b, each[r]);
+    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, r ^ b, o->each[r]);
     size /= 2;
   }
-  g_free(each);
 }
 
 static const char *formula(const CsCollSpec *s) {

@@ -76,15 +76,14 @@ static uint32_t recv_same(const CsCollSpec *s, uint32_t r, uint32_t k) {
 static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers, G = group_of(&o->spec), H = P / G;
   uint64_t n = o->spec.elements;
-  double *each = g_new(double, P);
   if (G > 1) {
     for (uint32_t r = 0; r < P; r++) {
       uint32_t h = r / G, g = r % G;
       o->msgs[r] = (CsModelMsg){cs_model_node(o, r), cs_model_node(o, h * G + (g + 1) % G), cs_model_payload(o, cs_coll_piece(n, G, g))};
     }
-    CsModelStep st = cs_model_round_each(o, o->msgs, P, each);
+    CsModelStep st = cs_model_round_each(o, o->msgs, P, o->each);
     cs_model_record(o, st, "intra-machine reduce-scatter / all-gather step", 2 * (G - 1));
-    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, (r / G) * G + (r % G + 1) % G, each[r]);
+    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, (r / G) * G + (r % G + 1) % G, o->each[r]);
   }
   if (H > 1) {
     for (uint32_t r = 0; r < P; r++) {
@@ -92,11 +91,10 @@ static void model(CsModelOp *o) {
       uint64_t m = cs_coll_piece(n, G, (g + 1) % G);
       o->msgs[r] = (CsModelMsg){cs_model_node(o, r), cs_model_node(o, ((h + 1) % H) * G + g), cs_model_payload(o, cs_coll_piece(m, H, h))};
     }
-    CsModelStep st = cs_model_round_each(o, o->msgs, P, each);
+    CsModelStep st = cs_model_round_each(o, o->msgs, P, o->each);
     cs_model_record(o, st, "rail ring step across machines", 2 * (H - 1));
-    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, ((r / G + 1) % H) * G + r % G, each[r]);
+    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, ((r / G + 1) % H) * G + r % G, o->each[r]);
   }
-  g_free(each);
 }
 
 static const char *formula(const CsCollSpec *s) {

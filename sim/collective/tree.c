@@ -64,17 +64,15 @@ static void model(CsModelOp *o) {
           uint32_t a = cs_model_node(o, r), b = cs_model_node(o, parent);
           o->msgs[m++] = down ? (CsModelMsg){b, a, cs_model_payload(o, chunk)} : (CsModelMsg){a, b, cs_model_payload(o, chunk)};
         }
-      double *each = g_new(double, m + 1);
-      CsModelStep st = cs_model_round_each(o, o->msgs, m, each);
+      CsModelStep st = cs_model_round_each(o, o->msgs, m, o->each);
       g_autofree char *label = g_strdup_printf("%s level %u (ranks r with lowest bit %u)", down ? "broadcast" : "reduce", k, k);
       cs_model_record(o, st, label, C);
       for (uint32_t r = 1, i = 0; r < P; r++)
         if ((uint32_t)__builtin_ctz(r) == k) {
           uint32_t parent = r - (1u << k);
-          if (down) cs_model_pair(o, parent, r, each[i++]);
-          else cs_model_pair(o, r, parent, each[i++]);
+          if (down) cs_model_pair(o, parent, r, o->each[i++]);
+          else cs_model_pair(o, r, parent, o->each[i++]);
         }
-      g_free(each);
     }
 }
 

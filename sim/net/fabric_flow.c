@@ -133,7 +133,7 @@ typedef struct {
   uint32_t end_ver; /* its entries in the fluid ends: the one of this version is in force */
   bool live, frozen, dirty;
   bool own_route;
-  float ss_w;       /* its connection's window when it began, in packets (slow_start); 0: not asked, -1: full */
+  float ss_w;       /* its connection's window when it began, in packets (slow_start); 0: not asked, -1: counted only */
 } Flow;
 
 /* A direction in the refill's heap: the level at which it fills. */
@@ -266,9 +266,9 @@ typedef struct {
   bool bg_running;
   /* slow start (slow_start): reno, cubic, dctcp and bbr from init_cwnd */
   bool ss;                    /* modelled */
-  bool ss_any;                /* a route asks (Route.ss): flows may hold a window (Flow.ss_w) */
+  bool ss_any;                /* slow_start has run: flows may hold a window (Flow.ss_w) */
   bool ss_fresh;              /* per-message connections: every message from init_cwnd */
-  bool ss_restart;            /* idle_restart */
+  bool ss_restart;            /* idle_restart, for the protocols the packet transport restarts */
   bool ss_ecmp;               /* ss with ECMP and persistent connections: every message's connection counts */
   double ss_init, ss_window;  /* packets */
   CsTime ss_min_rto;          /* transport.min_rto: a window restarts after a round trip and this idle */
@@ -1388,11 +1388,8 @@ static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t a, uint32_t b, con
   if (n->ss_fresh) return (float)n->ss_init; /* (r->ss: per-message connections count nothing) */
   SsConn *c = conn_of(n, a, b);
   CsTime now = *n->clock, rto = (CsTime)(r->rtt * 1e12 + 0.5) + n->ss_min_rto;
-  if (c->active == 0 && n->ss_restart && c->last_send >= 0 && now - c->last_send > rto) {
-    double restart = fmin(n->ss_init, c->cwnd);
-    for (CsTime d = now - c->last_send - rto; d > 0 && c->cwnd > restart; d -= rto) c->cwnd /= 2;
-    c->cwnd = fmax(c->cwnd, restart);
-  }
+  if (c->active == 0 && n->ss_restart && c->last_send >= 0 && now - c->last_send > rto)
+    c->cwnd = cs_cwnd_after_idle(c->cwnd, n->ss_init, now - c->last_send, rto);
   double w = c->cwnd, k = (double)packets;
   /* slow start's growth while the window is the limit: a packet per packet
    * acknowledged, and no further than twice what a round sends */
@@ -1735,7 +1732,6 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   r->pt = fmax(8.0 * (double)n->mtu / bmin, n->ss_window > 0 ? rtt / n->ss_window : 0);
   /* (with loss the Mathis cap, a bound, stands alone) */
   r->ss = n->ss && r->rtt > n->ss_init * r->pt && r->keep >= 1;
-  n->ss_any |= r->ss;
   /* after the fluid phase (its wire bytes at the slowest link's rate when
    * alone), what a lone message's packets add: the latencies and the
    * store-and-forward (or cut-through) the packet network gives it */
@@ -2184,16 +2180,17 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->next_at = CS_TIME_MAX;
   n->dlv_at = CS_TIME_MAX;
   /* slow start: the protocols whose window grows from init_cwnd by the
-   * ACKs (bbr's start-up too; not roce, nor fixed windows, nor
-   * ecmp-packet's sprays); bbr's window is not restarted after an idle
-   * time, as in Linux */
+   * ACKs (reno, cubic, dctcp), and bbr's start-up (a rate-based
+   * algorithm's window: not roce's, nor fixed windows, nor ecmp-packet's
+   * sprays); a window is restarted after an idle time where the packet
+   * transport restarts it (not bbr's, as in Linux) */
+  const CsCcOps *cc = cs_protocols[tr->protocol].ops;
+  bool window_cc = cc->cong_avoid != NULL, rate_cc = cc->rate;
   n->ss_window = tr->window_bytes ? (double)tr->window / (double)tr->mtu : (double)tr->window;
   n->ss_init = (double)tr->init_cwnd;
-  n->ss = (tr->protocol == CS_PROTO_RENO || tr->protocol == CS_PROTO_CUBIC || tr->protocol == CS_PROTO_DCTCP ||
-           tr->protocol == CS_PROTO_BBR) &&
-          n->spray == 1 && n->ss_init < n->ss_window;
+  n->ss = (window_cc || rate_cc) && n->spray == 1 && n->ss_init < n->ss_window;
   n->ss_fresh = tr->connections == CS_CONN_PER_MESSAGE;
-  n->ss_restart = tr->idle_restart && tr->protocol != CS_PROTO_BBR;
+  n->ss_restart = tr->idle_restart && window_cc && !cc->rate;
   n->ss_ecmp = n->ss && n->ecmp && !n->ss_fresh;
   n->ss_min_rto = tr->min_rto;
   n->conn_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);

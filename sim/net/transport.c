@@ -347,10 +347,8 @@ static CsTime tsq_wait(Conn *c, CsTime now) {
 /* Linux's tcp_cwnd_restart: after an idle time the window halves per RTO
  * idle, down to the initial window; ssthresh keeps what it knew. */
 static void cwnd_restart(Conn *c, CsTime idle) {
-  double restart = fmin(c->cc.cfg->init_cwnd, c->cc.cwnd), cwnd = c->cc.cwnd;
-  c->cc.ssthresh = fmax(c->cc.ssthresh, 0.75 * cwnd);
-  for (CsTime d = idle - c->rto; d > 0 && cwnd > restart; d -= c->rto) cwnd /= 2;
-  c->cc.cwnd = fmax(cwnd, restart);
+  c->cc.ssthresh = fmax(c->cc.ssthresh, 0.75 * c->cc.cwnd);
+  c->cc.cwnd = cs_cwnd_after_idle(c->cc.cwnd, c->cc.cfg->init_cwnd, idle, c->rto);
 }
 
 /* roce: a queue pair's shaper.  Its next packet's slot is a packet time

@@ -90,6 +90,16 @@ typedef struct {
   CsDcqcnSpec dcqcn;
 } CsTransportSpec;
 
+/* A message the transport puts into its host's queue whole, at once (a
+ * burst, which leaves behind those put in before it): at most this many
+ * packets, the window its connection starts with (init_cwnd where the
+ * window grows, `window` when fixed; no limit for roce's queue pairs) ... */
+double cs_transport_burst_packets(const CsTransportSpec *tr);
+/* ... and at most this many wire bytes, what one connection may have
+ * waiting in its host's queue: host_queue, by default 100 us of the
+ * host's link (`link_bps`) and at least two packets; 0: no limit. */
+double cs_transport_host_queue_bytes(const CsTransportSpec *tr, double link_bps);
+
 typedef enum { CS_PATTERN_CBR, CS_PATTERN_POISSON, CS_PATTERN_ONOFF } CsPattern;
 const char *const *cs_pattern_names(void); /* in CsPattern order, NULL-terminated */
 

@@ -98,6 +98,10 @@ typedef struct {
   CsTime tail;
   uint64_t wire_bytes;
   uint32_t packets;
+  /* a burst, which goes into its host's queue whole, behind the bursts
+   * before it (fifo_turn): its wire bytes' time at its queues' line
+   * rates, its host's and a GPU's machine's NIC; 0: none (q_time[0]: not a burst) */
+  CsTime q_time[2];
 } Shape;
 
 /* A route, held by the table and shared by the messages between the same
@@ -133,6 +137,7 @@ typedef struct {
   uint32_t end_ver; /* its entries in the fluid ends: the one of this version is in force */
   bool live, frozen, dirty;
   bool own_route;
+  bool waiting;     /* its burst waits for its turn in its host's queue (fifo_turn; on_turn) */
   float ss_w;       /* its connection's window when it began, in packets (slow_start); 0: not asked, -1: counted only */
 } Flow;
 
@@ -276,6 +281,12 @@ typedef struct {
   uint32_t n_conns, cap_conns;
   GHashTable *conn_ids;       /* (src << 32 | dst) -> index + 1 into conns */
   uint32_t *conn_dst, *conn_at; /* per host: its last connection looked up */
+  /* a host's queue in turn (fifo_turn): a message that its transport puts
+   * whole into its host's queue waits there for those put in before it */
+  bool fifo;                  /* modelled (not with ecmp-packet's sprays) */
+  bool gpus;                  /* topology.gpus_per_host > 1: a route that leaves its machine queues at its NIC too */
+  double burst_pkts;          /* the most packets a message may have to go in whole: the window it starts with */
+  CsTime *fifo_at;            /* per link direction: when the bursts put into it so far have left at its line rate */
 } FlowNet;
 
 /* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a.
@@ -1542,6 +1553,20 @@ static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
   flush_plans(n);
 }
 
+/* A burst's turn in its host's queue has come (fifo_turn): its flow goes live. */
+static void on_turn(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e;
+  FlowNet *n = ctx;
+  Flow *f = &n->flows[(uint32_t)arg];
+  g_assert(f->waiting && f->updated == *n->clock);
+  n->in_handler++;
+  f->waiting = false;
+  go_live(n, (uint32_t)arg);
+  mark_dirty(n, (uint32_t)arg);
+  refill_after(n);
+  flush_plans(n);
+}
+
 /* The other live flows that share a data direction with flow fi: refilled. */
 static inline __attribute__((always_inline)) void neighbours_dirty(FlowNet *n, uint32_t fi) {
   const Route *r = n->flows[fi].route;
@@ -1684,9 +1709,8 @@ static double loss_cap(const CsTransportSpec *tr, uint32_t mss, double rtt, doub
  * above a loss of a few percent. */
 static double gbn_sends(const CsTransportSpec *tr, double bw, double rtt, double p) {
   double mtu = (double)tr->mtu;
-  double hq = tr->host_queue < 0 ? fmax(bw / 80000.0, 2 * mtu)
-              : tr->host_queue > 0 ? (double)tr->host_queue
-              : (tr->window_bytes ? (double)tr->window : (double)tr->window * mtu);
+  double hq = tr->host_queue ? cs_transport_host_queue_bytes(tr, bw)
+                             : (tr->window_bytes ? (double)tr->window : (double)tr->window * mtu);
   double w = rtt * bw / (8.0 * mtu) + hq / mtu;
   return (1 - p + p * w) / (1 - p);
 }
@@ -1758,6 +1782,37 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   if (p > 0) sh->cap = fmin(sh->cap, loss_cap(tr, n->mss, rtt, p));
   sh->wire_bytes = gbn ? (uint64_t)llround((double)wire * sends) : r->keep > 0 ? (uint64_t)llround((double)wire / r->keep) : 0;
   sh->packets = (uint32_t)packets;
+  /* a burst: the transport puts the whole message into its host's queue
+   * at once (within the window it starts with and the host queue's
+   * limit, the packet transport's: 100 us of the host's link by default),
+   * where it leaves after what went in before it, at the line rate; a
+   * GPU's machine's NIC is its machine's queue (as its queue pair's line
+   * rate is) */
+  double hq = cs_transport_host_queue_bytes(tr, bps[0]);
+  bool burst = n->fifo && r->n_fwd > 0 && r->keep > 0 && (double)packets <= n->burst_pkts && (hq <= 0 || (double)wire <= hq);
+  sh->q_time[0] = sh->q_time[1] = 0;
+  if (burst) {
+    sh->q_time[0] = MAX((CsTime)llround(8e12 * (double)wire / bps[0]), 1);
+    if (n->gpus && r->n_fwd > 2) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
+  }
+}
+
+/* A burst on route r, sent now: when it starts to leave, its turn in its
+ * host's queue (and its machine's NIC's), whose line is then busy with it
+ * for its wire bytes' time.  The queue is taken at its line rate: what
+ * other messages' flows (not bursts) send through it meanwhile shares it
+ * with the burst as a fluid does. */
+static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const Route *r, CsTime now) {
+  const Shape *sh = &r->shape;
+  CsTime *q = &n->fifo_at[r->dirs[0]];
+  CsTime at = MAX(now, *q);
+  *q = at + sh->q_time[0];
+  if (G_UNLIKELY(sh->q_time[1] > 0)) {
+    q = &n->fifo_at[r->dirs[1]];
+    at = MAX(at, *q);
+    *q = at + sh->q_time[1];
+  }
+  return at;
 }
 
 /* Message m begins: its statistics, and one more active. */
@@ -1774,8 +1829,12 @@ static inline __attribute__((always_inline)) void message_begins(FlowNet *n, uin
 /* A flow of message m on route r (its shape made), carrying 1 / `parts`
  * of the message's bits and window cap: live, or given up on at once
  * when a link of r loses every packet, as the packet network would. */
+static void on_turn(CsEngine *e, void *ctx, uint64_t arg);
+
+/* (`at`: 0, or when it starts to leave, later than now: it waits for its
+ * turn in its host's queue, fifo_turn) */
 static inline __attribute__((always_inline)) uint32_t flow_start(FlowNet *n, uint32_t m, Route *r, bool own_route,
-                                                                 uint32_t parts, CsDeliverFn fn, void *ctx) {
+                                                                 uint32_t parts, CsDeliverFn fn, void *ctx, CsTime at) {
   uint32_t fi;
   CS_POOL_TAKE(n->flows, n->n_flows, n->cap_flows, n->free_flow, next_free, 64, fi);
   Flow *f = &n->flows[fi];
@@ -1796,11 +1855,17 @@ static inline __attribute__((always_inline)) uint32_t flow_start(FlowNet *n, uin
   f->mark = f->slot = f->end_ver = 0;
   f->live = f->frozen = f->dirty = false;
   f->own_route = own_route;
+  f->waiting = at != 0;
   f->ss_w = 0;
   /* a field added to Flow must be written above too */
   _Static_assert(sizeof(Flow) == 112, "flow_start writes every field of Flow");
   if (r->keep <= 0) {
     cs_engine_schedule_at(n->engine, *n->clock, on_fail, n, fi);
+    return fi;
+  }
+  if (at) {
+    f->updated = at;
+    cs_engine_schedule_at(n->engine, at, on_turn, n, fi);
     return fi;
   }
   go_live(n, fi);
@@ -1809,6 +1874,11 @@ static inline __attribute__((always_inline)) uint32_t flow_start(FlowNet *n, uin
 }
 
 static uint32_t spray_send(FlowNet *n, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx);
+
+/* Message m's flow, whose turn in its host's queue comes at `at` (out of line) */
+static G_GNUC_NO_INLINE uint32_t flow_waits(FlowNet *n, uint32_t m, Route *r, CsDeliverFn fn, void *ctx, CsTime at) {
+  return flow_start(n, m, r, n->ecmp, 1, fn, ctx, at);
+}
 
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   FlowNet *n = impl;
@@ -1819,7 +1889,8 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   Route *r = route_of(n, src, dst, m);
   if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
   message_begins(n, m, src, dst, payload, r->shape.wire_bytes, r->shape.packets);
-  uint32_t fi = flow_start(n, m, r, n->ecmp, 1, fn, ctx);
+  CsTime now = *n->clock, at = r->shape.q_time[0] ? fifo_turn(n, r, now) : now;
+  uint32_t fi = G_LIKELY(at == now) ? flow_start(n, m, r, n->ecmp, 1, fn, ctx, 0) : flow_waits(n, m, r, fn, ctx, at);
   if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
   return m;
 }
@@ -1853,7 +1924,7 @@ static uint32_t spray_send(FlowNet *n, uint32_t src, uint32_t dst, uint64_t payl
       route_drop(n, routes[j]);
       continue;
     }
-    flow_start(n, m, routes[j], true, live ? live : 1, spray_part, (void *)(uintptr_t)si);
+    flow_start(n, m, routes[j], true, live ? live : 1, spray_part, (void *)(uintptr_t)si, 0);
     if (!live) { /* no path delivers: the message is given up on with its first flow */
       for (uint32_t i = j + 1; i < k; i++) route_drop(n, routes[i]);
       break;
@@ -1904,8 +1975,9 @@ static void flow_run_ends(void *impl) {
   for (int pass = 0; pass < 2; pass++)
     for (uint32_t i = 0; i < n->n_flows; i++) {
       const Flow *f = &n->flows[i];
-      if (!f->live || f->msg == NONE) continue;
-      /* settle_flow's sum, without changing the flow */
+      if ((!f->live && !f->waiting) || f->msg == NONE) continue;
+      /* settle_flow's sum, without changing the flow (one waiting for its
+       * turn has sent nothing: its rate is 0) */
       double left = fmax(0, f->remaining - f->rate * (double)(now - f->updated) * 1e-12);
       CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
       if (f->fn != spray_part) {
@@ -2146,6 +2218,7 @@ static void flow_free(void *impl) {
   g_hash_table_destroy(n->conn_ids);
   g_free(n->conn_dst);
   g_free(n->conn_at);
+  g_free(n->fifo_at);
   g_free(n);
 }
 
@@ -2197,6 +2270,12 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->conn_dst = g_new(uint32_t, t->n_hosts + 1);
   for (uint32_t h = 0; h <= t->n_hosts; h++) n->conn_dst[h] = NONE;
   n->conn_at = g_new0(uint32_t, t->n_hosts + 1);
+  /* a host's queue in turn: a message within the window its connection
+   * starts with (init_cwnd; a fixed window; roce's queue pairs have none) */
+  n->fifo = n->spray == 1;
+  n->gpus = t->gpus_per_host > 1;
+  n->burst_pkts = cs_transport_burst_packets(tr);
+  n->fifo_at = g_new0(CsTime, 2 * (size_t)t->n_links + 1);
   return n;
 }
 

@@ -96,3 +96,14 @@ CsNetTotals cs_net_totals(const CsNet *net) {
   tot.fast_forwarded = cs_net_fast_forwarded(net, &tot.jumps, &tot.watch_events);
   return tot;
 }
+
+double cs_transport_burst_packets(const CsTransportSpec *tr) {
+  const CsCcOps *cc = cs_protocols[tr->protocol].ops;
+  double window = tr->window_bytes ? (double)tr->window / (double)tr->mtu : (double)tr->window;
+  if (tr->protocol == CS_PROTO_ROCE) return INFINITY;
+  return cc->cong_avoid || cc->rate ? fmin((double)tr->init_cwnd, window) : window;
+}
+
+double cs_transport_host_queue_bytes(const CsTransportSpec *tr, double link_bps) {
+  return tr->host_queue < 0 ? fmax(link_bps / 80000.0, 2.0 * (double)tr->mtu) : (double)tr->host_queue;
+}

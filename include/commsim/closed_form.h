@@ -85,6 +85,14 @@ CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n);
  * latency terms, at most the round's time (a message of a short path, or
  * away from the busiest link, is not charged the round's slowest). */
 CsModelStep cs_model_round_each(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each);
+/* The same, and into turns[i] each message's time in a round repeated
+ * step after step whose messages that the transport puts whole into
+ * their hosts' queues (bursts, cs_model_burst_s) take turns where they
+ * share one (a machine's GPUs at its NIC): once the steps have drifted
+ * apart, a burst's step takes the longer of its way's busiest direction
+ * with the round's load and its own time alone (the others' turns pass
+ * during its latency); the other messages' as in each[]. */
+CsModelStep cs_model_round_turns(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns);
 /* Record a round for the report (its label copied), `count` times per operation. */
 void cs_model_record(CsModelOp *op, CsModelStep st, const char *label, uint32_t count);
 /* Participants a -> b: each of their messages takes `seconds` in the replay. */
@@ -100,6 +108,10 @@ static inline uint64_t cs_model_payload(const CsModelOp *op, uint64_t n) { retur
 static inline double cs_model_cost(double ps_per_element, uint64_t n) { return ps_per_element * (double)n * 1e-12; }
 /* A message's serialization on the first link of src's path to dst. */
 double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
+/* The same when its transport puts it into src's queue whole (a burst,
+ * cs_transport_burst_packets: it leaves after those put in before it,
+ * at the line rate), else 0. */
+double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
 
 /* The driver (the workload's model): an operation's hooks run once at
  * creation; then each worker's result time from common or separate starts. */

@@ -14,6 +14,8 @@ struct CsModelCtx {
   const CsTopology *t;
   const CsRoutes *r;
   uint64_t mss, header, ack;
+  double burst_pkts;        /* cs_transport_burst_packets */
+  CsTransportSpec tr;       /* (its host queue's limit) */
   double *load;       /* per link direction: bytes in the round */
   uint32_t *touched;  /* directions with load, this round */
   uint32_t n_touched;
@@ -31,6 +33,8 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   c->mss = (uint64_t)(tr->mtu - tr->header);
   c->header = (uint64_t)tr->header;
   c->ack = (uint64_t)tr->ack;
+  c->burst_pkts = cs_transport_burst_packets(tr);
+  c->tr = *tr;
   size_t dirs = 2 * (size_t)t->n_links + 1;
   c->load = g_new0(double, dirs);
   c->touched = g_new(uint32_t, dirs);
@@ -120,7 +124,7 @@ static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double byte
  * time on the path, packet by packet (cs_path_message_time), less the
  * slowest link's serialization of its wire bytes, which the busiest-link
  * term counts. */
-static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packets, double *wire) {
+static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packets, double *wire, double *slowest_bps) {
   const CsTopology *t = c->t;
   uint64_t n = (m->payload + c->mss - 1) / c->mss;
   if (n == 0) n = 1;
@@ -139,29 +143,36 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
   }
   c->hop_sum += h;
   c->hop_n++;
+  *slowest_bps = INFINITY;
+  for (int i = 0; i < h; i++) *slowest_bps = fmin(*slowest_bps, bps[i]);
   /* the busiest link's serialization of the wire bytes is its own term */
   return h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, cut, h) : 0;
 }
 
-CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) { return cs_model_round_each(op, msgs, n, NULL); }
-
-CsModelStep cs_model_round_each(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each) {
+/* (turns: cs_model_round_turns, with each) */
+static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns) {
   CsModelCtx *c = op->ctx;
   const CsTopology *t = c->t;
   CsModelStep st = {0};
   st.messages = n;
+  double *alone = turns ? g_new(double, n ? n : 1) : NULL; /* a burst's time alone, else -1 */
   for (uint32_t i = 0; i < n; i++) {
     uint64_t packets;
-    double wire;
-    double lat = message_terms(c, &msgs[i], &packets, &wire);
+    double wire, slowest;
+    double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest);
     if (lat > st.latency_s) st.latency_s = lat;
     if (each) each[i] = lat;
+    if (alone) alone[i] = cs_model_burst_s(op, msgs[i].src, msgs[i].dst, msgs[i].payload) > 0 ? lat + 8.0 * wire / slowest : -1;
     spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire, true);
     /* the ACKs come back the other way */
     spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), true);
   }
-  for (uint32_t i = 0; each && i < n; i++) /* its own way's busiest direction, of the round's load */
-    each[i] += spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, false);
+  for (uint32_t i = 0; each && i < n; i++) { /* its own way's busiest direction, of the round's load */
+    double busy = spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, false);
+    if (turns) turns[i] = alone[i] >= 0 ? fmax(busy, alone[i]) : each[i] + busy;
+    each[i] += busy;
+  }
+  g_free(alone);
   for (uint32_t i = 0; i < c->n_touched; i++) {
     uint32_t d = c->touched[i];
     double s = 8.0 * c->load[d] / (double)t->links[d / 2].spec.bandwidth;
@@ -176,6 +187,16 @@ CsModelStep cs_model_round_each(CsModelOp *op, const CsModelMsg *msgs, uint32_t 
   c->n_touched = 0;
   st.seconds = st.bound_s + st.latency_s;
   return st;
+}
+
+CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) { return round_of(op, msgs, n, NULL, NULL); }
+
+CsModelStep cs_model_round_each(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each) {
+  return round_of(op, msgs, n, each, NULL);
+}
+
+CsModelStep cs_model_round_turns(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns) {
+  return round_of(op, msgs, n, each, turns);
 }
 
 void cs_model_record(CsModelOp *op, CsModelStep st, const char *label, uint32_t count) {
@@ -199,6 +220,16 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
   uint64_t pk = (payload + c->mss - 1) / c->mss;
   uint32_t port = cs_routes_next_port(c->r, src, (uint32_t)t->nodes[dst].host, 0);
   return 8.0 * (double)(payload + (pk ? pk : 1) * c->header) / (double)t->links[t->ports[port].link].spec.bandwidth;
+}
+
+double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
+  const CsModelCtx *c = op->ctx;
+  const CsTopology *t = c->t;
+  uint64_t pk = (payload + c->mss - 1) / c->mss;
+  uint32_t port = cs_routes_next_port(c->r, src, (uint32_t)t->nodes[dst].host, 0);
+  double bps = (double)t->links[t->ports[port].link].spec.bandwidth, wire = (double)(payload + (pk ? pk : 1) * c->header);
+  double hq = cs_transport_host_queue_bytes(&c->tr, bps);
+  return (double)(pk ? pk : 1) <= c->burst_pkts && (hq <= 0 || wire <= hq) ? 8.0 * wire / bps : 0;
 }
 
 /* ---- the replay ----

@@ -335,29 +335,46 @@ START_TEST(test_host_queue_in_turn) {
   }
   done(&f);
   done(&p);
-  /* Not whole in the queue: 14 packets (past init_cwnd), or a host_queue
-   * of 3,000 B: the three share w0's link and end together, near the
-   * packet fidelity's last.  roce has no window: three 100 KB messages
-   * (104,060 wire bytes, 83.248 us each, 86.448 us alone) in turn. */
+  /* Past init_cwnd, a message goes into the queue window by window (slow
+   * start: 10, 20, 40 packets), each a round trip (5.4 us) after the one
+   * before began to leave, behind what is there: the first windows of the
+   * other two.  A full packet is 1.2 us, a lone message's tail 3.2 us
+   * (2 x 1 us, and its last packet behind a full one at the switch).
+   * 20,000 B (14 packets): three first windows (36 us), then each one's
+   * last 4 packets (5,812 B, 4.6496 us): 43.8496, 48.4992, 53.1488 us.
+   * 100,000 B (70 packets): 3 x 10 and 3 x 20 packets (108 us), then each
+   * one's last 40 (59,060 B, 47.248 us): 158.448, 205.696, 252.944 us.  And
+   * 100,000 B, 1,000 B and 20,000 B: 10 packets (12 us), the small one
+   * (1,058 B, 0.8464 us; it ends at 15.6928 us), 10 packets (24.8464
+   * us), the first's next 20 (48.8464 us), the third's last 4 (53.496 us
+   * + 3.2), then the first's last 40 (100.744 us + 3.2).  The packet
+   * fidelity's times, to the picosecond.  (The flow fidelity ended each
+   * set together, with the last.)  roce has no window: three 100 KB
+   * messages (104,060 wire bytes, 83.248 us each, 86.448 us alone) in
+   * turn.  Past the host queue's limit (3,000 B) the three share w0's link
+   * and end together, near the packet fidelity's last. */
   struct {
     const char *set[5];
-    double last, t1, lone;
-  } other[] = {{{"flows.0.size=20000B", "flows.1.size=20000B", "flows.2.size=20000B", NULL}, 53.1488e-6, 0, 0},
-               {{"transport.host_queue=3000B", NULL}, 13.2176e-6, 0, 0},
+    double want[3];
+  } other[] = {{{"flows.0.size=20000B", "flows.1.size=20000B", "flows.2.size=20000B", NULL}, {43.8496e-6, 48.4992e-6, 53.1488e-6}},
+               {{"flows.0.size=100000B", "flows.1.size=100000B", "flows.2.size=100000B", NULL},
+                {158.448e-6, 205.696e-6, 252.944e-6}},
+               {{"flows.0.size=100000B", "flows.1.size=1000B", "flows.2.size=20000B", NULL}, {103.944e-6, 15.6928e-6, 56.696e-6}},
                {{"transport.protocol=roce", "flows.0.size=100KB", "flows.1.size=100KB", "flows.2.size=100KB", NULL},
-                252.944e-6, 83.248e-6, 86.448e-6}};
+                {86.448e-6, 169.696e-6, 252.944e-6}},
+               {{"transport.host_queue=3000B", NULL}, {13.2176e-6, 13.2176e-6, 13.2176e-6}}};
   for (size_t k = 0; k < G_N_ELEMENTS(other); k++) {
     Run g = run(fan_out, "flow", other[k].set), q = run(fan_out, "packet", other[k].set);
     for (uint32_t m = 0; m < 3; m++) {
-      double want = other[k].t1 ? m * other[k].t1 + other[k].lone : other[k].last;
-      ck_assert_msg(fabs(end_s(&g, m) - want) < 1e-12, "case %zu, message %u: %.10f s, want %.10f s", k, m, end_s(&g, m),
-                    want);
+      ck_assert_msg(fabs(end_s(&g, m) - other[k].want[m]) < 1e-12, "case %zu, message %u: %.10f s, by hand %.10f s", k, m,
+                    end_s(&g, m), other[k].want[m]);
+      if (k < 4) ck_assert_double_eq_tol(end_s(&q, m), end_s(&g, m), 1e-12);
     }
-    /* (packet level, their last packets interleave: the last to arrive,
-     * a small one, waits behind no full one at the switch, 0.2608 us
-     * sooner than a lone message's tail) */
-    double q_last = fmax(fmax(end_s(&q, 0), end_s(&q, 1)), end_s(&q, 2));
-    ck_assert_msg(fabs(q_last - other[k].last) < 0.2609e-6, "case %zu: packet's last %.10f s", k, q_last);
+    /* (past the host queue's limit, at packet level their last packets
+     * interleave: the last to arrive, a small one, waits behind no full
+     * one at the switch, 0.2608 us sooner than a lone message's tail) */
+    double q_last = fmax(fmax(end_s(&q, 0), end_s(&q, 1)), end_s(&q, 2)), last = fmax(other[k].want[0], other[k].want[2]);
+    ck_assert_msg(fabs(q_last - last) < 0.2609e-6, "case %zu: packet's last %.10f s", k, q_last);
     done(&g);
     done(&q);
   }
@@ -367,6 +384,15 @@ START_TEST(test_host_queue_in_turn) {
   sim_go(&c);
   const uint64_t sent[] = {4174, 2076, 0};
   for (uint32_t m = 0; m < 3; m++) ck_assert_uint_eq(cs_fabric_message(cs_sim_fabric(c.sim), m)->wire_bytes, sent[m]);
+  done(&c);
+  /* 20,000 B each, cut at 20 us: the first's first window (15,000 B, to
+   * 12 us), 8 us of the second's (10,000 B); the rests wait. */
+  c = sim_load(fan_out, "flow.yaml",
+               (const char *const[]){"fidelity=flow", "duration=20us", "flows.0.size=20000B", "flows.1.size=20000B",
+                                     "flows.2.size=20000B", NULL});
+  sim_go(&c);
+  const uint64_t sent_w[] = {15000, 10000, 0};
+  for (uint32_t m = 0; m < 3; m++) ck_assert_uint_eq(cs_fabric_message(cs_sim_fabric(c.sim), m)->wire_bytes, sent_w[m]);
   done(&c);
   /* A machine's NIC is its GPUs' queue: w0 and w1 (machine 0, 100 Gbps
    * inside) send 4,000 B each to machine 1 at once.  The second leaves

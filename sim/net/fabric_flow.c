@@ -102,6 +102,7 @@ typedef struct {
    * before it (fifo_turn): its wire bytes' time at its queues' line
    * rates, its host's and a GPU's machine's NIC; 0: none (q_time[0]: not a burst) */
   CsTime q_time[2];
+  bool chunky;        /* past the window its connection starts with, within the host queue's limit: chunk_send */
 } Shape;
 
 /* A route, held by the table and shared by the messages between the same
@@ -138,6 +139,7 @@ typedef struct {
   bool live, frozen, dirty;
   bool own_route;
   bool waiting;     /* its burst waits for its turn in its host's queue (fifo_turn; on_turn) */
+  bool chunked;     /* the rest of its message, past its connection's window, is still to go into the queue (chunk_send) */
   float ss_w;       /* its connection's window when it began, in packets (slow_start); 0: not asked, -1: counted only */
 } Flow;
 
@@ -183,6 +185,19 @@ typedef struct {
   CsTime last_send; /* when the last bit of its latest message left (a fluid end); -1 before its first */
   uint32_t active;  /* its messages in flight */
 } SsConn;
+
+/* A message past its connection's window (chunk_send): the windows of it
+ * in its host's queue that its flow has not begun, with their turns, and
+ * what is not in the queue yet. */
+#define CHUNK_MAX 8
+typedef struct {
+  double rest;          /* bits not in the queue yet */
+  double next;          /* packets its next window lets in */
+  CsTime at[CHUNK_MAX]; /* the windows in the queue not begun, in order: their turns */
+  double bits[CHUNK_MAX];
+  uint32_t n;
+  bool paused;          /* its flow has sent what was in the queue: it waits for the next window (on_rest) */
+} Chunk;
 
 /* A flow alone on its directions, and its rate (fill_alone). */
 typedef struct {
@@ -284,6 +299,9 @@ typedef struct {
   /* a host's queue in turn (fifo_turn): a message that its transport puts
    * whole into its host's queue waits there for those put in before it */
   bool fifo;                  /* modelled (not with ecmp-packet's sprays) */
+  bool chunking;              /* a message past the window goes in window by window (chunk_send): reno, cubic, dctcp, bbr */
+  Chunk *chunks;              /* per flow slot, for the flows chunked */
+  uint32_t cap_chunks;
   bool gpus;                  /* topology.gpus_per_host > 1: a route that leaves its machine queues at its NIC too */
   double burst_pkts;          /* the most packets a message may have to go in whole: the window it starts with */
   CsTime *fifo_at;            /* per link direction: when the bursts put into it so far have left at its line rate */
@@ -1394,9 +1412,12 @@ static inline SsConn *conn_of(FlowNet *n, uint32_t a, uint32_t b) {
  * carrying more than init_cwnd packets; or ECMP: its pair's other routes
  * may ask): its connection's window, which then grows, or -1 when it
  * cannot cost this message anything (its connection still counts it). */
-static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t a, uint32_t b, const Route *r, uint64_t packets) {
+/* A message from a to b of `packets` on route r begins on its connection,
+ * which counts it in flight (not per-message connections): the window it
+ * starts with, which then grows. */
+static double conn_begins(FlowNet *n, uint32_t a, uint32_t b, const Route *r, uint64_t packets) {
   n->ss_any = true;
-  if (n->ss_fresh) return (float)n->ss_init; /* (r->ss: per-message connections count nothing) */
+  if (n->ss_fresh) return n->ss_init;
   SsConn *c = conn_of(n, a, b);
   CsTime now = *n->clock, rto = (CsTime)(r->rtt * 1e12 + 0.5) + n->ss_min_rto;
   if (c->active == 0 && n->ss_restart && c->last_send >= 0 && now - c->last_send > rto)
@@ -1407,6 +1428,12 @@ static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t a, uint32_t b, con
   double grown = k > w ? w + k : 2 * k > w ? min2(w + k, 2 * k) : w;
   c->cwnd = min2(grown, n->ss_window);
   c->active++;
+  return w;
+}
+
+static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t a, uint32_t b, const Route *r, uint64_t packets) {
+  double w = conn_begins(n, a, b, r, packets);
+  if (n->ss_fresh) return (float)w; /* (r->ss: per-message connections count nothing) */
   /* (a window that fills the round trip at the line rate loses nothing at
    * any rate: its end need not ask) */
   return !r->ss || w * r->pt >= r->rtt ? -1.0f : (float)w;
@@ -1567,6 +1594,72 @@ static void on_turn(CsEngine *e, void *ctx, uint64_t arg) {
   flush_plans(n);
 }
 
+static CsTime fifo_turn_wire(FlowNet *n, const Route *r, CsTime now, double wire);
+
+/* Chunked flow fi's rest goes live at its turn `at`: now, or later (on_turn). */
+static void chunk_go(FlowNet *n, uint32_t fi, CsTime at) {
+  Flow *f = &n->flows[fi];
+  f->updated = at;
+  if (at > *n->clock) {
+    cs_engine_schedule_at(n->engine, at, on_turn, n, fi);
+    return;
+  }
+  f->waiting = false;
+  go_live(n, fi);
+  mark_dirty(n, fi);
+}
+
+/* Chunked flow fi has sent the windows it had begun (it has left its
+ * directions): the next in the queue goes on at its turn, or it waits for
+ * the next to go in (on_rest). */
+static void chunk_next(FlowNet *n, uint32_t fi) {
+  Flow *f = &n->flows[fi];
+  Chunk *ch = &n->chunks[fi];
+  f->waiting = true;
+  if (ch->n == 0) {
+    ch->paused = true;
+    return;
+  }
+  f->remaining = ch->bits[0];
+  CsTime at = ch->at[0];
+  ch->n--;
+  memmove(ch->at, ch->at + 1, ch->n * sizeof ch->at[0]);
+  memmove(ch->bits, ch->bits + 1, ch->n * sizeof ch->bits[0]);
+  f->chunked = ch->n > 0 || ch->rest > 0;
+  chunk_go(n, fi, MAX(at, *n->clock));
+}
+
+/* A round trip after chunked flow fi's latest window began to leave, its
+ * ACKs let the next into its host's queue (twice as many packets: slow
+ * start), behind what the queue holds then. */
+static void on_rest(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e;
+  FlowNet *n = ctx;
+  uint32_t fi = (uint32_t)arg;
+  Flow *f = &n->flows[fi];
+  Chunk *ch = &n->chunks[fi];
+  double bits = fmin(ch->rest, 8 * ch->next * (double)(n->mss + n->header));
+  /* (the last window it can keep takes all the rest, as does one that
+   * leaves less than a bit: a rounding) */
+  if (ch->n == CHUNK_MAX - 1 || ch->rest - bits <= 1) bits = ch->rest;
+  ch->rest -= bits;
+  ch->next = fmin(2 * ch->next, n->ss_window);
+  CsTime at = fifo_turn_wire(n, f->route, *n->clock, bits / 8);
+  if (ch->rest > 0) cs_engine_schedule_at(n->engine, at + (CsTime)llround(f->route->rtt * 1e12), on_rest, n, fi);
+  if (!ch->paused) { /* its flow still sends (or waits for) an earlier window */
+    ch->at[ch->n] = at;
+    ch->bits[ch->n++] = bits;
+    return;
+  }
+  ch->paused = false;
+  f->remaining = bits;
+  f->chunked = ch->rest > 0;
+  n->in_handler++;
+  chunk_go(n, fi, at);
+  refill_after(n);
+  flush_plans(n);
+}
+
 /* The other live flows that share a data direction with flow fi: refilled. */
 static inline __attribute__((always_inline)) void neighbours_dirty(FlowNet *n, uint32_t fi) {
   const Route *r = n->flows[fi].route;
@@ -1612,7 +1705,13 @@ static void complete_now(FlowNet *n) {
     f->remaining = 0; /* (all of it gone: no need to settle what its rate carried) */
     flow_leaves(n, i);
     CsTime tail = f->tail;
-    if (G_UNLIKELY(n->ss_any) && f->ss_w > 0) tail += slow_start_adds(n, f, now);
+    if (G_UNLIKELY(n->ss_any)) { /* (connections counted: chunk_send's among them) */
+      if (f->chunked) {
+        chunk_next(n, i);
+        continue;
+      }
+      if (f->ss_w > 0) tail += slow_start_adds(n, f, now);
+    }
     CsTime at = tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + tail;
     dlv_push(n, (Delivery){at, n->dlv_seq++, i});
   }
@@ -1791,6 +1890,10 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   double hq = cs_transport_host_queue_bytes(tr, bps[0]);
   bool burst = n->fifo && r->n_fwd > 0 && r->keep > 0 && (double)packets <= n->burst_pkts && (hq <= 0 || (double)wire <= hq);
   sh->q_time[0] = sh->q_time[1] = 0;
+  /* past the window a connection starts with, and within the host
+   * queue's limit: in the queue window by window (chunk_send), its
+   * rounds of slow start timed by the windows' turns */
+  sh->chunky = n->chunking && !burst && r->n_fwd > 0 && r->keep >= 1 && (hq <= 0 || (double)wire <= hq);
   if (burst) {
     sh->q_time[0] = MAX((CsTime)llround(8e12 * (double)wire / bps[0]), 1);
     if (n->gpus && r->n_fwd > 2) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
@@ -1811,6 +1914,20 @@ static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const 
     q = &n->fifo_at[r->dirs[1]];
     at = MAX(at, *q);
     *q = at + sh->q_time[1];
+  }
+  return at;
+}
+
+/* fifo_turn for `wire` bytes on route r, a part of a message (chunk_send) */
+static CsTime fifo_turn_wire(FlowNet *n, const Route *r, CsTime now, double wire) {
+  const CsTopology *t = n->t;
+  CsTime *q = &n->fifo_at[r->dirs[0]];
+  CsTime at = MAX(now, *q);
+  *q = at + MAX((CsTime)llround(8e12 * wire / (double)t->links[r->dirs[0] / 2].spec.bandwidth), 1);
+  if (n->gpus && r->n_fwd > 2) {
+    q = &n->fifo_at[r->dirs[1]];
+    at = MAX(at, *q);
+    *q = at + MAX((CsTime)llround(8e12 * wire / (double)t->links[r->dirs[1] / 2].spec.bandwidth), 1);
   }
   return at;
 }
@@ -1856,6 +1973,7 @@ static inline __attribute__((always_inline)) uint32_t flow_start(FlowNet *n, uin
   f->live = f->frozen = f->dirty = false;
   f->own_route = own_route;
   f->waiting = at != 0;
+  f->chunked = false;
   f->ss_w = 0;
   /* a field added to Flow must be written above too */
   _Static_assert(sizeof(Flow) == 112, "flow_start writes every field of Flow");
@@ -1880,6 +1998,41 @@ static G_GNUC_NO_INLINE uint32_t flow_waits(FlowNet *n, uint32_t m, Route *r, Cs
   return flow_start(n, m, r, n->ecmp, 1, fn, ctx, at);
 }
 
+/* Message m from a to b on route r, past the window its connection
+ * starts with (init_cwnd) and within the host queue's limit (Shape.chunky):
+ * the transport puts it into its host's queue window by window.  Within
+ * its connection's window now, it goes in whole (a burst); past it, its
+ * first window goes in as a burst, and each next one (twice as many
+ * packets: slow start) a round trip after the one before began to leave,
+ * when its first ACKs come back, behind what the queue holds then (the
+ * windows of the other connections that began at once): on_rest.  Its
+ * flow sends each window from its turn at its share of the links, and
+ * waits for the next one's turn when it has sent them all.  Alone, it
+ * takes what slow start's rounds take (slow_start_adds, which it does not
+ * ask). */
+static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, uint32_t b, Route *r, CsDeliverFn fn,
+                                            void *ctx) {
+  const Shape *sh = &r->shape;
+  CsTime now = *n->clock;
+  double w = floor(conn_begins(n, a, b, r, sh->packets));
+  double first = w < (double)sh->packets ? w * (double)(n->mss + n->header) : (double)sh->wire_bytes;
+  CsTime at = fifo_turn_wire(n, r, now, first);
+  uint32_t fi = flow_start(n, m, r, n->ecmp, 1, fn, ctx, at > now ? at : 0);
+  Flow *f = &n->flows[fi];
+  f->ss_w = -1; /* (counted by its connection: slow_start_done) */
+  if (first < (double)sh->wire_bytes) {
+    if (fi >= n->cap_chunks) {
+      n->cap_chunks = MAX(n->cap_flows, 64);
+      n->chunks = g_renew(Chunk, n->chunks, n->cap_chunks);
+    }
+    n->chunks[fi] = (Chunk){.rest = f->remaining - 8 * first, .next = fmin(2 * w, n->ss_window)};
+    f->remaining = 8 * first;
+    f->chunked = true;
+    cs_engine_schedule_at(n->engine, at + (CsTime)llround(r->rtt * 1e12), on_rest, n, fi);
+  }
+  return fi;
+}
+
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   FlowNet *n = impl;
   g_assert(src != dst && src < n->t->n_hosts && dst < n->t->n_hosts && payload > 0);
@@ -1889,7 +2042,13 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   Route *r = route_of(n, src, dst, m);
   if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
   message_begins(n, m, src, dst, payload, r->shape.wire_bytes, r->shape.packets);
-  CsTime now = *n->clock, at = r->shape.q_time[0] ? fifo_turn(n, r, now) : now;
+  CsTime now = *n->clock, at = now;
+  if (r->shape.q_time[0]) {
+    at = fifo_turn(n, r, now);
+  } else if (G_UNLIKELY(r->shape.chunky)) {
+    chunk_send(n, m, src, dst, r, fn, ctx);
+    return m;
+  }
   uint32_t fi = G_LIKELY(at == now) ? flow_start(n, m, r, n->ecmp, 1, fn, ctx, 0) : flow_waits(n, m, r, fn, ctx, at);
   if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
   return m;
@@ -1979,6 +2138,11 @@ static void flow_run_ends(void *impl) {
       /* settle_flow's sum, without changing the flow (one waiting for its
        * turn has sent nothing: its rate is 0) */
       double left = fmax(0, f->remaining - f->rate * (double)(now - f->updated) * 1e-12);
+      if (f->chunked) { /* (the rest of its message, not begun) */
+        const Chunk *ch = &n->chunks[i];
+        left += ch->rest;
+        for (uint32_t k = 0; k < ch->n; k++) left += ch->bits[k];
+      }
       CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
       if (f->fn != spray_part) {
         if (pass == 0) st->wire_bytes = wire_sent(st->wire_bytes, left);
@@ -2219,6 +2383,7 @@ static void flow_free(void *impl) {
   g_free(n->conn_dst);
   g_free(n->conn_at);
   g_free(n->fifo_at);
+  g_free(n->chunks);
   g_free(n);
 }
 
@@ -2276,6 +2441,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->gpus = t->gpus_per_host > 1;
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->fifo_at = g_new0(CsTime, 2 * (size_t)t->n_links + 1);
+  n->chunking = n->fifo && (window_cc || rate_cc) && isfinite(n->burst_pkts);
   return n;
 }
 

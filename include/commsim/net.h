@@ -93,7 +93,8 @@ typedef struct {
 /* A message the transport puts into its host's queue whole, at once (a
  * burst, which leaves behind those put in before it): at most this many
  * packets, the window its connection starts with (init_cwnd where the
- * window grows, `window` when fixed; no limit for roce's queue pairs) ... */
+ * window grows, `window` when fixed; no limit for roce's queue pairs;
+ * none for a paced protocol, bbr) ... */
 double cs_transport_burst_packets(const CsTransportSpec *tr);
 /* ... and at most this many wire bytes, what one connection may have
  * waiting in its host's queue: host_queue, by default 100 us of the

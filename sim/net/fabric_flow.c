@@ -101,7 +101,7 @@ typedef struct {
   /* a burst, which goes into its host's queue whole, behind the bursts
    * before it (fifo_turn): its wire bytes' time at its queues' line
    * rates, its host's and a GPU's machine's NIC; 0: none (q_time[0]: not a burst) */
-  CsTime q_time[2];
+  CsTime q_time[3];
   bool chunky;        /* past the window its connection starts with, within the host queue's limit: chunk_send */
 } Shape;
 
@@ -177,6 +177,13 @@ typedef struct {
   uint64_t seq;
   uint32_t flow;
 } Delivery;
+
+/* A link direction as a receiver's link (rx_turn): when the bursts sent
+ * there so far have come in at its line rate, the instant of its latest
+ * bursts, and when those of the instants before had come in. */
+typedef struct {
+  CsTime at, now, base;
+} RxQueue;
 
 /* A persistent TCP connection's window, as far as slow start needs it
  * (slow_start). */
@@ -305,6 +312,7 @@ typedef struct {
   bool gpus;                  /* topology.gpus_per_host > 1: a route that leaves its machine queues at its NIC too */
   double burst_pkts;          /* the most packets a message may have to go in whole: the window it starts with */
   CsTime *fifo_at;            /* per link direction: when the bursts put into it so far have left at its line rate */
+  RxQueue *rx;                /* per link direction, as a receiver's link (rx_turn) */
 } FlowNet;
 
 /* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a.
@@ -1826,6 +1834,14 @@ static inline __attribute__((always_inline)) uint32_t new_flow(FlowNet *n) {
   return fi;
 }
 
+/* Route r leaves from a GPU (a worker of a machine of several), whose
+ * machine's NIC is the next link. */
+static bool gpu_route(const FlowNet *n, const Route *r) {
+  const CsLink *l = &n->t->links[r->dirs[0] / 2];
+  int32_t host = n->t->nodes[r->dirs[0] % 2 ? l->b : l->a].host;
+  return host >= 0 && (uint32_t)host < n->t->n_workers;
+}
+
 /* What a message of `payload` bytes on route r needs (Route.shape): its
  * bits to send, tail, ACK weight and caps. */
 static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
@@ -1889,21 +1905,35 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
    * rate is) */
   double hq = cs_transport_host_queue_bytes(tr, bps[0]);
   bool burst = n->fifo && r->n_fwd > 0 && r->keep > 0 && (double)packets <= n->burst_pkts && (hq <= 0 || (double)wire <= hq);
-  sh->q_time[0] = sh->q_time[1] = 0;
+  sh->q_time[0] = sh->q_time[1] = sh->q_time[2] = 0;
   /* past the window a connection starts with, and within the host
    * queue's limit: in the queue window by window (chunk_send), its
    * rounds of slow start timed by the windows' turns */
   sh->chunky = n->chunking && !burst && r->n_fwd > 0 && r->keep >= 1 && (hq <= 0 || (double)wire <= hq);
   if (burst) {
     sh->q_time[0] = MAX((CsTime)llround(8e12 * (double)wire / bps[0]), 1);
-    if (n->gpus && r->n_fwd > 2) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
+    if (n->gpus && r->n_fwd > 2 && gpu_route(n, r)) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
+    if (r->n_fwd > 1) sh->q_time[2] = (CsTime)llround(8e12 * (double)wire / bps[r->n_fwd - 1]);
   }
 }
 
+/* A burst that could start at `at`, sent now, at its receiver's link d,
+ * which it crosses in `q_time`: behind the bursts sent there at earlier
+ * instants, which came in one after another, but beside those sent at
+ * this one (they come in side by side, their packets in turn) */
+static inline __attribute__((always_inline)) CsTime rx_turn(FlowNet *n, uint32_t d, CsTime now, CsTime at, CsTime q_time) {
+  RxQueue *x = &n->rx[d];
+  if (x->now != now) x->now = now, x->base = x->at;
+  at = MAX(at, x->base);
+  x->at = MAX(x->at, at) + q_time;
+  return at;
+}
+
 /* A burst on route r, sent now: when it starts to leave, its turn in its
- * host's queue (and its machine's NIC's), whose line is then busy with it
- * for its wire bytes' time.  The queue is taken at its line rate: what
- * other messages' flows (not bursts) send through it meanwhile shares it
+ * host's queue (and, from a GPU, its machine's NIC's), whose line is then
+ * busy with it for its wire bytes' time, and at its receiver's link
+ * (rx_turn).  The queues are taken at their line rates: what other
+ * messages' flows (not bursts) send through them meanwhile shares them
  * with the burst as a fluid does. */
 static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const Route *r, CsTime now) {
   const Shape *sh = &r->shape;
@@ -1915,6 +1945,7 @@ static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const 
     at = MAX(at, *q);
     *q = at + sh->q_time[1];
   }
+  if (sh->q_time[2] > 0) at = rx_turn(n, r->dirs[r->n_fwd - 1], now, at, sh->q_time[2]);
   return at;
 }
 
@@ -1924,10 +1955,14 @@ static CsTime fifo_turn_wire(FlowNet *n, const Route *r, CsTime now, double wire
   CsTime *q = &n->fifo_at[r->dirs[0]];
   CsTime at = MAX(now, *q);
   *q = at + MAX((CsTime)llround(8e12 * wire / (double)t->links[r->dirs[0] / 2].spec.bandwidth), 1);
-  if (n->gpus && r->n_fwd > 2) {
+  if (n->gpus && r->n_fwd > 2 && gpu_route(n, r)) {
     q = &n->fifo_at[r->dirs[1]];
     at = MAX(at, *q);
     *q = at + MAX((CsTime)llround(8e12 * wire / (double)t->links[r->dirs[1] / 2].spec.bandwidth), 1);
+  }
+  if (r->n_fwd > 1) {
+    uint32_t d = r->dirs[r->n_fwd - 1];
+    at = rx_turn(n, d, now, at, MAX((CsTime)llround(8e12 * wire / (double)t->links[d / 2].spec.bandwidth), 1));
   }
   return at;
 }
@@ -2383,6 +2418,7 @@ static void flow_free(void *impl) {
   g_free(n->conn_dst);
   g_free(n->conn_at);
   g_free(n->fifo_at);
+  g_free(n->rx);
   g_free(n->chunks);
   g_free(n);
 }
@@ -2441,7 +2477,9 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->gpus = t->gpus_per_host > 1;
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->fifo_at = g_new0(CsTime, 2 * (size_t)t->n_links + 1);
-  n->chunking = n->fifo && (window_cc || rate_cc) && isfinite(n->burst_pkts);
+  n->rx = g_new0(RxQueue, 2 * (size_t)t->n_links + 1);
+  for (size_t d = 0; d < 2 * (size_t)t->n_links + 1; d++) n->rx[d].now = -1;
+  n->chunking = n->fifo && window_cc && !rate_cc && isfinite(n->burst_pkts);
   return n;
 }
 

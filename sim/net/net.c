@@ -101,7 +101,8 @@ double cs_transport_burst_packets(const CsTransportSpec *tr) {
   const CsCcOps *cc = cs_protocols[tr->protocol].ops;
   double window = tr->window_bytes ? (double)tr->window / (double)tr->mtu : (double)tr->window;
   if (tr->protocol == CS_PROTO_ROCE) return INFINITY;
-  return cc->cong_avoid || cc->rate ? fmin((double)tr->init_cwnd, window) : window;
+  if (cc->rate) return 0; /* paced (bbr, once it has a round trip): its packets leave apart */
+  return cc->cong_avoid ? fmin((double)tr->init_cwnd, window) : window;
 }
 
 double cs_transport_host_queue_bytes(const CsTransportSpec *tr, double link_bps) {

@@ -112,6 +112,18 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
  * cs_transport_burst_packets: it leaves after those put in before it,
  * at the line rate), else 0. */
 double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
+/* n messages of `payload` bytes from src, one to each of dst[0 .. n),
+ * sent at once in that order, each on a connection that starts at its
+ * initial window: when each one's last bit leaves src's queue, in
+ * seconds after they were sent, into out[].  Bursts (within that window)
+ * leave one after another; larger messages go in window by window (the
+ * first ones at once, each next one twice as large a round trip after the
+ * one before began to leave), the queue taking the windows in the order
+ * they go in, at its line rate.  False (out untouched) when a message is
+ * past what a connection may hold in the queue (host_queue): such
+ * messages share the link. */
+bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst, uint32_t n, uint64_t payload,
+                          double *out);
 
 /* The driver (the workload's model): an operation's hooks run once at
  * creation; then each worker's result time from common or separate starts. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commsim/closed_form.h"
+#include "commsim/ring.h"
 
 struct CsModelCtx {
   CsRouting routing;
@@ -230,6 +231,78 @@ double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_
   double bps = (double)t->links[t->ports[port].link].spec.bandwidth, wire = (double)(payload + (pk ? pk : 1) * c->header);
   double hq = cs_transport_host_queue_bytes(&c->tr, bps);
   return (double)(pk ? pk : 1) <= c->burst_pkts && (hq <= 0 || wire <= hq) ? 8.0 * wire / bps : 0;
+}
+
+/* A packet's round trip from src to dst and its ACK's back (on the
+ * forward path's links both ways), as the flow fidelity's routes have it. */
+static double round_trip_s(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+  const CsTopology *t = c->t;
+  int h = cs_routes_path(c->r, src, (uint32_t)t->nodes[dst].host, 0, c->ports, (int)t->n_nodes);
+  double *bps = g_newa(double, h > 0 ? h : 1), *cut = g_newa(double, h > 0 ? h : 1), rtt = 0;
+  for (int i = 0; i < h; i++) {
+    const CsPort *pt = &t->ports[c->ports[i]];
+    bps[i] = (double)t->links[pt->link].spec.bandwidth;
+    cut[i] = (double)cs_dir_cut_bytes(t, 2 * pt->link + pt->dir);
+    rtt += 2 * (double)t->links[pt->link].spec.latency * 1e-12;
+  }
+  for (int i = 0; i < h; i++)
+    rtt += cs_path_hop_adds((double)(c->mss + c->header), bps, cut, i) + cs_path_hop_adds((double)c->ack, bps, cut, i);
+  return rtt;
+}
+
+/* A window in a host's queue (cs_model_queue_turns): when it goes in, and whose. */
+typedef struct {
+  double at;
+  uint32_t seq, msg, k;
+} QWin;
+
+static bool qwin_before(const QWin *a, const QWin *b) { return a->at < b->at || (a->at == b->at && a->seq < b->seq); }
+
+bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst, uint32_t n, uint64_t payload,
+                          double *out) {
+  const CsModelCtx *c = op->ctx;
+  const CsTopology *t = c->t;
+  if (n == 0) return true;
+  uint64_t pk = (payload + c->mss - 1) / c->mss;
+  pk = pk ? pk : 1;
+  uint32_t port = cs_routes_next_port(c->r, src, (uint32_t)t->nodes[dst[0]].host, 0);
+  double bps = (double)t->links[t->ports[port].link].spec.bandwidth, wire = (double)(payload + pk * c->header);
+  double hq = cs_transport_host_queue_bytes(&c->tr, bps), full = (double)(c->mss + c->header);
+  if (hq > 0 && wire > hq) return false;
+  if ((double)pk <= c->burst_pkts) { /* bursts: one after another */
+    for (uint32_t i = 0; i < n; i++) out[i] = (i + 1) * 8.0 * wire / bps;
+    return true;
+  }
+  /* window by window: the first ones at once, in order; each next one,
+   * twice as large, a round trip after the one before began to leave;
+   * the queue takes them in the order they go in, at its line rate */
+  double window = c->tr.window_bytes ? (double)c->tr.window / (double)c->tr.mtu : (double)c->tr.window;
+  double *rtt = g_new(double, n), *left = g_new(double, n), *w = g_new(double, n);
+  uint32_t len = 0, seq = 0, cap = n + 1;
+  QWin *heap = g_new(QWin, cap);
+  for (uint32_t i = 0; i < n; i++) {
+    rtt[i] = round_trip_s(c, src, dst[i]);
+    left[i] = wire, w[i] = floor(c->burst_pkts);
+    QWin x = {0, seq++, i, 0};
+    CS_HEAP_PUSH(heap, len, cap, 8, x, qwin_before);
+  }
+  double q = 0;
+  while (len > 0) {
+    QWin x;
+    CS_HEAP_POP(heap, len, x, qwin_before);
+    uint32_t i = x.msg;
+    double bytes = fmin(left[i], w[i] * full), turn = fmax(x.at, q);
+    left[i] -= bytes;
+    q = turn + 8.0 * bytes / bps;
+    out[i] = q;
+    w[i] = fmin(2 * w[i], window);
+    if (left[i] > 0.5) {
+      QWin y = {turn + rtt[i], seq++, i, x.k + 1};
+      CS_HEAP_PUSH(heap, len, cap, 8, y, qwin_before);
+    }
+  }
+  g_free(rtt), g_free(left), g_free(w), g_free(heap);
+  return true;
 }
 
 /* ---- the replay ----

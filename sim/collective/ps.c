@@ -37,16 +37,18 @@ static void build(CsCollPlan *plan, const CsCollSpec *s) {
 typedef struct {
   CsModelStep push, pull;        /* the P pushes to the server, its P pulls */
   double up_s;                   /* one shard on a worker's first link */
-  bool up_turn;                  /* a worker's shards leave its queue one after another (bursts) */
-  double turn_s;                 /* a pull on the server's first link, when its pulls go there in turn (bursts); else 0 */
+  double *out;                   /* its pulls taking turns in its queue (cs_model_queue_turns): when each leaves it; else NULL */
   double push_all_s, pull_all_s; /* every server's pushes (pulls) at once: the busiest link's time */
 } Server;
 
 static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
-  Server *sv = g_new0(Server, S + 1);
+  /* (the pulls' turns in the same block: o->state is freed as one) */
+  Server *sv = g_malloc0(sizeof(Server) * (S + 1) + sizeof(double) * (size_t)P * S);
   o->state = sv;
+  uint32_t *workers = g_new(uint32_t, P + 1);
+  for (uint32_t r = 0; r < P; r++) workers[r] = cs_model_node(o, r);
   o->codec_s = o->spec.pull ? cs_model_cost(o->spec.cost.decode_ps, n) : 0;
   for (uint32_t j = 0; j < S; j++) {
     uint64_t bytes = cs_model_payload(o, cs_coll_piece(n, S, j));
@@ -57,8 +59,10 @@ static void model(CsModelOp *o) {
     sv[j].pull = cs_model_round(o, o->msgs, P);
     /* the stagger: one shard's serialization at the worker's first hop */
     sv[j].up_s = cs_model_first_hop_s(o, cs_model_node(o, 0), server, bytes);
-    sv[j].up_turn = cs_model_burst_s(o, cs_model_node(o, 0), server, bytes) > 0;
-    sv[j].turn_s = cs_model_burst_s(o, server, cs_model_node(o, 0), bytes);
+    double *out = (double *)(sv + S + 1) + (size_t)j * P;
+    /* (one server: with several, the workers' shards and the servers'
+     * pulls meet at the workers' links, which the turns leave out) */
+    sv[j].out = S == 1 && cs_model_queue_turns(o, server, workers, P, bytes, out) ? out : NULL;
     if (o->steps) {
       g_autofree char *a = g_strdup_printf("push to %s (every worker)", cs_model_node_name(o, P + j));
       g_autofree char *b = g_strdup_printf("pull from %s (to every worker)", cs_model_node_name(o, P + j));
@@ -66,6 +70,7 @@ static void model(CsModelOp *o) {
       cs_model_record(o, sv[j].pull, b, 1);
     }
   }
+  g_free(workers);
   /* a worker's pushes to the servers overlap (and the servers' pulls):
    * what they share, all at once */
   CsModelStep all[2];
@@ -94,10 +99,10 @@ static void model(CsModelOp *o) {
  * the last arrives and its busiest link has carried them all, it sums
  * each as it comes, encodes the sum and sends it to the workers, its P
  * connections sharing its link in turn: every pull ends when the link has
- * carried them all.  Messages the transport puts whole into the host's
- * queue (bursts: within the window a connection starts with) leave it one
- * after another instead, in the order sent: a worker's shards, server
- * 0's first, and a server's pulls, worker 0's first. */
+ * carried them all.  With one server, pulls the transport puts whole into
+ * its queue (bursts: within the window a connection starts with), or
+ * window by window, take turns there instead, in the workers' order
+ * (cs_model_queue_turns). */
 static void schedule(CsModelOp *o, const double *start, double *end, double *pull_free, bool codec, double *server_add) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
@@ -111,38 +116,36 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
   for (uint32_t r = 0; r < P; r++) end[r] = 0;
   double up = 0; /* a worker's S shards through its first hop */
   for (uint32_t i = 0; i < S; i++) up += sv[i].up_s;
-  double ahead = 0; /* a worker's shards before shard j, when they leave its queue one after another */
   for (uint32_t j = 0; j < S; j++) {
     uint64_t shard = cs_coll_piece(n, S, j);
     /* the last worker's pushes end with its last shard; the busiest link
-     * carries all of them from the first.  Shards that leave a worker's
-     * queue in turn: shard j once those before it have left, and server
-     * j's busiest link carries the P from then on (the other servers'
-     * shards, gone before or after, do not share it) */
-    double own_up = sv[j].up_turn ? ahead + sv[j].up_s : up;
-    double arrived = sv[j].up_turn ? fmax(last + own_up, first + ahead + sv[j].push.bound_s)
-                                   : fmax(fmax(last + up, first + sv[j].push.bound_s), first + sv[j].push_all_s);
-    arrived += sv[j].push.latency_s;
-    if (sv[j].up_turn) ahead += sv[j].up_s;
+     * carries all of them from the first */
+    double arrived = fmax(fmax(last + up, first + sv[j].push.bound_s), first + sv[j].push_all_s) + sv[j].push.latency_s;
     /* summed as they come: pushes that start together share the link and
      * end together, so all P sums follow the last; pushes spread out (the
      * workers' starts apart) are summed one by one as they land */
     double proc = cs_model_cost(cost.decode_ps + cost.reduce_ps, shard);
-    double first_done = fmax(first + own_up + sv[j].push.latency_s, arrived - (last - first));
+    double first_done = fmax(first + up + sv[j].push.latency_s, arrived - (last - first));
     double summed = fmax(arrived + proc, first_done + P * proc);
     if (summed > push_all) *server_add = summed - arrived;
     push_all = fmax(push_all, summed);
     if (!pull) continue;
     double from = fmax(summed + cs_model_cost(cost.encode_ps, shard), pull_free[j]);
-    double turn = sv[j].turn_s, busy = turn > 0 ? sv[j].pull.bound_s : fmax(sv[j].pull.bound_s, sv[j].pull_all_s);
-    /* the pulls share the server's busiest link and end together; pulls
-     * its transport puts whole into its queue leave it one after another,
-     * in the workers' order, the last when the busiest link has carried
-     * them all (the servers' pulls, which start as their pushes end, one
-     * shard apart, do not meet at a worker's link) */
+    const double *out = sv[j].out;
+    double busy = out ? sv[j].pull.bound_s : fmax(sv[j].pull.bound_s, sv[j].pull_all_s);
+    if (!out) { /* the pulls share the server's busiest link and end together */
+      for (uint32_t r = 0; r < P; r++) end[r] = fmax(end[r], from + busy + sv[j].pull.latency_s);
+      pull_free[j] = from + busy;
+      continue;
+    }
+    /* pulls the transport puts into the server's queue whole, or window
+     * by window, take turns there (cs_model_queue_turns); the last ends
+     * when the busiest link has carried them all */
+    double out_last = 0;
+    for (uint32_t r = 0; r < P; r++) out_last = fmax(out_last, out[r]);
     for (uint32_t r = 0; r < P; r++)
-      end[r] = fmax(end[r], from + fmax((r + 1) * turn, busy - (P - 1 - r) * turn) + sv[j].pull.latency_s);
-    pull_free[j] = from + busy;
+      end[r] = fmax(end[r], from + fmax(out[r], busy - (out_last - out[r])) + sv[j].pull.latency_s);
+    pull_free[j] = from + fmax(busy, out_last);
   }
   for (uint32_t r = 0; r < P; r++)
     end[r] = pull ? end[r] + cs_model_cost(cost.decode_ps, n) : push_all; /* push only: the round ends when summed */
@@ -151,8 +154,8 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
 static const char *formula(const CsCollSpec *s) {
   return s->pull ? "ps: each worker pushes shard j to server j (its shards sharing its link); a server's pushes end "
                    "when its busiest link has carried all P, it sums each as it comes, then pulls to the workers, "
-                   "which share its link and end together (small pulls, within the window a connection starts "
-                   "with, one after another); the next bucket's pushes overlap the last pulls"
+                   "which share its link and end together (with one server, pulls within host_queue take turns in "
+                   "its queue, window by window); the next bucket's pushes overlap the last pulls"
                  : "ps (push only): each worker pushes shard j to server j; the round ends when every server has "
                    "summed its P pushes";
 }

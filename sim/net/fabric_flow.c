@@ -1653,7 +1653,24 @@ static void on_rest(CsEngine *e, void *ctx, uint64_t arg) {
   ch->rest -= bits;
   ch->next = fmin(2 * ch->next, n->ss_window);
   CsTime at = fifo_turn_wire(n, f->route, *n->clock, bits / 8);
-  if (ch->rest > 0) cs_engine_schedule_at(n->engine, at + (CsTime)llround(f->route->rtt * 1e12), on_rest, n, fi);
+  if (ch->rest > 0) cs_engine_schedule_at(n->engine, at + (CsTime)(f->route->rtt * 1e12 + 0.5), on_rest, n, fi);
+  CsTime now = *n->clock;
+  if (!ch->paused && ch->n == 0 && f->live && at <= f->end_at) {
+    /* its turn comes before its flow has sent what it has: the window
+     * joins it (leaving its links and coming back would refill them) */
+    settle_flow(n, f);
+    f->remaining += bits;
+    f->chunked = ch->rest > 0;
+    if (f->rate > 0) { /* (else a refill of this instant gives it its rate, and its end) */
+      double ps = ceil_pos(f->remaining / f->rate * 1e12);
+      f->end_at = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
+      ends_set(n, f, fi);
+      n->in_handler++;
+      refill_after(n);
+      flush_plans(n);
+    }
+    return;
+  }
   if (!ch->paused) { /* its flow still sends (or waits for) an earlier window */
     ch->at[ch->n] = at;
     ch->bits[ch->n++] = bits;
@@ -1949,20 +1966,24 @@ static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const 
   return at;
 }
 
+/* `wire` bytes' time at `bps`, in picoseconds, at least 1 (rounded without
+ * libm's llround: a call, once per window) */
+static inline CsTime line_ps(double wire, int64_t bps) { return MAX((CsTime)(8e12 * wire / (double)bps + 0.5), 1); }
+
 /* fifo_turn for `wire` bytes on route r, a part of a message (chunk_send) */
 static CsTime fifo_turn_wire(FlowNet *n, const Route *r, CsTime now, double wire) {
   const CsTopology *t = n->t;
   CsTime *q = &n->fifo_at[r->dirs[0]];
   CsTime at = MAX(now, *q);
-  *q = at + MAX((CsTime)llround(8e12 * wire / (double)t->links[r->dirs[0] / 2].spec.bandwidth), 1);
+  *q = at + line_ps(wire, t->links[r->dirs[0] / 2].spec.bandwidth);
   if (n->gpus && r->n_fwd > 2 && gpu_route(n, r)) {
     q = &n->fifo_at[r->dirs[1]];
     at = MAX(at, *q);
-    *q = at + MAX((CsTime)llround(8e12 * wire / (double)t->links[r->dirs[1] / 2].spec.bandwidth), 1);
+    *q = at + line_ps(wire, t->links[r->dirs[1] / 2].spec.bandwidth);
   }
   if (r->n_fwd > 1) {
     uint32_t d = r->dirs[r->n_fwd - 1];
-    at = rx_turn(n, d, now, at, MAX((CsTime)llround(8e12 * wire / (double)t->links[d / 2].spec.bandwidth), 1));
+    at = rx_turn(n, d, now, at, line_ps(wire, t->links[d / 2].spec.bandwidth));
   }
   return at;
 }
@@ -2063,7 +2084,7 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
     n->chunks[fi] = (Chunk){.rest = f->remaining - 8 * first, .next = fmin(2 * w, n->ss_window)};
     f->remaining = 8 * first;
     f->chunked = true;
-    cs_engine_schedule_at(n->engine, at + (CsTime)llround(r->rtt * 1e12), on_rest, n, fi);
+    cs_engine_schedule_at(n->engine, at + (CsTime)(r->rtt * 1e12 + 0.5), on_rest, n, fi);
   }
   return fi;
 }

@@ -7,7 +7,9 @@
 #   flow:   a ring limited by its window on the fat-tree (the packet run's
 #           ACKs wait behind data in the hosts' queues; the fluid's window
 #           per round trip counts the empty path), and hierarchical on
-#           2-GPU machines (the fluid keeps the rails in step).
+#           2-GPU machines (the fluid kept the rails in step until their
+#           messages took turns at the NICs, window by window: 1.03 and
+#           1.15 then, 1.00 since 2026-12-06).
 #   hybrid: an asynchronous ps of 4 workers with fixed, cubic and reno
 #           (reno over four seeds: its drops make the packet run itself
 #           spread), and hierarchical on 2-GPU machines.

@@ -389,6 +389,14 @@ START_TEST(test_model_turns) {
     done(&p);
     done(&f);
   }
+  /* bbr paces (no bursts), and a window under an mtu has none either: the
+   * pulls share the link (the turns looped on windows of 0 packets) */
+  const char *no_bursts[][2] = {{"transport.protocol=bbr", NULL}, {"transport.window=1000B", NULL}};
+  for (int k = 0; k < 2; k++) {
+    CsModel m = model_of(ps, no_bursts[k]);
+    ck_assert(m.iter_overlap_s > 0 && m.iter_overlap_s < 1e-3);
+    cs_model_clear(&m);
+  }
 }
 END_TEST
 

@@ -269,6 +269,7 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
   double bps = (double)t->links[t->ports[port].link].spec.bandwidth, wire = (double)(payload + pk * c->header);
   double hq = cs_transport_host_queue_bytes(&c->tr, bps), full = (double)(c->mss + c->header);
   if (hq > 0 && wire > hq) return false;
+  if (c->burst_pkts < 1) return false; /* (paced, or a window under an mtu: no bursts) */
   if ((double)pk <= c->burst_pkts) { /* bursts: one after another */
     for (uint32_t i = 0; i < n; i++) out[i] = (i + 1) * 8.0 * wire / bps;
     return true;

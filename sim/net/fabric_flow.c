@@ -101,7 +101,7 @@ typedef struct {
   /* a burst, which goes into its host's queue whole, behind the bursts
    * before it (fifo_turn): its wire bytes' time at its queues' line
    * rates, its host's and a GPU's machine's NIC; 0: none (q_time[0]: not a burst) */
-  CsTime q_time[3];
+  CsTime q_time[2];
   bool chunky;        /* past the window its connection starts with, within the host queue's limit: chunk_send */
 } Shape;
 
@@ -177,13 +177,6 @@ typedef struct {
   uint64_t seq;
   uint32_t flow;
 } Delivery;
-
-/* A link direction as a receiver's link (rx_turn): when the bursts sent
- * there so far have come in at its line rate, the instant of its latest
- * bursts, and when those of the instants before had come in. */
-typedef struct {
-  CsTime at, now, base;
-} RxQueue;
 
 /* A persistent TCP connection's window, as far as slow start needs it
  * (slow_start). */
@@ -312,7 +305,6 @@ typedef struct {
   bool gpus;                  /* topology.gpus_per_host > 1: a route that leaves its machine queues at its NIC too */
   double burst_pkts;          /* the most packets a message may have to go in whole: the window it starts with */
   CsTime *fifo_at;            /* per link direction: when the bursts put into it so far have left at its line rate */
-  RxQueue *rx;                /* per link direction, as a receiver's link (rx_turn) */
 } FlowNet;
 
 /* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a.
@@ -1651,7 +1643,7 @@ static void on_rest(CsEngine *e, void *ctx, uint64_t arg) {
    * leaves less than a bit: a rounding) */
   if (ch->n == CHUNK_MAX - 1 || ch->rest - bits <= 1) bits = ch->rest;
   ch->rest -= bits;
-  ch->next = fmin(2 * ch->next, n->ss_window);
+  ch->next = fmax(1, fmin(2 * ch->next, n->ss_window));
   CsTime at = fifo_turn_wire(n, f->route, *n->clock, bits / 8);
   if (ch->rest > 0) cs_engine_schedule_at(n->engine, at + (CsTime)(f->route->rtt * 1e12 + 0.5), on_rest, n, fi);
   CsTime now = *n->clock;
@@ -1922,7 +1914,7 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
    * rate is) */
   double hq = cs_transport_host_queue_bytes(tr, bps[0]);
   bool burst = n->fifo && r->n_fwd > 0 && r->keep > 0 && (double)packets <= n->burst_pkts && (hq <= 0 || (double)wire <= hq);
-  sh->q_time[0] = sh->q_time[1] = sh->q_time[2] = 0;
+  sh->q_time[0] = sh->q_time[1] = 0;
   /* past the window a connection starts with, and within the host
    * queue's limit: in the queue window by window (chunk_send), its
    * rounds of slow start timed by the windows' turns */
@@ -1930,28 +1922,14 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   if (burst) {
     sh->q_time[0] = MAX((CsTime)llround(8e12 * (double)wire / bps[0]), 1);
     if (n->gpus && r->n_fwd > 2 && gpu_route(n, r)) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
-    if (r->n_fwd > 1) sh->q_time[2] = (CsTime)llround(8e12 * (double)wire / bps[r->n_fwd - 1]);
   }
-}
-
-/* A burst that could start at `at`, sent now, at its receiver's link d,
- * which it crosses in `q_time`: behind the bursts sent there at earlier
- * instants, which came in one after another, but beside those sent at
- * this one (they come in side by side, their packets in turn) */
-static inline __attribute__((always_inline)) CsTime rx_turn(FlowNet *n, uint32_t d, CsTime now, CsTime at, CsTime q_time) {
-  RxQueue *x = &n->rx[d];
-  if (x->now != now) x->now = now, x->base = x->at;
-  at = MAX(at, x->base);
-  x->at = MAX(x->at, at) + q_time;
-  return at;
 }
 
 /* A burst on route r, sent now: when it starts to leave, its turn in its
  * host's queue (and, from a GPU, its machine's NIC's), whose line is then
- * busy with it for its wire bytes' time, and at its receiver's link
- * (rx_turn).  The queues are taken at their line rates: what other
- * messages' flows (not bursts) send through them meanwhile shares them
- * with the burst as a fluid does. */
+ * busy with it for its wire bytes' time.  The queues are taken at their
+ * line rates: what other messages' flows (not bursts) send through them
+ * meanwhile shares them with the burst as a fluid does. */
 static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const Route *r, CsTime now) {
   const Shape *sh = &r->shape;
   CsTime *q = &n->fifo_at[r->dirs[0]];
@@ -1962,7 +1940,6 @@ static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const 
     at = MAX(at, *q);
     *q = at + sh->q_time[1];
   }
-  if (sh->q_time[2] > 0) at = rx_turn(n, r->dirs[r->n_fwd - 1], now, at, sh->q_time[2]);
   return at;
 }
 
@@ -1980,10 +1957,6 @@ static CsTime fifo_turn_wire(FlowNet *n, const Route *r, CsTime now, double wire
     q = &n->fifo_at[r->dirs[1]];
     at = MAX(at, *q);
     *q = at + line_ps(wire, t->links[r->dirs[1] / 2].spec.bandwidth);
-  }
-  if (r->n_fwd > 1) {
-    uint32_t d = r->dirs[r->n_fwd - 1];
-    at = rx_turn(n, d, now, at, line_ps(wire, t->links[d / 2].spec.bandwidth));
   }
   return at;
 }
@@ -2070,7 +2043,7 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
                                             void *ctx) {
   const Shape *sh = &r->shape;
   CsTime now = *n->clock;
-  double w = floor(conn_begins(n, a, b, r, sh->packets));
+  double w = fmax(1, floor(conn_begins(n, a, b, r, sh->packets))); /* (a window under an mtu sends a packet at a time) */
   double first = w < (double)sh->packets ? w * (double)(n->mss + n->header) : (double)sh->wire_bytes;
   CsTime at = fifo_turn_wire(n, r, now, first);
   uint32_t fi = flow_start(n, m, r, n->ecmp, 1, fn, ctx, at > now ? at : 0);
@@ -2081,7 +2054,7 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
       n->cap_chunks = MAX(n->cap_flows, 64);
       n->chunks = g_renew(Chunk, n->chunks, n->cap_chunks);
     }
-    n->chunks[fi] = (Chunk){.rest = f->remaining - 8 * first, .next = fmin(2 * w, n->ss_window)};
+    n->chunks[fi] = (Chunk){.rest = f->remaining - 8 * first, .next = fmax(1, fmin(2 * w, n->ss_window))};
     f->remaining = 8 * first;
     f->chunked = true;
     cs_engine_schedule_at(n->engine, at + (CsTime)(r->rtt * 1e12 + 0.5), on_rest, n, fi);
@@ -2439,7 +2412,6 @@ static void flow_free(void *impl) {
   g_free(n->conn_dst);
   g_free(n->conn_at);
   g_free(n->fifo_at);
-  g_free(n->rx);
   g_free(n->chunks);
   g_free(n);
 }
@@ -2498,8 +2470,6 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->gpus = t->gpus_per_host > 1;
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->fifo_at = g_new0(CsTime, 2 * (size_t)t->n_links + 1);
-  n->rx = g_new0(RxQueue, 2 * (size_t)t->n_links + 1);
-  for (size_t d = 0; d < 2 * (size_t)t->n_links + 1; d++) n->rx[d].now = -1;
   n->chunking = n->fifo && window_cc && !rate_cc && isfinite(n->burst_pkts);
   return n;
 }

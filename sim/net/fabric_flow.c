@@ -34,6 +34,15 @@
  * than the others waits behind them where no hop before was slower), the
  * closed form's message time too.
  *
+ * A host's queue in turn.  A message its transport puts into its host's
+ * queue whole (a burst: within the window its connection starts with and
+ * the host queue's limit) leaves after the bursts put in before it: its
+ * flow starts at its turn on a line-rate clock of the host's link
+ * direction (fifo_turn), and of its machine's NIC for a GPU.  A message
+ * past the window (within that limit) goes in window by window, as slow
+ * start lets it (chunk_send, on_rest, chunk_next).  Bursts from several
+ * hosts that meet at a receiver's link share it, as their packets do.
+ *
  * Rates change only where a flow starts or ends: the flows that share a
  * link direction with one that changed, and so on (a connected component),
  * are refilled together, once per instant however many flows start or end
@@ -299,7 +308,7 @@ typedef struct {
   /* a host's queue in turn (fifo_turn): a message that its transport puts
    * whole into its host's queue waits there for those put in before it */
   bool fifo;                  /* modelled (not with ecmp-packet's sprays) */
-  bool chunking;              /* a message past the window goes in window by window (chunk_send): reno, cubic, dctcp, bbr */
+  bool chunking;              /* a message past the window goes in window by window (chunk_send): reno, cubic, dctcp */
   Chunk *chunks;              /* per flow slot, for the flows chunked */
   uint32_t cap_chunks;
   bool gpus;                  /* topology.gpus_per_host > 1: a route that leaves its machine queues at its NIC too */
@@ -2465,7 +2474,9 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   for (uint32_t h = 0; h <= t->n_hosts; h++) n->conn_dst[h] = NONE;
   n->conn_at = g_new0(uint32_t, t->n_hosts + 1);
   /* a host's queue in turn: a message within the window its connection
-   * starts with (init_cwnd; a fixed window; roce's queue pairs have none) */
+   * starts with (init_cwnd; a fixed window; roce's queue pairs have none;
+   * bbr paces, no message), or window by window past it where the window
+   * grows by the ACKs (reno, cubic, dctcp) */
   n->fifo = n->spray == 1;
   n->gpus = t->gpus_per_host > 1;
   n->burst_pkts = cs_transport_burst_packets(tr);

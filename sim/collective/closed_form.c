@@ -253,7 +253,7 @@ static double round_trip_s(const CsModelCtx *c, uint32_t src, uint32_t dst) {
 /* A window in a host's queue (cs_model_queue_turns): when it goes in, and whose. */
 typedef struct {
   double at;
-  uint32_t seq, msg, k;
+  uint32_t seq, msg;
 } QWin;
 
 static bool qwin_before(const QWin *a, const QWin *b) { return a->at < b->at || (a->at == b->at && a->seq < b->seq); }
@@ -270,8 +270,9 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
   double hq = cs_transport_host_queue_bytes(&c->tr, bps), full = (double)(c->mss + c->header);
   if (hq > 0 && wire > hq) return false;
   if (c->burst_pkts < 1) return false; /* (paced, or a window under an mtu: no bursts) */
-  if ((double)pk <= c->burst_pkts) { /* bursts: one after another */
-    for (uint32_t i = 0; i < n; i++) out[i] = (i + 1) * 8.0 * wire / bps;
+  double burst = cs_model_burst_s(op, src, dst[0], payload);
+  if (burst > 0) { /* bursts: one after another */
+    for (uint32_t i = 0; i < n; i++) out[i] = (i + 1) * burst;
     return true;
   }
   /* window by window: the first ones at once, in order; each next one,
@@ -284,7 +285,7 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
   for (uint32_t i = 0; i < n; i++) {
     rtt[i] = round_trip_s(c, src, dst[i]);
     left[i] = wire, w[i] = floor(c->burst_pkts);
-    QWin x = {0, seq++, i, 0};
+    QWin x = {0, seq++, i};
     CS_HEAP_PUSH(heap, len, cap, 8, x, qwin_before);
   }
   double q = 0;
@@ -298,7 +299,7 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
     out[i] = q;
     w[i] = fmin(2 * w[i], window);
     if (left[i] > 0.5) {
-      QWin y = {turn + rtt[i], seq++, i, x.k + 1};
+      QWin y = {turn + rtt[i], seq++, i};
       CS_HEAP_PUSH(heap, len, cap, 8, y, qwin_before);
     }
   }

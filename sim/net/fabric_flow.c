@@ -127,6 +127,7 @@ typedef struct {
   uint32_t refs;    /* kept routes: the flows on it, and a host whose last_route it is */
   uint32_t key;     /* kept routes: a hash of its directions */
   bool ss;          /* slow start can cost its messages a round trip (slow_start; set by shape_of) */
+  bool nic;         /* from a GPU: its machine's NIC (dirs[1]) is a queue of its own (fifo_turn; set by route_measure) */
   uint32_t dirs[];  /* forward, then reverse (ACKs): in the same block */
 } Route;
 
@@ -384,6 +385,14 @@ static uint32_t path_dirs(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, boo
 }
 
 /* A route's loss and empty round trip, from its directions. */
+/* Route r leaves from a GPU (a worker of a machine of several), whose
+ * machine's NIC is the next link. */
+static bool gpu_route(const FlowNet *n, const Route *r) {
+  const CsLink *l = &n->t->links[r->dirs[0] / 2];
+  int32_t host = n->t->nodes[r->dirs[0] % 2 ? l->b : l->a].host;
+  return host >= 0 && (uint32_t)host < n->t->n_workers;
+}
+
 static void route_measure(FlowNet *n, Route *r) {
   double keep = 1, rtt0 = 0;
   for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++) {
@@ -394,6 +403,7 @@ static void route_measure(FlowNet *n, Route *r) {
   }
   r->rtt0 = rtt0;
   r->keep = keep;
+  r->nic = n->gpus && r->n_fwd > 2 && gpu_route(n, r);
 }
 
 /* n->probe: the directions from host a to host b that `hash` draws, then
@@ -1209,6 +1219,12 @@ static bool fill(FlowNet *n) {
 }
 
 /* Flow f runs at `rate` from now: its directions follow, and its end. */
+/* When flow f's last bit leaves at its rate, from now. */
+static inline __attribute__((always_inline)) CsTime end_of(const Flow *f, CsTime now) {
+  double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil_pos(f->remaining / f->rate * 1e12);
+  return ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
+}
+
 static inline __attribute__((always_inline)) void new_rate_as(FlowNet *n, Flow *f, double rate) {
   /* half of the refills at scale leave the rate as it was: then its end
    * holds (set when the rate was, and `remaining` drains at that rate) */
@@ -1216,6 +1232,8 @@ static inline __attribute__((always_inline)) void new_rate_as(FlowNet *n, Flow *
   CsTime now = *n->clock;
   settle_flow(n, f);
   set_rate(n, f, rate);
+  /* (end_of's sum, written out: through it GCC placed refill_round's loop
+   * so that it took 2 more instructions a message) */
   double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil_pos(f->remaining / f->rate * 1e12);
   CsTime end = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
   if (end == f->end_at) return; /* its entry holds */
@@ -1589,16 +1607,21 @@ static void on_fail(CsEngine *e, void *ctx, uint64_t arg) {
   flush_plans(n);
 }
 
+/* Waiting flow fi's turn has come: it goes live. */
+static void go_on(FlowNet *n, uint32_t fi) {
+  n->flows[fi].waiting = false;
+  go_live(n, fi);
+  mark_dirty(n, fi);
+}
+
 /* A burst's turn in its host's queue has come (fifo_turn): its flow goes live. */
 static void on_turn(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e;
   FlowNet *n = ctx;
-  Flow *f = &n->flows[(uint32_t)arg];
+  const Flow *f = &n->flows[(uint32_t)arg];
   g_assert(f->waiting && f->updated == *n->clock);
   n->in_handler++;
-  f->waiting = false;
-  go_live(n, (uint32_t)arg);
-  mark_dirty(n, (uint32_t)arg);
+  go_on(n, (uint32_t)arg);
   refill_after(n);
   flush_plans(n);
 }
@@ -1613,9 +1636,7 @@ static void chunk_go(FlowNet *n, uint32_t fi, CsTime at) {
     cs_engine_schedule_at(n->engine, at, on_turn, n, fi);
     return;
   }
-  f->waiting = false;
-  go_live(n, fi);
-  mark_dirty(n, fi);
+  go_on(n, fi);
 }
 
 /* Chunked flow fi has sent the windows it had begun (it has left its
@@ -1663,8 +1684,7 @@ static void on_rest(CsEngine *e, void *ctx, uint64_t arg) {
     f->remaining += bits;
     f->chunked = ch->rest > 0;
     if (f->rate > 0) { /* (else a refill of this instant gives it its rate, and its end) */
-      double ps = ceil_pos(f->remaining / f->rate * 1e12);
-      f->end_at = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
+      f->end_at = end_of(f, now);
       ends_set(n, f, fi);
       n->in_handler++;
       refill_after(n);
@@ -1852,14 +1872,6 @@ static inline __attribute__((always_inline)) uint32_t new_flow(FlowNet *n) {
   return fi;
 }
 
-/* Route r leaves from a GPU (a worker of a machine of several), whose
- * machine's NIC is the next link. */
-static bool gpu_route(const FlowNet *n, const Route *r) {
-  const CsLink *l = &n->t->links[r->dirs[0] / 2];
-  int32_t host = n->t->nodes[r->dirs[0] % 2 ? l->b : l->a].host;
-  return host >= 0 && (uint32_t)host < n->t->n_workers;
-}
-
 /* What a message of `payload` bytes on route r needs (Route.shape): its
  * bits to send, tail, ACK weight and caps. */
 static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
@@ -1930,26 +1942,32 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   sh->chunky = n->chunking && !burst && r->n_fwd > 0 && r->keep >= 1 && (hq <= 0 || (double)wire <= hq);
   if (burst) {
     sh->q_time[0] = MAX((CsTime)llround(8e12 * (double)wire / bps[0]), 1);
-    if (n->gpus && r->n_fwd > 2 && gpu_route(n, r)) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
+    if (r->nic) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
   }
 }
 
-/* A burst on route r, sent now: when it starts to leave, its turn in its
+/* A burst on route r, sent now, which crosses its host's link in q0 and
+ * (from a GPU, else 0) its machine's NIC in q1: when it starts to leave, its turn in its
  * host's queue (and, from a GPU, its machine's NIC's), whose line is then
  * busy with it for its wire bytes' time.  The queues are taken at their
  * line rates: what other messages' flows (not bursts) send through them
  * meanwhile shares them with the burst as a fluid does. */
-static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const Route *r, CsTime now) {
-  const Shape *sh = &r->shape;
+static inline __attribute__((always_inline)) CsTime take_turn(FlowNet *n, const Route *r, CsTime now, CsTime q0,
+                                                              CsTime q1) {
   CsTime *q = &n->fifo_at[r->dirs[0]];
   CsTime at = MAX(now, *q);
-  *q = at + sh->q_time[0];
-  if (G_UNLIKELY(sh->q_time[1] > 0)) {
+  *q = at + q0;
+  if (G_UNLIKELY(q1 > 0)) {
     q = &n->fifo_at[r->dirs[1]];
     at = MAX(at, *q);
-    *q = at + sh->q_time[1];
+    *q = at + q1;
   }
   return at;
+}
+
+/* (a whole message: its shape's times) */
+static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const Route *r, CsTime now) {
+  return take_turn(n, r, now, r->shape.q_time[0], r->shape.q_time[1]);
 }
 
 /* `wire` bytes' time at `bps`, in picoseconds, at least 1 (rounded without
@@ -1958,16 +1976,9 @@ static inline CsTime line_ps(double wire, int64_t bps) { return MAX((CsTime)(8e1
 
 /* fifo_turn for `wire` bytes on route r, a part of a message (chunk_send) */
 static CsTime fifo_turn_wire(FlowNet *n, const Route *r, CsTime now, double wire) {
-  const CsTopology *t = n->t;
-  CsTime *q = &n->fifo_at[r->dirs[0]];
-  CsTime at = MAX(now, *q);
-  *q = at + line_ps(wire, t->links[r->dirs[0] / 2].spec.bandwidth);
-  if (n->gpus && r->n_fwd > 2 && gpu_route(n, r)) {
-    q = &n->fifo_at[r->dirs[1]];
-    at = MAX(at, *q);
-    *q = at + line_ps(wire, t->links[r->dirs[1] / 2].spec.bandwidth);
-  }
-  return at;
+  const CsLink *l = n->t->links;
+  return take_turn(n, r, now, line_ps(wire, l[r->dirs[0] / 2].spec.bandwidth),
+                   r->nic ? line_ps(wire, l[r->dirs[1] / 2].spec.bandwidth) : 0);
 }
 
 /* Message m begins: its statistics, and one more active. */

@@ -1,7 +1,8 @@
 /* test_net.c - the packet network against formulas: store-and-forward
  * timing, M/D/1 queueing, drop-tail overflow, the Mathis throughput of
  * reno under loss, fairness, DCTCP's queue, Gilbert-Elliott loss, packet
- * accounting, determinism, and a dead link that must end the run. */
+ * accounting, determinism, a dead link that must end the run, and a
+ * machine's NIC as its GPUs' host queue. */
 #include "config.h"
 
 #include <check.h>
@@ -538,6 +539,71 @@ START_TEST(test_override_one_link) {
 }
 END_TEST
 
+/* Machines of two GPUs (topology.gpus_per_host): a GPU's connection to
+ * another machine keeps its host queue at its machine's NIC, as a host's
+ * TCP small queues do at its own link, and the NIC drops none of its
+ * GPUs' packets.  NIC 10 Gbps, intra links 100 Gbps, 1 us each. */
+#define TWO_MACHINES                                                                          \
+  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"                               \
+  "topology: {type: star, workers: 4, gpus_per_host: 2, intra: {bandwidth: 100Gbps, latency: 1us}}\n"
+
+START_TEST(test_machine_nic_host_queue) {
+  /* Both GPUs of host0 send 20 MB with reno.  Each connection may have
+   * host_queue (100 us of the NIC: 125,000 B) not yet started at the NIC,
+   * plus the packet that took it past, plus one whose turn there is less
+   * than its way from the GPU (lead) away: 2 x (125,000 + 2 x 1,500) B
+   * at most.  Before the NIC held them (2026-12-07), each connection
+   * could fill its 100 Gbps link's 1.25 MB, slow start piled megabytes up
+   * at the NIC, and the round trip outgrew the RTO: spurious timeouts
+   * resent thousands of packets that no link had dropped. */
+  Run r = run(TWO_MACHINES "flows: [{src: w0, dst: w2, size: 20MB}, {src: w1, dst: w3, size: 20MB}]\n");
+  ck_assert(msg(&r, 0)->delivered && msg(&r, 1)->delivered);
+  CsNetTotals t = cs_net_totals(cs_sim_net(r.sim));
+  ck_assert_uint_eq(t.data.dropped, 0);
+  ck_assert_uint_eq(t.retransmissions, 0);
+  ck_assert_uint_eq(t.timeouts, 0);
+  int dir;
+  uint32_t l = find_link(&r, "host0", "sw0", &dir);
+  CsLinkStats st = cs_net_link_stats(cs_sim_net(r.sim), l, dir);
+  ck_assert_uint_le(st.queue_max, 2 * (125000 + 2 * 1500));
+  ck_assert_uint_ge(st.queue_max, 125000); /* (both fill it) */
+  done(&r);
+  /* With a buffer of its own on the NIC's link, the NIC is bounded, as a
+   * host's link is: 64 packets, and slow start overflows it. */
+  r = run(TWO_MACHINES "links_override: [{match: host0-sw0, buffer: 64pkt}]\n"
+                       "transport: {host_queue: 0}\n"
+                       "flows: [{src: w0, dst: w2, size: 20MB}, {src: w1, dst: w3, size: 20MB}]\n");
+  ck_assert(msg(&r, 0)->delivered && msg(&r, 1)->delivered);
+  t = cs_net_totals(cs_sim_net(r.sim));
+  l = find_link(&r, "host0", "sw0", &dir);
+  st = cs_net_link_stats(cs_sim_net(r.sim), l, dir);
+  ck_assert_uint_gt(st.drops, 0);
+  ck_assert_uint_eq(st.drops, t.data.dropped);
+  ck_assert_uint_le(st.queue_max, 64 * 1500);
+  done(&r);
+}
+END_TEST
+
+/* A lone GPU's connection refills its host queue as its last packet there
+ * is a way from the GPU (its link's latency and a packet's time on it)
+ * from its turn at the NIC, so the NIC never idles: the flow ends as if
+ * its sender were always ready.  Path w0 -100G,2us- host0 -10G,1us- sw0
+ * -10G,1us- host1 -100G,2us- w2: the first packet takes 6 us + 2 x 0.12
+ * + 2 x 1.2 us = 8.64 us, each of the 999 others 1.2 us more at the NIC:
+ * 1207.44 us, to the picosecond.  (Refilled when its last packet started
+ * at the NIC, the NIC would idle 2.12 - 1.2 us in every refill of 84
+ * packets.) */
+START_TEST(test_machine_nic_no_gap) {
+  Run r = run("defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+              "topology: {type: star, workers: 4, gpus_per_host: 2, intra: {bandwidth: 100Gbps, latency: 2us}}\n"
+              "transport: {protocol: fixed, window: 100000pkt, mtu: 1500B, header: 58B}\n"
+              "flows: [{src: w0, dst: w2, size: 1442000B}]\n");
+  ck_assert(msg(&r, 0)->delivered);
+  ck_assert_int_eq(msg(&r, 0)->end, 1207440000LL);
+  done(&r);
+}
+END_TEST
+
 static Suite *net_suite(void) {
   Suite *s = suite_create("net");
   TCase *tc = tcase_create("core");
@@ -565,6 +631,8 @@ static Suite *net_suite(void) {
   tcase_add_test(tc, test_message_slots_reused);
   tcase_add_test(tc, test_calendar_same_run);
   tcase_add_test(tc, test_override_one_link);
+  tcase_add_test(tc, test_machine_nic_host_queue);
+  tcase_add_test(tc, test_machine_nic_no_gap);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -223,12 +223,23 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
   return 8.0 * (double)(payload + (pk ? pk : 1) * c->header) / (double)t->links[t->ports[port].link].spec.bandwidth;
 }
 
+/* The bandwidth of the link whose queue is src's host queue toward dst:
+ * its own link's, or from a GPU to another machine its machine's NIC's
+ * (the packet transport's small queues are there). */
+static double host_queue_bps(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+  const CsTopology *t = c->t;
+  uint32_t host = (uint32_t)t->nodes[dst].host;
+  if (t->gpus_per_host > 1 && t->nodes[src].role == CS_ROLE_WORKER) {
+    int h = cs_routes_path(c->r, src, host, 0, c->ports, (int)t->n_nodes);
+    if (h > 2) return (double)t->links[t->ports[c->ports[1]].link].spec.bandwidth;
+  }
+  return (double)t->links[t->ports[cs_routes_next_port(c->r, src, host, 0)].link].spec.bandwidth;
+}
+
 double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
   const CsModelCtx *c = op->ctx;
-  const CsTopology *t = c->t;
   uint64_t pk = (payload + c->mss - 1) / c->mss;
-  uint32_t port = cs_routes_next_port(c->r, src, (uint32_t)t->nodes[dst].host, 0);
-  double bps = (double)t->links[t->ports[port].link].spec.bandwidth, wire = (double)(payload + (pk ? pk : 1) * c->header);
+  double bps = host_queue_bps(c, src, dst), wire = (double)(payload + (pk ? pk : 1) * c->header);
   double hq = cs_transport_host_queue_bytes(&c->tr, bps);
   return (double)(pk ? pk : 1) <= c->burst_pkts && (hq <= 0 || wire <= hq) ? 8.0 * wire / bps : 0;
 }
@@ -261,12 +272,10 @@ static bool qwin_before(const QWin *a, const QWin *b) { return a->at < b->at || 
 bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst, uint32_t n, uint64_t payload,
                           double *out) {
   const CsModelCtx *c = op->ctx;
-  const CsTopology *t = c->t;
   if (n == 0) return true;
   uint64_t pk = (payload + c->mss - 1) / c->mss;
   pk = pk ? pk : 1;
-  uint32_t port = cs_routes_next_port(c->r, src, (uint32_t)t->nodes[dst[0]].host, 0);
-  double bps = (double)t->links[t->ports[port].link].spec.bandwidth, wire = (double)(payload + pk * c->header);
+  double bps = host_queue_bps(c, src, dst[0]), wire = (double)(payload + pk * c->header);
   double hq = cs_transport_host_queue_bytes(&c->tr, bps), full = (double)(c->mss + c->header);
   if (hq > 0 && wire > hq) return false;
   if (c->burst_pkts < 1) return false; /* (paced, or a window under an mtu: no bursts) */

@@ -1931,9 +1931,9 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
    * at once (within the window it starts with and the host queue's
    * limit, the packet transport's: 100 us of the host's link by default),
    * where it leaves after what went in before it, at the line rate; a
-   * GPU's machine's NIC is its machine's queue (as its queue pair's line
-   * rate is) */
-  double hq = cs_transport_host_queue_bytes(tr, bps[0]);
+   * GPU's host queue is its machine's NIC (as its queue pair's line rate
+   * is) */
+  double hq = cs_transport_host_queue_bytes(tr, r->nic ? bps[1] : bps[0]); /* (a GPU's: its NIC's) */
   bool burst = n->fifo && r->n_fwd > 0 && r->keep > 0 && (double)packets <= n->burst_pkts && (hq <= 0 || (double)wire <= hq);
   sh->q_time[0] = sh->q_time[1] = 0;
   /* past the window a connection starts with, and within the host

@@ -320,6 +320,7 @@ static void pause_dir(CsNet *net, uint32_t di, CsTime tp) {
   InPipe *pb = d->pipe.buf;
   const uint32_t qh = d->q.head, qm = d->q.cap - 1, ph = d->pipe.head + base, pm = d->pipe.cap - 1;
   const CsTime lat = d->latency;
+  const uint32_t own = d->own_hop ? d->own_hop : UINT32_MAX; /* a switch's port: none of its own */
   CsTime busy = 0;
   uint64_t bytes = 0;
   uint32_t last_msg = UINT32_MAX;
@@ -327,7 +328,7 @@ static void pause_dir(CsNet *net, uint32_t di, CsTime tp) {
     Waiting *w = &qb[(qh + i) & qm];
     InPipe *x = &pb[(ph + i) & pm];
     const Packet *pk = &x->pk;
-    if (pk->kind == PKT_DATA && pk->hop == 1 && pk->owner != last_msg) { /* sent from this host */
+    if (pk->kind == PKT_DATA && pk->hop == own && pk->owner != last_msg) { /* sent from this host (or machine) */
       cs_transport_tsq_paused(net, pk->owner, tp, di);
       last_msg = pk->owner;
     }
@@ -406,8 +407,8 @@ static void resume_dir(CsNet *net, uint32_t di, CsTime tr) {
   d->busy_until = t;
   d->held_n = 0;
   d->held_bytes = 0;
-  /* from a host: its own data packets' small-queue entries learn their starts */
-  if (k > 0 && net->t->nodes[d->from_node].role != CS_ROLE_SWITCH) cs_transport_tsq_resumed(net, di, k);
+  /* from a host (or a machine's NIC): its own data packets' small-queue entries learn their starts */
+  if (k > 0 && d->own_hop) cs_transport_tsq_resumed(net, di, k);
   if (k > 0 && base == 0)
     cs_engine_schedule_at(net->engine, CS_RING_FRONT(d->pipe).arrive, on_pipe_pfc, net, di | (uint64_t)d->gen << 32);
   cs_transport_wake(net);
@@ -463,13 +464,28 @@ static inline CsTime ser_ps(uint32_t bytes, int64_t bps) {
  * cut_through bytes had arrived, and not so early that it would end
  * before its last bit is in (an egress faster than the ingress waits),
  * and not before d is free.  Out of line: store-and-forward networks only
- * test d->cut. */
+ * test d->odd. */
 static G_GNUC_NO_INLINE CsTime cut_start(const CsNet *net, const LinkDir *d, uint32_t in, uint32_t bytes, CsTime now) {
   int64_t bw_in = net->dirs[in].bandwidth;
   uint32_t cut = MIN(net->t->cut_through, bytes);
   CsTime early = MIN(ser_ps(bytes, bw_in) - ser_ps(cut, bw_in), ser_ps(bytes, d->bandwidth));
   CsTime ready = early < now ? now - early : 0;
   return ready > d->busy_until ? ready : d->busy_until;
+}
+
+/* The start of packet *pk on d, forwarded (in by direction `in`), where
+ * d->odd: cut through, and at a machine's NIC the small-queue entry of a
+ * GPU's data packet learns it (CS_HELD while d is paused; a packet that
+ * d then drops leaves its entry that start: d's queue lasts that long).
+ * Out of line, as cut_start. */
+static G_GNUC_NO_INLINE CsTime odd_start(CsNet *net, const LinkDir *d, uint32_t in, Packet *pk, CsTime now,
+                                         CsTime start) {
+  if (d->odd & ODD_CUT) start = cut_start(net, d, in, pk->bytes, now);
+  if ((d->odd & ODD_NIC) && pk->kind == PKT_DATA) {
+    pk->flags |= F_NICQ;
+    cs_transport_nic_queued(net, pk, start);
+  }
+  return start;
 }
 
 /* Packet *pk is at a node, in by direction `in` (NO_DIR: from its host), and leaves by port `port`. */
@@ -483,7 +499,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packe
   /* a cut-through switch may have begun while the packet came in: a
    * start before now, where its egress was free (a host's own packets
    * never: in_dir is a constant NO_DIR where cs_net_inject inlines this) */
-  if (in_dir != NO_DIR && G_UNLIKELY(d->cut)) start = cut_start(net, d, in_dir, pk->bytes, now);
+  if (in_dir != NO_DIR && G_UNLIKELY(d->odd)) start = odd_start(net, d, in_dir, pk, now, start);
   if (start > now) { /* it would wait: does it fit, and what do RED and ECN say? */
     bool drop = false;
     uint32_t ing = pfc ? pfc_ingress(net, in_dir) : 0;
@@ -492,7 +508,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packe
      * in host memory until the port takes them; the transport's host
      * queue limit keeps that short), whatever the host port's buffer or
      * queue discipline */
-    bool nic = in_dir == NO_DIR && net->roce && pk->kind != PKT_BG;
+    bool nic = (in_dir == NO_DIR || d->own_hop == 2) && net->roce && pk->kind != PKT_BG;
     if (in) { /* lossless: the ingress port's buffer, which PFC keeps from filling */
       if (in->ing_bytes + pk->bytes > (uint64_t)in->ing_cap) drop = true, net->pfc_overflows += pk->bytes;
     } else if (d->bounded && !nic)
@@ -506,7 +522,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packe
       d->drop_bytes += pk->bytes;
       net->counts[pk->kind].dropped++;
       if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_DROP, pk, pt->link, pt->dir, now);
-      cs_net_packet_gone(net, pk);
+      cs_net_packet_lost(net, pk);
       return now;
     }
     if (!nic && d->queue == CS_QUEUE_ECN && (pk->flags & F_ECT) &&
@@ -552,7 +568,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packe
     d->loss_bytes += pk->bytes;
     net->counts[pk->kind].lost++;
     if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, pk, pt->link, pt->dir, end);
-    cs_net_packet_gone(net, pk);
+    cs_net_packet_lost(net, pk);
     return start;
   }
   pk->hop++;
@@ -588,7 +604,7 @@ static G_GNUC_NO_INLINE bool pfc_lost(CsNet *net, uint32_t di, const Packet *pk)
   d->loss_bytes += pk->bytes;
   net->counts[pk->kind].lost++;
   if (G_UNLIKELY(net->trace_fn)) cs_net_trace(net, CS_PKT_LOSS, pk, di / 2, (int)(di % 2), cs_engine_now(net->engine));
-  cs_net_packet_gone(net, pk);
+  cs_net_packet_lost(net, pk);
   return true;
 }
 
@@ -673,6 +689,13 @@ void cs_link_init(CsNet *net) {
    * hold some 32,000 packets, past the cache, and the prefetches gained
    * 11 % (farm-bench -n 16); at 64 hosts and on star16 they cost 7-9 % */
   net->prefetch = dir_bytes >= l2 / 8;
+  /* topology.gpus_per_host: the machines, the switches their GPUs hang on */
+  uint8_t *machine = g_new0(uint8_t, t->n_nodes + 1);
+  for (uint32_t l = 0; t->gpus_per_host > 1 && l < t->n_links; l++) {
+    const CsLink *k = &t->links[l];
+    if (t->nodes[k->a].role == CS_ROLE_WORKER && t->nodes[k->b].role == CS_ROLE_SWITCH) machine[k->b] = 1;
+    if (t->nodes[k->b].role == CS_ROLE_WORKER && t->nodes[k->a].role == CS_ROLE_SWITCH) machine[k->a] = 1;
+  }
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
     for (int dir = 0; dir < 2; dir++) {
@@ -688,12 +711,16 @@ void cs_link_init(CsNet *net) {
         d->xon = link->spec.pfc_xon;
         d->ing_cap = link->spec.buffer; /* the receiving port's buffer (bytes: checked at load) */
       }
-      /* a switch's port holds `buffer`; a host's is unbounded unless the
-       * link sets its own buffer (SPEC 3.1) */
-      d->bounded = t->nodes[from].role == CS_ROLE_SWITCH || link->spec.buffer_set;
+      /* a switch's port holds `buffer`; a host's (and a machine's NIC,
+       * its GPUs' host queue) is unbounded unless the link sets its own
+       * buffer (SPEC 3.1) */
+      d->own_hop = t->nodes[from].role != CS_ROLE_SWITCH                           ? 1
+                   : machine[from] && t->nodes[d->to_node].role != CS_ROLE_WORKER ? 2
+                                                                                   : 0;
+      d->bounded = d->own_hop == 0 || link->spec.buffer_set;
       d->cap = link->spec.buffer;
       d->cap_pkt = link->spec.buffer_pkt;
-      d->cut = cs_dir_cut_bytes(t, 2 * l + (uint32_t)dir) > 0;
+      d->odd = (cs_dir_cut_bytes(t, 2 * l + (uint32_t)dir) > 0 ? ODD_CUT : 0) | (d->own_hop == 2 ? ODD_NIC : 0);
       d->queue = link->spec.queue;
       if (link->spec.ecn_kmax > 0) d->queue = CS_QUEUE_ECN; /* ecn {kmin, kmax, pmax}: marks on its curve */
       d->red = link->spec.red;
@@ -711,6 +738,7 @@ void cs_link_init(CsNet *net) {
       cs_rng_init(&d->red_rng, net->seed, cs_rng_stream_id("link-red", ((uint64_t)from << 32) | d->to_node, l));
     }
   }
+  g_free(machine);
 }
 
 static bool internal_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);

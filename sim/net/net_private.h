@@ -14,7 +14,8 @@ enum { PKT_DATA, PKT_ACK, PKT_BG, PKT_CLASSES };
 typedef struct CsHybrid CsHybrid; /* hybrid.c */
 enum { F_ECT = 1, F_CE = 2, F_ECE = 4, F_RETX = 8, F_DSACK = 16,
        F_NACK = 32, /* roce: the receiver saw a gap (seq: what it expects; sack: what it got) */
-       F_CNP = 64 }; /* roce: a congestion notification, not an acknowledgement */
+       F_CNP = 64,   /* roce: a congestion notification, not an acknowledgement */
+       F_NICQ = 128 }; /* data from a GPU: its machine's NIC has queued it (its small-queue entry knows its start) */
 
 /* 40 bytes, carried by value: in its link's pipe while on a link (a hop
  * copies it into the next link's pipe), in a local while a node handles
@@ -52,6 +53,11 @@ typedef struct {
   Packet pk;
 } InPipe;
 
+enum {
+  ODD_CUT = 1, /* its sender is a cut-through switch (topology's cut_through) */
+  ODD_NIC = 2  /* a machine's NIC: its GPUs' connections learn their packets' starts (own_hop 2) */
+};
+
 /* One direction of a link, with the egress queue of the node sending on
  * it.  Transmissions are scheduled when a packet is enqueued (the queue is
  * FIFO and the link never preempts, so the start and end of each
@@ -83,8 +89,13 @@ typedef struct {
   uint32_t gen;         /* the pipe's event is valid while it holds this (a pause invalidates it) */
   CsQueueKind queue;
   bool bounded;
-  bool cap_pkt;
-  bool cut; /* its sender is a cut-through switch (topology's cut_through) */
+  uint8_t odd; /* what a forwarded packet's start asks for: ODD_CUT, ODD_NIC */
+  /* the hop count (Packet.hop, in its pipe) of the packets the sending
+   * node's own transports put in this queue: 1 for a host's link, 2 for a
+   * machine's NIC (the link from its internal switch to the network,
+   * which its GPUs' connections fill: topology.gpus_per_host); 0 for a
+   * switch's port */
+  uint8_t own_hop;
   /* PFC: the far node counts the bytes that came by this direction and
    * wait in its egress queues (ing_bytes); at xoff it pauses this
    * direction (pause_sent; `paused` once the frame has arrived), at xon
@@ -100,6 +111,7 @@ typedef struct {
   /* byte conservation: st.bytes = loss_bytes + out_bytes + bytes in the pipe */
   uint64_t drop_bytes, loss_bytes;
   int64_t cap;      /* a queue's bound, when `bounded` */
+  bool cap_pkt;     /* ... in packets (read with cap, on its line) */
   CsLossState loss;
   CsRedSpec red;
   int64_t ecn_k;
@@ -157,6 +169,7 @@ typedef struct {
  * of its timers. */
 typedef struct {
   const CsCcOps *ops;
+  uint32_t tsq_nic; /* from a GPU to another machine: its machine's NIC's direction + 1 (its host queue); else 0 */
   CsCc cc;
   uint32_t pair; /* its RttState: net->rtts[pair] */
   uint32_t src, dst;
@@ -201,6 +214,13 @@ typedef struct {
   CsTime slot_gap;
   CS_RING(Waiting) tsq; /* its packets waiting in the host's egress queue */
   uint64_t tsq_bytes, tsq_limit; /* ... their bytes, and the most it may have there (0: no limit) */
+  /* from a GPU to another machine: its host queue is its machine's NIC
+   * (tsq_nic).  Its entries learn their starts when the NIC queues them
+   * (the last tsq_unseen have not yet), each tsq_lead before (the way
+   * from the GPU to the NIC: the refill reaches the NIC as its last
+   * packet there starts) */
+  uint32_t tsq_unseen;
+  CsTime tsq_lead;
   /* timers, 0 = disarmed: retransmission, tail-loss probe, RACK's
    * reordering window, a delayed ACK, a paused sender (host queue, pacing) */
   CsTime t_rto, t_tlp, t_reo, t_ack, t_send;
@@ -355,6 +375,7 @@ struct CsNet {
   CsPacketCounts counts[PKT_CLASSES];
   uint64_t retransmissions, timeouts, hops, marks;
   bool pfc;                 /* some link has PFC */
+  bool nic_tsq;             /* some connection's host queue is its machine's NIC (Conn.tsq_nic) */
   uint32_t *node_pausing;   /* per node: its ingress directions with an XOFF out */
   uint64_t pfc_overflows;   /* bytes past a PFC port's buffer: impossible with enough headroom (checked) */
   uint32_t n_paused;        /* directions paused now */
@@ -379,6 +400,10 @@ void cs_transport_tsq_resumed(CsNet *net, uint32_t di, uint32_t k);
  * had not started by then are held. */
 void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_dir);
 void cs_transport_wake(CsNet *net);
+/* A machine's NIC queued data packet *pk of one of its GPUs: it starts
+ * at `start` (CS_HELD while the NIC is paused), and its connection's next
+ * small-queue entry learns it (the caller marks the packet F_NICQ). */
+void cs_transport_nic_queued(CsNet *net, const Packet *pk, CsTime start);
 /* Message slot fi: let go once done and named by nothing (transport.c). */
 void cs_transport_zombie_check(CsNet *net, uint32_t fi);
 /* A new packet of `kind` into *pk (counted; its other fields are the caller's). */
@@ -398,6 +423,13 @@ static inline void cs_net_packet_gone(CsNet *net, const Packet *pk) {
     Message *f = &net->msgs[pk->owner];
     if (--f->refs == 0 && G_UNLIKELY(f->done)) cs_transport_zombie_check(net, pk->owner);
   }
+}
+/* Packet pk was dropped or lost: gone, and if it had not reached its
+ * machine's NIC, that its small-queue entry there never waits for it. */
+static inline void cs_net_packet_lost(CsNet *net, const Packet *pk) {
+  if (G_UNLIKELY(net->nic_tsq) && pk->kind == PKT_DATA && !(pk->flags & F_NICQ))
+    cs_transport_nic_queued(net, pk, cs_engine_now(net->engine));
+  cs_net_packet_gone(net, pk);
 }
 /* Put packet *pk (at hop 0, at its source; copied) onto the network; returns when
  * it starts to be transmitted there (now when dropped; CS_HELD while its

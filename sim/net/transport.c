@@ -231,6 +231,7 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   }
   c->cc.last_send = now;
   uint32_t bytes = pk->bytes;
+  bool nic = c->tsq_nic != 0; /* (read here, beside ops) */
   if (c->ops->on_send) c->ops->on_send(&c->cc, bytes, now);
   if (net->roce) { /* a paced packet may be released ahead of its slot onto a busy link (roce_shaper_holds) */
     CsTime at = now;
@@ -250,7 +251,12 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   uint32_t port_dir = 2 * first->link + first->dir;
   CsTime start = cs_net_inject(net, pk); /* a roce packet released before its slot goes behind a busy link */
   if (net->roce) conn_of(net, msg_of(net, fi))->nic_dir = port_dir;
-  if (start > now && net->host_queue) {
+  if (G_UNLIKELY(nic)) { /* from a GPU: its start at the NIC is learned there (cs_transport_nic_queued) */
+    c = conn_of(net, msg_of(net, fi));
+    CS_RING_PUSH(c->tsq, 16, ((Waiting){CS_HELD, bytes, c->tsq_nic}));
+    c->tsq_bytes += bytes;
+    c->tsq_unseen++;
+  } else if (start > now && net->host_queue) {
     c = conn_of(net, msg_of(net, fi));
     /* the entry names its host port: a host of a ring sends by two, and PFC pauses them apart */
     CS_RING_PUSH(c->tsq, 16, ((Waiting){start, bytes, port_dir + 1}));
@@ -277,7 +283,7 @@ void cs_transport_tsq_resumed(CsNet *net, uint32_t di, uint32_t k) {
   uint32_t th = 0, tm = 0, tn = 0;
   for (uint32_t j = 0; j < k; j++) {
     const Packet *pk = &pb[(ph + j) & pm].pk;
-    if (pk->kind != PKT_DATA || pk->hop != 1) continue; /* not sent from this host */
+    if (pk->kind != PKT_DATA || pk->hop != d->own_hop) continue; /* not sent from this host (or machine) */
     if (pk->owner != last_msg) {
       last_msg = pk->owner;
       uint32_t cj = net->msgs[pk->owner].conn;
@@ -297,7 +303,7 @@ void cs_transport_tsq_resumed(CsNet *net, uint32_t di, uint32_t k) {
     for (; i < tn; i++) {
       Waiting *w = &tb[(th + i) & tm];
       if (w->ing == di + 1 && w->start == CS_HELD) {
-        w->start = qb[(qh + j) & qm].start;
+        w->start = qb[(qh + j) & qm].start - (d->own_hop == 2 ? net->conns[ci].tsq_lead : 0);
         break;
       }
     }
@@ -312,11 +318,31 @@ void cs_transport_tsq_resumed(CsNet *net, uint32_t di, uint32_t k) {
  * holds some 50). */
 void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_dir) {
   Conn *c = &net->conns[net->msgs[msg].conn];
+  CsTime lead = c->tsq_nic == port_dir + 1 ? c->tsq_lead : 0; /* a machine's NIC: its entries' starts are lead early */
   for (uint32_t i = c->tsq.len; i-- > 0;) {
     Waiting *w = &CS_RING_AT(c->tsq, i);
     if (w->ing != port_dir + 1) continue; /* (a host of a ring: its other port's) */
-    if (w->start <= tp) break;
+    if (w->start <= tp - lead) break;
     w->start = CS_HELD;
+  }
+}
+
+/* The entries of a GPU's connection learn their starts in order: its
+ * packets cross its link and its machine's NIC first in, first out (one
+ * lost or dropped on the way learns `now`, as if it had left then).  A
+ * connection that waits for its last entry's start wakes then. */
+void cs_transport_nic_queued(CsNet *net, const Packet *pk, CsTime start) {
+  uint32_t ci = net->msgs[pk->owner].conn;
+  Conn *c = &net->conns[ci];
+  if (!c->tsq_nic || c->tsq_unseen == 0) return; /* inside its machine (or no limit) */
+  Waiting *w = &CS_RING_AT(c->tsq, c->tsq.len - c->tsq_unseen);
+  c->tsq_unseen--;
+  if (start == CS_HELD) return; /* its NIC is paused: the resume says when (cs_transport_tsq_resumed) */
+  w->start = start - c->tsq_lead;
+  if (c->t_send == CS_HELD && c->tsq_unseen == 0) {
+    CsTime now = now_of(net);
+    c->t_send = w->start > now ? w->start : now;
+    timer_update(net, ci);
   }
 }
 
@@ -1539,7 +1565,24 @@ uint32_t cs_net_send(CsNet *net, uint32_t src, uint32_t dst, uint64_t payload, C
   if (c->tail == NONE) c->head = fi;
   else net->msgs[c->tail].next = fi;
   c->tail = fi;
-  if (c->tsq_limit == 0) c->tsq_limit = cs_net_host_queue_limit(net, g_array_index(net->arena, uint32_t, f->path_fwd));
+  if (c->tsq_limit == 0) {
+    uint32_t port = g_array_index(net->arena, uint32_t, f->path_fwd);
+    if (f->hops_fwd > 2 && net->host_queue) {
+      /* from a GPU to another machine: its host queue is its machine's
+       * NIC, which it reaches a packet's time on its link and that link's
+       * latency after it sends */
+      uint32_t nic_port = g_array_index(net->arena, uint32_t, f->path_fwd + 1);
+      uint32_t nd = 2 * net->t->ports[nic_port].link + net->t->ports[nic_port].dir;
+      if (net->dirs[nd].own_hop == 2) {
+        const LinkDir *up = &net->dirs[2 * first->link + first->dir];
+        c->tsq_nic = nd + 1;
+        c->tsq_lead = up->latency + (CsTime)((8e12 * (double)(net->mss + net->header)) / (double)up->bandwidth);
+        net->nic_tsq = true;
+        port = nic_port;
+      }
+    }
+    c->tsq_limit = cs_net_host_queue_limit(net, port);
+  }
   *stats_of(net, f) = (CsMessageStats){.src = src, .dst = dst, .payload = payload, .packets = (uint32_t)n,
                                        .start = now_of(net)};
   net->active++;

@@ -163,10 +163,14 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest);
     if (lat > st.latency_s) st.latency_s = lat;
     if (each) each[i] = lat;
-    if (alone) alone[i] = cs_model_burst_s(op, msgs[i].src, msgs[i].dst, msgs[i].payload) > 0 ? lat + 8.0 * wire / slowest : -1;
+    bool burst = c->burst_pkts >= 1 && cs_model_burst_s(op, msgs[i].src, msgs[i].dst, msgs[i].payload) > 0;
+    if (alone) alone[i] = burst ? lat + 8.0 * wire / slowest : -1;
     spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire, true);
-    /* the ACKs come back the other way */
-    spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), true);
+    /* the ACKs come back the other way; a burst's between two hosts of one
+     * switch wait in the receiver's queue behind its own burst and load no
+     * link while it is sent (the flow fidelity's burst_acks) */
+    if (!burst || cs_routes_path(c->r, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, 0, c->ports, (int)t->n_nodes) != 2)
+      spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), true);
   }
   for (uint32_t i = 0; each && i < n; i++) { /* its own way's busiest direction, of the round's load */
     double busy = spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, false);

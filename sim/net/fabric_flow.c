@@ -315,6 +315,7 @@ typedef struct {
   bool gpus;                  /* topology.gpus_per_host > 1: a route that leaves its machine queues at its NIC too */
   double burst_pkts;          /* the most packets a message may have to go in whole: the window it starts with */
   CsTime *fifo_at;            /* per link direction: when the bursts put into it so far have left at its line rate */
+  CsTime *ack_at;             /* ... and the ACKs put into it after them (burst_acks) */
 } FlowNet;
 
 /* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a.
@@ -1521,6 +1522,21 @@ static G_GNUC_NO_INLINE void spray_over(FlowNet *n, uint32_t m, uint32_t si, boo
   message_over(n, m, x.fn, x.ctx, x.failed);
 }
 
+/* A burst's flow f between two hosts of one switch (Shape: its ACKs load
+ * no link) of message m is delivered now: its ACKs, put into the receiver's queue as its packets
+ * came, have left it by the end of the queue's bursts before them and
+ * their own time, and the last of them, made now, no sooner than its own
+ * time from now.  The receiver's next burst goes behind them. */
+static G_GNUC_NO_INLINE void burst_acks(FlowNet *n, const Flow *f, uint32_t m) {
+  const Route *r = f->route;
+  uint32_t di = r->dirs[r->n_fwd];
+  double bps = (double)n->t->links[di / 2].spec.bandwidth;
+  CsTime one = (CsTime)(8e12 * (double)n->ack / bps + 0.5);
+  CsTime all = (CsTime)(8e12 * (double)n->ack * (double)cs_stats_at(&n->stats, m)->packets / bps + 0.5);
+  CsTime *a = &n->ack_at[di], now = *n->clock;
+  *a = MAX(MAX(*a, n->fifo_at[di]) + all, now + one);
+}
+
 /* Message flow fi is over: delivered, or given up on (`failed`); a
  * sprayed message's flow ends its message only when it is the last. */
 static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi, bool failed) {
@@ -1528,6 +1544,7 @@ static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi
   uint32_t m = f->msg;
   CsDeliverFn fn = f->fn;
   void *fctx = f->ctx;
+  if (f->ack_w == 0 && !failed && n->fifo && n->ack > 0 && f->route->n_rev > 0) burst_acks(n, f, m);
   if (G_UNLIKELY(n->ss_any) && f->ss_w != 0) slow_start_done(n, m, f, failed);
   flow_release(n, fi); /* before the callback, which may send again */
   if (G_UNLIKELY(fn == spray_part)) spray_over(n, m, (uint32_t)(uintptr_t)fctx, failed);
@@ -1912,6 +1929,7 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
    * route past its capacity while that packet is sent (its ACK comes
    * after it, not beside it) */
   sh->ack_w = fmin((double)(packets * n->ack) / (double)wire, ACK_W_MAX);
+  /* (a burst's are set below: none in the fluid) */
   /* lost packets are sent again: 1 / keep transmissions each, on average
    * (go-back-n: every loss also costs what was sent after it) */
   bool gbn = r->keep > 0 && r->keep < 1 && n->cfg->transport.protocol == CS_PROTO_ROCE &&
@@ -1943,6 +1961,14 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   if (burst) {
     sh->q_time[0] = MAX((CsTime)llround(8e12 * (double)wire / bps[0]), 1);
     if (r->nic) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
+    /* between two hosts of one switch, its ACKs go into the receiver's
+     * queue as its packets arrive, behind what the receiver's transport
+     * put there (its own burst, mostly): they load no link while the
+     * burst is sent, and take their turn in the receiver's queue when it
+     * is delivered (burst_acks).  On a longer way back they may meet data
+     * that comes in later by a longer way (a fat-tree's pods): the fluid
+     * loads their way with them as for any message. */
+    if (r->n_rev == 2 && n->ack > 0) sh->ack_w = 0;
   }
 }
 
@@ -1953,21 +1979,25 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
  * line rates: what other messages' flows (not bursts) send through them
  * meanwhile shares them with the burst as a fluid does. */
 static inline __attribute__((always_inline)) CsTime take_turn(FlowNet *n, const Route *r, CsTime now, CsTime q0,
-                                                              CsTime q1) {
+                                                              CsTime q1, CsTime *lag) {
   CsTime *q = &n->fifo_at[r->dirs[0]];
-  CsTime at = MAX(now, *q);
-  *q = at + q0;
+  CsTime at = MAX(now, *q), acks = n->ack_at[r->dirs[0]];
+  *lag = acks > at ? acks - at : 0; /* the ACKs waiting ahead of it (burst_acks) */
+  *q = at + *lag + q0;
   if (G_UNLIKELY(q1 > 0)) {
     q = &n->fifo_at[r->dirs[1]];
-    at = MAX(at, *q);
-    *q = at + q1;
+    at = MAX(at + *lag, *q) - *lag;
+    *q = at + *lag + q1;
   }
   return at;
 }
 
-/* (a whole message: its shape's times) */
-static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const Route *r, CsTime now) {
-  return take_turn(n, r, now, r->shape.q_time[0], r->shape.q_time[1]);
+/* (a whole message: its shape's times; *lag: the part of its wait that
+ * the ACKs ahead of it in its host's queue take, which its flow adds to
+ * its tail, live at the rest's end: a ring of small messages, each
+ * behind the ACKs of the one its host received, takes no event for them) */
+static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const Route *r, CsTime now, CsTime *lag) {
+  return take_turn(n, r, now, r->shape.q_time[0], r->shape.q_time[1], lag);
 }
 
 /* `wire` bytes' time at `bps`, in picoseconds, at least 1 (rounded without
@@ -1977,8 +2007,10 @@ static inline CsTime line_ps(double wire, int64_t bps) { return MAX((CsTime)(8e1
 /* fifo_turn for `wire` bytes on route r, a part of a message (chunk_send) */
 static CsTime fifo_turn_wire(FlowNet *n, const Route *r, CsTime now, double wire) {
   const CsLink *l = n->t->links;
-  return take_turn(n, r, now, line_ps(wire, l[r->dirs[0] / 2].spec.bandwidth),
-                   r->nic ? line_ps(wire, l[r->dirs[1] / 2].spec.bandwidth) : 0);
+  CsTime lag;
+  CsTime at = take_turn(n, r, now, line_ps(wire, l[r->dirs[0] / 2].spec.bandwidth),
+                        r->nic ? line_ps(wire, l[r->dirs[1] / 2].spec.bandwidth) : 0, &lag);
+  return at + lag; /* (a window waits for the ACKs ahead of it as well) */
 }
 
 /* Message m begins: its statistics, and one more active. */
@@ -2091,14 +2123,21 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   Route *r = route_of(n, src, dst, m);
   if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
   message_begins(n, m, src, dst, payload, r->shape.wire_bytes, r->shape.packets);
-  CsTime now = *n->clock, at = now;
+  CsTime now = *n->clock, at = now, lag = 0;
   if (r->shape.q_time[0]) {
-    at = fifo_turn(n, r, now);
+    at = fifo_turn(n, r, now, &lag);
   } else if (G_UNLIKELY(r->shape.chunky)) {
     chunk_send(n, m, src, dst, r, fn, ctx);
     return m;
   }
-  uint32_t fi = G_LIKELY(at == now) ? flow_start(n, m, r, n->ecmp, 1, fn, ctx, 0) : flow_waits(n, m, r, fn, ctx, at);
+  uint32_t fi;
+  if (G_LIKELY(at == now)) {
+    fi = flow_start(n, m, r, n->ecmp, 1, fn, ctx, 0);
+    if (G_UNLIKELY(lag > 0)) n->flows[fi].tail += lag; /* (behind ACKs alone: at once, its tail that longer) */
+  } else {
+    fi = flow_waits(n, m, r, fn, ctx, at);
+    if (G_UNLIKELY(lag > 0)) n->flows[fi].tail += lag;
+  }
   if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
   return m;
 }
@@ -2432,6 +2471,7 @@ static void flow_free(void *impl) {
   g_free(n->conn_dst);
   g_free(n->conn_at);
   g_free(n->fifo_at);
+  g_free(n->ack_at);
   g_free(n->chunks);
   g_free(n);
 }
@@ -2492,6 +2532,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->gpus = t->gpus_per_host > 1;
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->fifo_at = g_new0(CsTime, 2 * (size_t)t->n_links + 1);
+  n->ack_at = g_new0(CsTime, 2 * (size_t)t->n_links + 1);
   n->chunking = n->fifo && window_cc && !rate_cc && isfinite(n->burst_pkts);
   return n;
 }

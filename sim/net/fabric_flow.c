@@ -100,6 +100,13 @@ typedef struct {
   double sample_bits; /* `bits` at the start of the sampling interval */
 } DirFill;
 
+/* A link direction's queue, as bursts take turns in it (take_turn): when
+ * the bursts put into it so far have left at its line rate, and the ACKs
+ * put in after them (burst_acks). */
+typedef struct {
+  CsTime at, acks;
+} Turns;
+
 /* What a message of one size needs on a route (shape_of). */
 typedef struct {
   uint64_t payload; /* 0: none yet */
@@ -119,6 +126,7 @@ typedef struct {
  * background source, and kept while its flows hold it (FlowNet.kept). */
 typedef struct {
   uint32_t n_fwd, n_rev;
+  double ack_ps;    /* an ACK's time on the first link back, in picoseconds (burst_acks) */
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
   double rtt;       /* a packet out and its ACK back, alone (shape_of) */
@@ -314,8 +322,7 @@ typedef struct {
   uint32_t cap_chunks;
   bool gpus;                  /* topology.gpus_per_host > 1: a route that leaves its machine queues at its NIC too */
   double burst_pkts;          /* the most packets a message may have to go in whole: the window it starts with */
-  CsTime *fifo_at;            /* per link direction: when the bursts put into it so far have left at its line rate */
-  CsTime *ack_at;             /* ... and the ACKs put into it after them (burst_acks) */
+  Turns *turns;               /* per link direction: its queue's line-rate clocks (one line for both) */
 } FlowNet;
 
 /* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a.
@@ -404,6 +411,7 @@ static void route_measure(FlowNet *n, Route *r) {
   }
   r->rtt0 = rtt0;
   r->keep = keep;
+  r->ack_ps = r->n_rev ? 8e12 * (double)n->ack / (double)n->t->links[r->dirs[r->n_fwd] / 2].spec.bandwidth : 0;
   r->nic = n->gpus && r->n_fwd > 2 && gpu_route(n, r);
 }
 
@@ -1529,12 +1537,11 @@ static G_GNUC_NO_INLINE void spray_over(FlowNet *n, uint32_t m, uint32_t si, boo
  * time from now.  The receiver's next burst goes behind them. */
 static G_GNUC_NO_INLINE void burst_acks(FlowNet *n, const Flow *f, uint32_t m) {
   const Route *r = f->route;
-  uint32_t di = r->dirs[r->n_fwd];
-  double bps = (double)n->t->links[di / 2].spec.bandwidth;
-  CsTime one = (CsTime)(8e12 * (double)n->ack / bps + 0.5);
-  CsTime all = (CsTime)(8e12 * (double)n->ack * (double)cs_stats_at(&n->stats, m)->packets / bps + 0.5);
-  CsTime *a = &n->ack_at[di], now = *n->clock;
-  *a = MAX(MAX(*a, n->fifo_at[di]) + all, now + one);
+  CsTime one = (CsTime)(r->ack_ps + 0.5);
+  CsTime all = (CsTime)(r->ack_ps * (double)cs_stats_at(&n->stats, m)->packets + 0.5);
+  Turns *q = &n->turns[r->dirs[r->n_fwd]];
+  CsTime now = *n->clock;
+  q->acks = MAX(MAX(q->acks, q->at) + all, now + one);
 }
 
 /* Message flow fi is over: delivered, or given up on (`failed`); a
@@ -1980,12 +1987,12 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
  * meanwhile shares them with the burst as a fluid does. */
 static inline __attribute__((always_inline)) CsTime take_turn(FlowNet *n, const Route *r, CsTime now, CsTime q0,
                                                               CsTime q1, CsTime *lag) {
-  CsTime *q = &n->fifo_at[r->dirs[0]];
-  CsTime at = MAX(now, *q), acks = n->ack_at[r->dirs[0]];
+  CsTime *q = &n->turns[r->dirs[0]].at;
+  CsTime at = MAX(now, *q), acks = n->turns[r->dirs[0]].acks;
   *lag = acks > at ? acks - at : 0; /* the ACKs waiting ahead of it (burst_acks) */
   *q = at + *lag + q0;
   if (G_UNLIKELY(q1 > 0)) {
-    q = &n->fifo_at[r->dirs[1]];
+    q = &n->turns[r->dirs[1]].at;
     at = MAX(at + *lag, *q) - *lag;
     *q = at + *lag + q1;
   }
@@ -2470,8 +2477,7 @@ static void flow_free(void *impl) {
   g_hash_table_destroy(n->conn_ids);
   g_free(n->conn_dst);
   g_free(n->conn_at);
-  g_free(n->fifo_at);
-  g_free(n->ack_at);
+  g_free(n->turns);
   g_free(n->chunks);
   g_free(n);
 }
@@ -2531,8 +2537,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->fifo = n->spray == 1;
   n->gpus = t->gpus_per_host > 1;
   n->burst_pkts = cs_transport_burst_packets(tr);
-  n->fifo_at = g_new0(CsTime, 2 * (size_t)t->n_links + 1);
-  n->ack_at = g_new0(CsTime, 2 * (size_t)t->n_links + 1);
+  n->turns = g_new0(Turns, 2 * (size_t)t->n_links + 1);
   n->chunking = n->fifo && window_cc && !rate_cc && isfinite(n->burst_pkts);
   return n;
 }

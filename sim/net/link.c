@@ -481,9 +481,9 @@ static G_GNUC_NO_INLINE CsTime cut_start(const CsNet *net, const LinkDir *d, uin
 static G_GNUC_NO_INLINE CsTime odd_start(CsNet *net, const LinkDir *d, uint32_t in, Packet *pk, CsTime now,
                                          CsTime start) {
   if (d->odd & ODD_CUT) start = cut_start(net, d, in, pk->bytes, now);
-  if ((d->odd & ODD_NIC) && pk->kind == PKT_DATA) {
+  if ((d->odd & ODD_NIC) && pk->kind == PKT_DATA && pk->hop == 1) { /* (one of its GPUs': not passing through) */
     pk->flags |= F_NICQ;
-    cs_transport_nic_queued(net, pk, start);
+    cs_transport_nic_queued(net, pk, (uint32_t)(d - net->dirs), start);
   }
   return start;
 }
@@ -508,7 +508,7 @@ static inline __attribute__((always_inline)) CsTime forward_as(CsNet *net, Packe
      * in host memory until the port takes them; the transport's host
      * queue limit keeps that short), whatever the host port's buffer or
      * queue discipline */
-    bool nic = (in_dir == NO_DIR || d->own_hop == 2) && net->roce && pk->kind != PKT_BG;
+    bool nic = (in_dir == NO_DIR || (d->own_hop == 2 && pk->hop == 1)) && net->roce && pk->kind != PKT_BG;
     if (in) { /* lossless: the ingress port's buffer, which PFC keeps from filling */
       if (in->ing_bytes + pk->bytes > (uint64_t)in->ing_cap) drop = true, net->pfc_overflows += pk->bytes;
     } else if (d->bounded && !nic)
@@ -689,12 +689,18 @@ void cs_link_init(CsNet *net) {
    * hold some 32,000 packets, past the cache, and the prefetches gained
    * 11 % (farm-bench -n 16); at 64 hosts and on star16 they cost 7-9 % */
   net->prefetch = dir_bytes >= l2 / 8;
-  /* topology.gpus_per_host: the machines, the switches their GPUs hang on */
-  uint8_t *machine = g_new0(uint8_t, t->n_nodes + 1);
+  /* topology.gpus_per_host: the machines, the switches their GPUs hang
+   * on, and how many links each has to the network (1 + its NICs) */
+  uint32_t *machine = g_new0(uint32_t, t->n_nodes + 1);
   for (uint32_t l = 0; t->gpus_per_host > 1 && l < t->n_links; l++) {
     const CsLink *k = &t->links[l];
     if (t->nodes[k->a].role == CS_ROLE_WORKER && t->nodes[k->b].role == CS_ROLE_SWITCH) machine[k->b] = 1;
     if (t->nodes[k->b].role == CS_ROLE_WORKER && t->nodes[k->a].role == CS_ROLE_SWITCH) machine[k->a] = 1;
+  }
+  for (uint32_t l = 0; t->gpus_per_host > 1 && l < t->n_links; l++) {
+    const CsLink *k = &t->links[l];
+    if (machine[k->a] && t->nodes[k->b].role != CS_ROLE_WORKER) machine[k->a]++;
+    if (machine[k->b] && t->nodes[k->a].role != CS_ROLE_WORKER) machine[k->b]++;
   }
   for (uint32_t l = 0; l < t->n_links; l++) {
     const CsLink *link = &t->links[l];
@@ -717,7 +723,9 @@ void cs_link_init(CsNet *net) {
       d->own_hop = t->nodes[from].role != CS_ROLE_SWITCH                           ? 1
                    : machine[from] && t->nodes[d->to_node].role != CS_ROLE_WORKER ? 2
                                                                                    : 0;
-      d->bounded = d->own_hop == 0 || link->spec.buffer_set;
+      /* (a machine of several NICs, as on a ring, passes other machines'
+       * packets on: its NICs are switch ports for them, bounded) */
+      d->bounded = d->own_hop == 0 || (d->own_hop == 2 && machine[from] > 2) || link->spec.buffer_set;
       d->cap = link->spec.buffer;
       d->cap_pkt = link->spec.buffer_pkt;
       d->odd = (cs_dir_cut_bytes(t, 2 * l + (uint32_t)dir) > 0 ? ODD_CUT : 0) | (d->own_hop == 2 ? ODD_NIC : 0);

@@ -400,10 +400,11 @@ void cs_transport_tsq_resumed(CsNet *net, uint32_t di, uint32_t k);
  * had not started by then are held. */
 void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_dir);
 void cs_transport_wake(CsNet *net);
-/* A machine's NIC queued data packet *pk of one of its GPUs: it starts
- * at `start` (CS_HELD while the NIC is paused), and its connection's next
- * small-queue entry learns it (the caller marks the packet F_NICQ). */
-void cs_transport_nic_queued(CsNet *net, const Packet *pk, CsTime start);
+/* A machine's NIC, direction di (UINT32_MAX: lost on the way, at `start`),
+ * queued data packet *pk of one of its GPUs: it starts at `start` (CS_HELD
+ * while the NIC is paused), and its connection's next small-queue entry
+ * learns it (the caller marks the packet F_NICQ). */
+void cs_transport_nic_queued(CsNet *net, const Packet *pk, uint32_t di, CsTime start);
 /* Message slot fi: let go once done and named by nothing (transport.c). */
 void cs_transport_zombie_check(CsNet *net, uint32_t fi);
 /* A new packet of `kind` into *pk (counted; its other fields are the caller's). */
@@ -428,7 +429,7 @@ static inline void cs_net_packet_gone(CsNet *net, const Packet *pk) {
  * machine's NIC, that its small-queue entry there never waits for it. */
 static inline void cs_net_packet_lost(CsNet *net, const Packet *pk) {
   if (G_UNLIKELY(net->nic_tsq) && pk->kind == PKT_DATA && !(pk->flags & F_NICQ))
-    cs_transport_nic_queued(net, pk, cs_engine_now(net->engine));
+    cs_transport_nic_queued(net, pk, UINT32_MAX, cs_engine_now(net->engine));
   cs_net_packet_gone(net, pk);
 }
 /* Put packet *pk (at hop 0, at its source; copied) onto the network; returns when

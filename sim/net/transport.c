@@ -249,14 +249,17 @@ static void send_data(CsNet *net, uint32_t fi, uint32_t seq, bool retx, CsTime n
   }
   const CsPort *first = &net->t->ports[g_array_index(net->arena, uint32_t, pk->path)];
   uint32_t port_dir = 2 * first->link + first->dir;
-  CsTime start = cs_net_inject(net, pk); /* a roce packet released before its slot goes behind a busy link */
-  if (net->roce) conn_of(net, msg_of(net, fi))->nic_dir = port_dir;
-  if (G_UNLIKELY(nic)) { /* from a GPU: its start at the NIC is learned there (cs_transport_nic_queued) */
-    c = conn_of(net, msg_of(net, fi));
+  if (G_UNLIKELY(nic)) {
+    /* from a GPU: its start at the NIC is learned there
+     * (cs_transport_nic_queued), or now if it is lost on its way, even on
+     * its own link as it is sent: its entry is in before it goes */
     CS_RING_PUSH(c->tsq, 16, ((Waiting){CS_HELD, bytes, c->tsq_nic}));
     c->tsq_bytes += bytes;
     c->tsq_unseen++;
-  } else if (start > now && net->host_queue) {
+  }
+  CsTime start = cs_net_inject(net, pk); /* a roce packet released before its slot goes behind a busy link */
+  if (net->roce) conn_of(net, msg_of(net, fi))->nic_dir = port_dir;
+  if (!nic && start > now && net->host_queue) {
     c = conn_of(net, msg_of(net, fi));
     /* the entry names its host port: a host of a ring sends by two, and PFC pauses them apart */
     CS_RING_PUSH(c->tsq, 16, ((Waiting){start, bytes, port_dir + 1}));
@@ -331,12 +334,13 @@ void cs_transport_tsq_paused(CsNet *net, uint32_t msg, CsTime tp, uint32_t port_
  * packets cross its link and its machine's NIC first in, first out (one
  * lost or dropped on the way learns `now`, as if it had left then).  A
  * connection that waits for its last entry's start wakes then. */
-void cs_transport_nic_queued(CsNet *net, const Packet *pk, CsTime start) {
+void cs_transport_nic_queued(CsNet *net, const Packet *pk, uint32_t di, CsTime start) {
   uint32_t ci = net->msgs[pk->owner].conn;
   Conn *c = &net->conns[ci];
   if (!c->tsq_nic || c->tsq_unseen == 0) return; /* inside its machine (or no limit) */
   Waiting *w = &CS_RING_AT(c->tsq, c->tsq.len - c->tsq_unseen);
   c->tsq_unseen--;
+  if (di != UINT32_MAX) w->ing = di + 1; /* (a machine of several NICs: the one it took, which PFC pauses) */
   if (start == CS_HELD) return; /* its NIC is paused: the resume says when (cs_transport_tsq_resumed) */
   w->start = start - c->tsq_lead;
   if (c->t_send == CS_HELD && c->tsq_unseen == 0) {

@@ -166,10 +166,10 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     bool burst = c->burst_pkts >= 1 && cs_model_burst_s(op, msgs[i].src, msgs[i].dst, msgs[i].payload) > 0;
     if (alone) alone[i] = burst ? lat + 8.0 * wire / slowest : -1;
     spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire, true);
-    /* the ACKs come back the other way; a burst's between two hosts of one
-     * switch wait in the receiver's queue behind its own burst and load no
-     * link while it is sent (the flow fidelity's burst_acks) */
-    if (!burst || cs_routes_path(c->r, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, 0, c->ports, (int)t->n_nodes) != 2)
+    /* the ACKs come back the other way; on a star a burst's wait in the
+     * receiver's queue behind its own burst and load no link while it is
+     * sent (the flow fidelity's burst_acks) */
+    if (!burst || t->n_nodes != t->n_hosts + 1)
       spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), true);
   }
   for (uint32_t i = 0; each && i < n; i++) { /* its own way's busiest direction, of the round's load */

@@ -321,6 +321,7 @@ typedef struct {
   Chunk *chunks;              /* per flow slot, for the flows chunked */
   uint32_t cap_chunks;
   bool gpus;                  /* topology.gpus_per_host > 1: a route that leaves its machine queues at its NIC too */
+  bool acks_wait;             /* a burst's ACKs wait behind the receiver's own (one switch: burst_acks) */
   double burst_pkts;          /* the most packets a message may have to go in whole: the window it starts with */
   Turns *turns;               /* per link direction: its queue's line-rate clocks (one line for both) */
 } FlowNet;
@@ -1968,14 +1969,15 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   if (burst) {
     sh->q_time[0] = MAX((CsTime)llround(8e12 * (double)wire / bps[0]), 1);
     if (r->nic) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
-    /* between two hosts of one switch, its ACKs go into the receiver's
-     * queue as its packets arrive, behind what the receiver's transport
-     * put there (its own burst, mostly): they load no link while the
-     * burst is sent, and take their turn in the receiver's queue when it
-     * is delivered (burst_acks).  On a longer way back they may meet data
-     * that comes in later by a longer way (a fat-tree's pods): the fluid
-     * loads their way with them as for any message. */
-    if (r->n_rev == 2 && n->ack > 0) sh->ack_w = 0;
+    /* on a star, its ACKs go into the receiver's queue as its packets
+     * arrive, behind what the receiver's transport put there (its own
+     * burst, mostly): they load no link while the burst is sent, and take
+     * their turn in the receiver's queue when it is delivered
+     * (burst_acks).  Where ways differ in length (a fat-tree's pods, a
+     * machine's GPUs) they may meet data that comes in later by a longer
+     * way, even between two hosts of one switch: the fluid loads their
+     * way with them as for any message. */
+    if (n->acks_wait && r->n_rev == 2 && n->ack > 0) sh->ack_w = 0;
   }
 }
 
@@ -2536,6 +2538,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
    * grows by the ACKs (reno, cubic, dctcp) */
   n->fifo = n->spray == 1;
   n->gpus = t->gpus_per_host > 1;
+  n->acks_wait = t->n_nodes == t->n_hosts + 1; /* one switch: a star (burst_acks) */
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->turns = g_new0(Turns, 2 * (size_t)t->n_links + 1);
   n->chunking = n->fifo && window_cc && !rate_cc && isfinite(n->burst_pkts);

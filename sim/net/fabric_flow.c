@@ -107,6 +107,15 @@ typedef struct {
   CsTime at, acks;
 } Turns;
 
+/* A machine's NIC's bursts whose packets come in from its GPUs at once
+ * (nic_interleave): when the last of them has come in, and their flows. */
+#define NIC_GROUP 8
+typedef struct {
+  CsTime in_end;
+  uint32_t n;
+  uint32_t flow[NIC_GROUP], msg[NIC_GROUP];
+} NicGroup;
+
 /* What a message of one size needs on a route (shape_of). */
 typedef struct {
   uint64_t payload; /* 0: none yet */
@@ -324,6 +333,8 @@ typedef struct {
   bool acks_wait;             /* a burst's ACKs wait behind the receiver's own (one switch: burst_acks) */
   double burst_pkts;          /* the most packets a message may have to go in whole: the window it starts with */
   Turns *turns;               /* per link direction: its queue's line-rate clocks (one line for both) */
+  NicGroup *nic_groups;       /* per machine's NIC direction (topology.gpus_per_host) */
+  CsTime nic_in;              /* take_turn's last GPU burst: when its packets began to come in to the NIC */
 } FlowNet;
 
 /* max(x, 0) and min(a, b) inline (libm's fmax and fmin are calls); a NaN gives 0 and a.
@@ -1994,6 +2005,7 @@ static inline __attribute__((always_inline)) CsTime take_turn(FlowNet *n, const 
   *lag = acks > at ? acks - at : 0; /* the ACKs waiting ahead of it (burst_acks) */
   *q = at + *lag + q0;
   if (G_UNLIKELY(q1 > 0)) {
+    n->nic_in = at + *lag;
     q = &n->turns[r->dirs[1]].at;
     at = MAX(at + *lag, *q) - *lag;
     *q = at + *lag + q1;
@@ -2123,6 +2135,34 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
   return fi;
 }
 
+/* A GPU's burst, flow fi of message m on route r, took its turn at its
+ * machine's NIC (n->nic_in: when its packets began to come in there).
+ * Bursts from other GPUs still coming in then interleave with it packet
+ * by packet at packet level: each of them ends its last packet's time
+ * before it, where its turn would end it its own time sooner.  The NIC is busy the same
+ * time either way, so the turns stay, and their flows' tails take what
+ * their last packets wait (the rails of a hierarchical all-reduce, which
+ * set out together, come a packet apart out of their first step and then
+ * take turns, as at packet level). */
+static G_GNUC_NO_INLINE void nic_interleave(FlowNet *n, const Route *r, uint32_t fi, uint32_t m) {
+  NicGroup *g = &n->nic_groups[r->dirs[1]];
+  CsTime in = n->nic_in, q1 = r->shape.q_time[1];
+  if (in < g->in_end) {
+    /* (its last packet's time there: theirs go before it) */
+    double last = (double)r->shape.wire_bytes - (double)(r->shape.packets - 1) * (double)(n->mss + n->header);
+    CsTime p = (CsTime)(8e12 * last / (double)n->t->links[r->dirs[1] / 2].spec.bandwidth + 0.5);
+    CsTime wait = q1 > p ? q1 - p : 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+      Flow *a = &n->flows[g->flow[i]];
+      if (a->route && a->msg == g->msg[i]) a->tail += wait; /* (still under way) */
+    }
+  } else {
+    g->n = 0;
+  }
+  if (g->n < NIC_GROUP) g->flow[g->n] = fi, g->msg[g->n++] = m;
+  g->in_end = MAX(g->in_end, in + r->shape.q_time[0]);
+}
+
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   FlowNet *n = impl;
   g_assert(src != dst && src < n->t->n_hosts && dst < n->t->n_hosts && payload > 0);
@@ -2147,6 +2187,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
     fi = flow_waits(n, m, r, fn, ctx, at);
     if (G_UNLIKELY(lag > 0)) n->flows[fi].tail += lag;
   }
+  if (G_UNLIKELY(r->shape.q_time[1] > 0)) nic_interleave(n, r, fi, m);
   if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
   return m;
 }
@@ -2480,6 +2521,7 @@ static void flow_free(void *impl) {
   g_free(n->conn_dst);
   g_free(n->conn_at);
   g_free(n->turns);
+  g_free(n->nic_groups);
   g_free(n->chunks);
   g_free(n);
 }
@@ -2541,6 +2583,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->acks_wait = t->n_nodes == t->n_hosts + 1; /* one switch: a star (burst_acks) */
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->turns = g_new0(Turns, 2 * (size_t)t->n_links + 1);
+  if (n->gpus) n->nic_groups = g_new0(NicGroup, 2 * (size_t)t->n_links + 1);
   n->chunking = n->fifo && window_cc && !rate_cc && isfinite(n->burst_pkts);
   return n;
 }

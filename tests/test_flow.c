@@ -263,6 +263,42 @@ START_TEST(test_burst_acks) {
 }
 END_TEST
 
+/* GPUs' bursts at their NIC (nic_interleave): the NIC takes packets in
+ * the order they come in from the GPUs, so a burst's packets that come in
+ * before the last packet of another GPU's burst still coming in go before
+ * it.  Machines of 4 GPUs (intra 100 Gbps, 500 ns), NICs of 10 Gbps:
+ * (a) 4,000 B from w0 and 12,000 B from w1 at once, then 4,000 B from w2
+ * at 600 ns, whose last packet comes in before w1's last two: 10.15312,
+ * 21.05776 and 19.49232 us; (b) 4,000 B from w0, w1 and w2, 200 ns
+ * apart, each overlapping only the one before: 8.95312, 12.29232 and
+ * 14.43152 us.  Each as the packet run, to the picosecond.  (With every
+ * burst of a group waiting for the whole of each later one, (a)'s first
+ * ended at 19.75 us; with the tie broken at once, at 7.75312 us.) */
+START_TEST(test_nic_interleave) {
+  static const char *const flows[] = {
+      "[{src: w0, dst: w4, size: 4000B}, {src: w1, dst: w5, size: 12000B}, "
+      "{src: w2, dst: w6, size: 4000B, start: 600ns}]",
+      "[{src: w0, dst: w4, size: 4000B}, {src: w1, dst: w5, size: 4000B, start: 200ns}, "
+      "{src: w2, dst: w6, size: 4000B, start: 400ns}]",
+  };
+  static const double want[][3] = {{10.15312e-6, 21.05776e-6, 19.49232e-6}, {8.95312e-6, 12.29232e-6, 14.43152e-6}};
+  for (size_t i = 0; i < G_N_ELEMENTS(flows); i++) {
+    g_autofree char *y = g_strdup_printf(
+        "topology: {type: star, workers: 8, gpus_per_host: 4, intra: {bandwidth: 100Gbps, latency: 500ns}}\n"
+        "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 4MB}\n"
+        "flows: %s\n",
+        flows[i]);
+    Run f = run(y, "flow", NULL), p = run(y, "packet", NULL);
+    for (uint32_t m = 0; m < 3; m++) {
+      ck_assert_msg(fabs(end_s(&f, m) - want[i][m]) < 1e-12, "case %zu, message %u: flow %.9f s", i, m, end_s(&f, m));
+      ck_assert_msg(fabs(end_s(&p, m) - want[i][m]) < 1e-12, "case %zu, message %u: packet %.9f s", i, m, end_s(&p, m));
+    }
+    done(&f);
+    done(&p);
+  }
+}
+END_TEST
+
 /* 3. Incast: 8 hosts send 10 MB each to one at once.  The receiver's
  * link is shared evenly: every flow ends at 8 x wire bits / B (+ its
  * tail); the packet fidelity (Reno, 1 MB buffers) within 5 %. */
@@ -1307,6 +1343,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_long_route);
   tcase_add_test(tc, test_collectives_match);
   tcase_add_test(tc, test_burst_acks);
+  tcase_add_test(tc, test_nic_interleave);
   tcase_add_test(tc, test_incast);
   tcase_add_test(tc, test_examples_incast_dumbbell);
   tcase_add_test(tc, test_mathis_cap);

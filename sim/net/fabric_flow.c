@@ -107,13 +107,15 @@ typedef struct {
   CsTime at, acks;
 } Turns;
 
-/* A machine's NIC's bursts whose packets come in from its GPUs at once
- * (nic_interleave): when the last of them has come in, and their flows. */
+/* A machine's NIC's bursts whose packets may still be coming in from its
+ * GPUs (nic_interleave): their flows, and when each one's last packet has
+ * come in. */
 #define NIC_GROUP 8
 typedef struct {
-  CsTime in_end;
   uint32_t n;
-  uint32_t flow[NIC_GROUP], msg[NIC_GROUP];
+  uint32_t flow[NIC_GROUP], msg[NIC_GROUP], packets[NIC_GROUP];
+  CsTime in[NIC_GROUP], last_in[NIC_GROUP]; /* its first packet began to come in, its last had */
+  CsTime p_in[NIC_GROUP], last_out[NIC_GROUP]; /* a full packet's time coming in, its last's going out */
 } NicGroup;
 
 /* What a message of one size needs on a route (shape_of). */
@@ -2136,31 +2138,62 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
 }
 
 /* A GPU's burst, flow fi of message m on route r, took its turn at its
- * machine's NIC (n->nic_in: when its packets began to come in there).
- * Bursts from other GPUs still coming in then interleave with it packet
- * by packet at packet level: each of them ends its last packet's time
- * before it, where its turn would end it its own time sooner.  The NIC is busy the same
- * time either way, so the turns stay, and their flows' tails take what
- * their last packets wait (the rails of a hierarchical all-reduce, which
- * set out together, come a packet apart out of their first step and then
- * take turns, as at packet level). */
+ * machine's NIC (n->nic_in: when its packets began to come in there, one
+ * a packet's time on its GPU's link after another).  The NIC takes
+ * packets in the order they come in: those of it that come in before the
+ * last packet of a burst from another GPU still coming in go before that
+ * one, which ends their time later than its turn said (ties go to the
+ * burst sent first).  Two equal bursts from two GPUs at once: the first
+ * ends the second's last packet before it, as at packet level, not a
+ * whole burst sooner.  The NIC is busy as long either way, so the turns
+ * stay, and the flows' tails take the wait (the rails of a hierarchical
+ * all-reduce, which set out together, come a packet apart out of their
+ * first step and then take turns, as at packet level). */
 static G_GNUC_NO_INLINE void nic_interleave(FlowNet *n, const Route *r, uint32_t fi, uint32_t m) {
   NicGroup *g = &n->nic_groups[r->dirs[1]];
-  CsTime in = n->nic_in, q1 = r->shape.q_time[1];
-  if (in < g->in_end) {
-    /* (its last packet's time there: theirs go before it) */
-    double last = (double)r->shape.wire_bytes - (double)(r->shape.packets - 1) * (double)(n->mss + n->header);
-    CsTime p = (CsTime)(8e12 * last / (double)n->t->links[r->dirs[1] / 2].spec.bandwidth + 0.5);
-    CsTime wait = q1 > p ? q1 - p : 0;
-    for (uint32_t i = 0; i < g->n; i++) {
-      Flow *a = &n->flows[g->flow[i]];
-      if (a->route && a->msg == g->msg[i]) a->tail += wait; /* (still under way) */
+  const Shape *sh = &r->shape;
+  CsTime in = n->nic_in, last_in = in + sh->q_time[0];
+  double full = 8e12 * (double)(n->mss + n->header), nic_bps = (double)n->t->links[r->dirs[1] / 2].spec.bandwidth;
+  double last = (double)sh->wire_bytes - (double)(sh->packets - 1) * (double)(n->mss + n->header);
+  CsTime p_in = (CsTime)(full / (double)n->t->links[r->dirs[0] / 2].spec.bandwidth + 0.5);
+  CsTime p_nic = (CsTime)(full / nic_bps + 0.5), last_out = (CsTime)(8e12 * last / nic_bps + 0.5);
+  CsTime early = 0; /* what of the others comes in after its last packet: it goes after it */
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < g->n; i++) {
+    if (g->last_in[i] <= in) continue; /* all in before it began: gone from the group */
+    Flow *a = &n->flows[g->flow[i]];
+    if (a->msg == g->msg[i] && a->route && (a->live || a->waiting)) {
+      if (last_in < g->last_in[i]) {
+        /* it comes in whole before that one's last packet, which waits
+         * for it; that one's packets that come in after its last go
+         * after it */
+        a->tail += sh->q_time[1];
+        CsTime k = g->p_in[i] > 0 ? (last_in - g->in[i]) / g->p_in[i] : 0; /* (that one's full ones in by then) */
+        CsTime after = (CsTime)g->packets[i] - 1 - MIN(k, (CsTime)g->packets[i] - 1);
+        early += g->last_out[i] + after * p_nic;
+      } else {
+        /* its full packets that come in before that one's last */
+        CsTime k = p_in > 0 ? (g->last_in[i] - in - 1) / p_in : 0;
+        a->tail += MIN(k, (CsTime)sh->packets - 1) * p_nic;
+      }
     }
-  } else {
-    g->n = 0;
+    g->flow[kept] = g->flow[i], g->msg[kept] = g->msg[i], g->packets[kept] = g->packets[i];
+    g->in[kept] = g->in[i], g->last_in[kept] = g->last_in[i], g->p_in[kept] = g->p_in[i], g->last_out[kept] = g->last_out[i];
+    kept++;
   }
-  if (g->n < NIC_GROUP) g->flow[g->n] = fi, g->msg[g->n++] = m;
-  g->in_end = MAX(g->in_end, in + r->shape.q_time[0]);
+  g->n = kept;
+  if (early > 0) {
+    /* (its tail is its floor: a small burst that comes in whole within a
+     * large one ends no sooner than that one's turn here, where the NIC
+     * would send it first) */
+    Flow *f = &n->flows[fi];
+    f->tail = f->tail > early ? f->tail - early : 0;
+  }
+  if (g->n < NIC_GROUP) {
+    uint32_t j = g->n++;
+    g->flow[j] = fi, g->msg[j] = m, g->packets[j] = sh->packets;
+    g->in[j] = in, g->last_in[j] = last_in, g->p_in[j] = p_in, g->last_out[j] = last_out;
+  }
 }
 
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {

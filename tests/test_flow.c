@@ -495,8 +495,10 @@ START_TEST(test_host_queue_in_turn) {
    * after the last); a hierarchical all-reduce of 10K fp32 on 4 machines
    * of 2 GPUs, whose two rails share each NIC: the rails' messages take
    * turns there as at packet level, a packet apart out of the first step
-   * (30 % above; 3 % below while that step's tie was broken at once; now
-   * 2.5 % above, the ACKs' fluid load on the NICs). */
+   * (30 % above; 3 % below while that step's tie was broken at once; 2.5 %
+   * above while the bursts' ACKs loaded the NICs as fluid; now 1.1 %
+   * below: on a star of machines they wait at the receiver's GPU link and
+   * NIC behind its bursts, burst_acks). */
   const char *ps = "topology: {type: star, workers: 8, servers: 1}\n"
                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
                    "workload: {params: 1K, iterations: 1, compute: 0, collective: ps}\n";
@@ -516,7 +518,7 @@ START_TEST(test_host_queue_in_turn) {
   mean_near_packet("topology: {type: star, workers: 8, gpus_per_host: 2, intra: {bandwidth: 100Gbps, latency: 500ns}}\n"
                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
                    "workload: {params: 10K, iterations: 1, compute: 0, collective: hierarchical}\n",
-                   "hierarchical", 0.03);
+                   "hierarchical", 0.015);
   /* Turns only where a host puts its own messages: bursts from several
    * hosts that meet at a receiver's link come in side by side, their
    * packets in turn (taken in turn there, in the order sent, a tree of 4

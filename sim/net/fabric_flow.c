@@ -1544,11 +1544,12 @@ static G_GNUC_NO_INLINE void spray_over(FlowNet *n, uint32_t m, uint32_t si, boo
   message_over(n, m, x.fn, x.ctx, x.failed);
 }
 
-/* A burst's flow f between two hosts of one switch (Shape: its ACKs load
- * no link) of message m is delivered now: its ACKs, put into the receiver's queue as its packets
- * came, have left it by the end of the queue's bursts before them and
- * their own time, and the last of them, made now, no sooner than its own
- * time from now.  The receiver's next burst goes behind them. */
+/* A burst's flow f on a star (Shape: its ACKs load no link) of message m
+ * is delivered now: its ACKs, put into the receiver's queue as its
+ * packets came, have left it by the end of the queue's bursts before them
+ * and their own time, and the last of them, made now, no sooner than its
+ * own time from now; from a GPU to another machine, its NIC's likewise.
+ * The receiver's next burst goes behind them. */
 static G_GNUC_NO_INLINE void burst_acks(FlowNet *n, const Flow *f, uint32_t m) {
   const Route *r = f->route;
   CsTime one = (CsTime)(r->ack_ps + 0.5);
@@ -1556,6 +1557,12 @@ static G_GNUC_NO_INLINE void burst_acks(FlowNet *n, const Flow *f, uint32_t m) {
   Turns *q = &n->turns[r->dirs[r->n_fwd]];
   CsTime now = *n->clock;
   q->acks = MAX(MAX(q->acks, q->at) + all, now + one);
+  if (r->n_rev > 2 && n->gpus) { /* from a GPU: through its machine's NIC too, behind its bursts (at its rate) */
+    Turns *q1 = &n->turns[r->dirs[r->n_fwd + 1]];
+    double k = (double)n->t->links[r->dirs[r->n_fwd] / 2].spec.bandwidth /
+               (double)n->t->links[r->dirs[r->n_fwd + 1] / 2].spec.bandwidth;
+    q1->acks = MAX(MAX(q1->acks, q1->at) + (CsTime)((double)all * k), q->acks + (CsTime)((double)one * k));
+  }
 }
 
 /* Message flow fi is over: delivered, or given up on (`failed`); a
@@ -1982,15 +1989,16 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   if (burst) {
     sh->q_time[0] = MAX((CsTime)llround(8e12 * (double)wire / bps[0]), 1);
     if (r->nic) sh->q_time[1] = (CsTime)llround(8e12 * (double)wire / bps[1]);
-    /* on a star, its ACKs go into the receiver's queue as its packets
-     * arrive, behind what the receiver's transport put there (its own
-     * burst, mostly): they load no link while the burst is sent, and take
-     * their turn in the receiver's queue when it is delivered
-     * (burst_acks).  Where ways differ in length (a fat-tree's pods, a
-     * machine's GPUs) they may meet data that comes in later by a longer
-     * way, even between two hosts of one switch: the fluid loads their
-     * way with them as for any message. */
-    if (n->acks_wait && r->n_rev == 2 && n->ack > 0) sh->ack_w = 0;
+    /* on a star (of hosts, or of machines), its ACKs go into the
+     * receiver's queue as its packets arrive, behind what the receiver's
+     * transport put there (its own burst, mostly; from a GPU, its
+     * machine's NIC's too): they load no link while the burst is sent,
+     * and take their turn in those queues when it is delivered
+     * (burst_acks).  Where ways differ in length (a fat-tree's pods) they
+     * may meet data that comes in later by a longer way, even between
+     * two hosts of one switch: the fluid loads their way with them as for
+     * any message. */
+    if (n->acks_wait && r->n_rev > 0 && n->ack > 0) sh->ack_w = 0;
   }
 }
 
@@ -2613,7 +2621,8 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
    * grows by the ACKs (reno, cubic, dctcp) */
   n->fifo = n->spray == 1;
   n->gpus = t->gpus_per_host > 1;
-  n->acks_wait = t->n_nodes == t->n_hosts + 1; /* one switch: a star (burst_acks) */
+  uint32_t machines = t->gpus_per_host > 1 ? t->n_workers / t->gpus_per_host : 0;
+  n->acks_wait = t->n_nodes == t->n_hosts + 1 + machines; /* one switch (and machines' own): a star (burst_acks) */
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->turns = g_new0(Turns, 2 * (size_t)t->n_links + 1);
   if (n->gpus) n->nic_groups = g_new0(NicGroup, 2 * (size_t)t->n_links + 1);

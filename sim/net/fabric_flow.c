@@ -110,12 +110,15 @@ typedef struct {
 /* A machine's NIC's bursts whose packets may still be coming in from its
  * GPUs (nic_interleave): their flows, and when each one's last packet has
  * come in. */
+typedef struct {
+  uint32_t flow, msg, packets;
+  CsTime in, last_in;     /* its first packet began to come in, its last had */
+  CsTime p_in, last_out;  /* a full packet's time coming in, its last's going out */
+} NicBurst;
 #define NIC_GROUP 8
 typedef struct {
   uint32_t n;
-  uint32_t flow[NIC_GROUP], msg[NIC_GROUP], packets[NIC_GROUP];
-  CsTime in[NIC_GROUP], last_in[NIC_GROUP]; /* its first packet began to come in, its last had */
-  CsTime p_in[NIC_GROUP], last_out[NIC_GROUP]; /* a full packet's time coming in, its last's going out */
+  NicBurst b[NIC_GROUP];
 } NicGroup;
 
 /* What a message of one size needs on a route (shape_of). */
@@ -1550,6 +1553,15 @@ static G_GNUC_NO_INLINE void spray_over(FlowNet *n, uint32_t m, uint32_t si, boo
  * and their own time, and the last of them, made now, no sooner than its
  * own time from now; from a GPU to another machine, its NIC's likewise.
  * The receiver's next burst goes behind them. */
+/* (burst_acks from a GPU to another machine: at its machine's NIC too,
+ * behind its bursts there, at the NIC's rate; out of line) */
+static G_GNUC_NO_INLINE void burst_acks_nic(FlowNet *n, const Route *r, CsTime all, CsTime one, CsTime after) {
+  Turns *q1 = &n->turns[r->dirs[r->n_fwd + 1]];
+  double k = (double)n->t->links[r->dirs[r->n_fwd] / 2].spec.bandwidth /
+             (double)n->t->links[r->dirs[r->n_fwd + 1] / 2].spec.bandwidth;
+  q1->acks = MAX(MAX(q1->acks, q1->at) + (CsTime)((double)all * k), after + (CsTime)((double)one * k));
+}
+
 static G_GNUC_NO_INLINE void burst_acks(FlowNet *n, const Flow *f, uint32_t m) {
   const Route *r = f->route;
   CsTime one = (CsTime)(r->ack_ps + 0.5);
@@ -1557,12 +1569,7 @@ static G_GNUC_NO_INLINE void burst_acks(FlowNet *n, const Flow *f, uint32_t m) {
   Turns *q = &n->turns[r->dirs[r->n_fwd]];
   CsTime now = *n->clock;
   q->acks = MAX(MAX(q->acks, q->at) + all, now + one);
-  if (r->n_rev > 2 && n->gpus) { /* from a GPU: through its machine's NIC too, behind its bursts (at its rate) */
-    Turns *q1 = &n->turns[r->dirs[r->n_fwd + 1]];
-    double k = (double)n->t->links[r->dirs[r->n_fwd] / 2].spec.bandwidth /
-               (double)n->t->links[r->dirs[r->n_fwd + 1] / 2].spec.bandwidth;
-    q1->acks = MAX(MAX(q1->acks, q1->at) + (CsTime)((double)all * k), q->acks + (CsTime)((double)one * k));
-  }
+  if (G_UNLIKELY(n->gpus) && r->n_rev > 2) burst_acks_nic(n, r, all, one, q->acks);
 }
 
 /* Message flow fi is over: delivered, or given up on (`failed`); a
@@ -2168,26 +2175,25 @@ static G_GNUC_NO_INLINE void nic_interleave(FlowNet *n, const Route *r, uint32_t
   CsTime early = 0; /* what of the others comes in after its last packet: it goes after it */
   uint32_t kept = 0;
   for (uint32_t i = 0; i < g->n; i++) {
-    if (g->last_in[i] <= in) continue; /* all in before it began: gone from the group */
-    Flow *a = &n->flows[g->flow[i]];
-    if (a->msg == g->msg[i] && a->route && (a->live || a->waiting)) {
-      if (last_in < g->last_in[i]) {
+    const NicBurst *b = &g->b[i];
+    if (b->last_in <= in) continue; /* all in before it began: gone from the group */
+    Flow *a = &n->flows[b->flow];
+    if (a->msg == b->msg && a->route && (a->live || a->waiting)) {
+      if (last_in < b->last_in) {
         /* it comes in whole before that one's last packet, which waits
          * for it; that one's packets that come in after its last go
          * after it */
         a->tail += sh->q_time[1];
-        CsTime k = g->p_in[i] > 0 ? (last_in - g->in[i]) / g->p_in[i] : 0; /* (that one's full ones in by then) */
-        CsTime after = (CsTime)g->packets[i] - 1 - MIN(k, (CsTime)g->packets[i] - 1);
-        early += g->last_out[i] + after * p_nic;
+        CsTime k = b->p_in > 0 ? (last_in - b->in) / b->p_in : 0; /* (that one's full ones in by then) */
+        CsTime after = (CsTime)b->packets - 1 - MIN(k, (CsTime)b->packets - 1);
+        early += b->last_out + after * p_nic;
       } else {
         /* its full packets that come in before that one's last */
-        CsTime k = p_in > 0 ? (g->last_in[i] - in - 1) / p_in : 0;
+        CsTime k = p_in > 0 ? (b->last_in - in - 1) / p_in : 0;
         a->tail += MIN(k, (CsTime)sh->packets - 1) * p_nic;
       }
     }
-    g->flow[kept] = g->flow[i], g->msg[kept] = g->msg[i], g->packets[kept] = g->packets[i];
-    g->in[kept] = g->in[i], g->last_in[kept] = g->last_in[i], g->p_in[kept] = g->p_in[i], g->last_out[kept] = g->last_out[i];
-    kept++;
+    g->b[kept++] = *b;
   }
   g->n = kept;
   if (early > 0) {
@@ -2197,11 +2203,9 @@ static G_GNUC_NO_INLINE void nic_interleave(FlowNet *n, const Route *r, uint32_t
     Flow *f = &n->flows[fi];
     f->tail = f->tail > early ? f->tail - early : 0;
   }
-  if (g->n < NIC_GROUP) {
-    uint32_t j = g->n++;
-    g->flow[j] = fi, g->msg[j] = m, g->packets[j] = sh->packets;
-    g->in[j] = in, g->last_in[j] = last_in, g->p_in[j] = p_in, g->last_out[j] = last_out;
-  }
+  if (g->n < NIC_GROUP)
+    g->b[g->n++] = (NicBurst){.flow = fi, .msg = m, .packets = sh->packets, .in = in, .last_in = last_in,
+                              .p_in = p_in, .last_out = last_out};
 }
 
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {

@@ -54,6 +54,7 @@
  */
 #include "config.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -70,6 +71,11 @@
  * admits ACKs of at most a tenth of mtu: only messages of one small packet
  * reach it) */
 #define ACK_W_MAX 0.1
+/* The ACK weight of a message's last window whose ACKs wait as a burst's
+ * (last_window): no load in the fluid (a rate's worth of it is below
+ * 1e-290 bit/s), but not 0, which would make finish take the whole
+ * message's ACKs for a burst's; slow_start_done takes that window's. */
+#define ACK_W_HELD DBL_MIN
 
 /* A link direction: what every start and end reads and writes, in one
  * cache line (a ring of 4,096 workers has 16,384 of them) ... */
@@ -228,6 +234,7 @@ typedef struct {
   CsTime at[CHUNK_MAX]; /* the windows in the queue not begun, in order: their turns */
   double bits[CHUNK_MAX];
   uint32_t n;
+  uint32_t acks;        /* the packets of its last window, whose ACKs wait as a burst's do (last_window) */
   bool paused;          /* its flow has sent what was in the queue: it waits for the next window (on_rest) */
 } Chunk;
 
@@ -1510,7 +1517,11 @@ static G_GNUC_NO_INLINE CsTime slow_start_adds(FlowNet *n, const Flow *f, CsTime
  * (its last bit left its tail ago: at its fluid end and after what slow
  * start added, the round trips it waited) or given up on (`failed`): the
  * connection has one message fewer in flight. */
+static inline void acks_turn(FlowNet *n, const Route *r, uint32_t packets);
+
 static G_GNUC_NO_INLINE void slow_start_done(FlowNet *n, uint32_t m, const Flow *f, bool failed) {
+  /* (a chunked message's last window, its ACKs held: last_window) */
+  if (f->ack_w == ACK_W_HELD && !failed) acks_turn(n, f->route, n->chunks[f - n->flows].acks);
   if (n->ss_fresh) return;
   const CsMessageStats *st = cs_stats_at(&n->stats, m);
   SsConn *c = conn_of(n, st->src, st->dst);
@@ -1562,14 +1573,21 @@ static G_GNUC_NO_INLINE void burst_acks_nic(FlowNet *n, const Route *r, CsTime a
   q1->acks = MAX(MAX(q1->acks, q1->at) + (CsTime)((double)all * k), after + (CsTime)((double)one * k));
 }
 
-static G_GNUC_NO_INLINE void burst_acks(FlowNet *n, const Flow *f, uint32_t m) {
-  const Route *r = f->route;
+/* (the ACKs of `packets` on route r, delivered now: a burst's, or a
+ * chunked message's last window's, last_window) */
+static inline __attribute__((always_inline)) void acks_turn(FlowNet *n, const Route *r, uint32_t packets) {
   CsTime one = (CsTime)(r->ack_ps + 0.5);
-  CsTime all = (CsTime)(r->ack_ps * (double)cs_stats_at(&n->stats, m)->packets + 0.5);
+  CsTime all = (CsTime)(r->ack_ps * (double)packets + 0.5);
   Turns *q = &n->turns[r->dirs[r->n_fwd]];
   CsTime now = *n->clock;
   q->acks = MAX(MAX(q->acks, q->at) + all, now + one);
   if (G_UNLIKELY(n->gpus) && r->n_rev > 2) burst_acks_nic(n, r, all, one, q->acks);
+}
+
+/* (the route passed, not its flow: the call is once per small message on
+ * a star, and this way it reads no more of the flow than finish has) */
+static G_GNUC_NO_INLINE void burst_acks(FlowNet *n, const Route *r, uint32_t m) {
+  acks_turn(n, r, cs_stats_at(&n->stats, m)->packets);
 }
 
 /* Message flow fi is over: delivered, or given up on (`failed`); a
@@ -1579,7 +1597,7 @@ static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi
   uint32_t m = f->msg;
   CsDeliverFn fn = f->fn;
   void *fctx = f->ctx;
-  if (f->ack_w == 0 && !failed && n->fifo && n->ack > 0 && f->route->n_rev > 0) burst_acks(n, f, m);
+  if (f->ack_w == 0 && !failed && n->fifo && n->ack > 0 && f->route->n_rev > 0) burst_acks(n, f->route, m);
   if (G_UNLIKELY(n->ss_any) && f->ss_w != 0) slow_start_done(n, m, f, failed);
   flow_release(n, fi); /* before the callback, which may send again */
   if (G_UNLIKELY(fn == spray_part)) spray_over(n, m, (uint32_t)(uintptr_t)fctx, failed);
@@ -1691,6 +1709,26 @@ static void chunk_go(FlowNet *n, uint32_t fi, CsTime at) {
   go_on(n, fi);
 }
 
+/* Route r joins two hosts of a star (FlowNet.acks_wait; not a GPU's to
+ * another machine): the ACKs of a message's windows wait in the
+ * receiver's queue behind what it holds (on_first_ack, last_window). */
+static inline bool star_acks_wait(const FlowNet *n, const Route *r) {
+  return n->acks_wait && r->n_fwd == 2 && !r->nic && n->ack > 0;
+}
+
+/* Chunked flow fi, not live, is about to send its message's last window
+ * of `bits`: on a star (FlowNet.acks_wait) that window's ACKs go into the
+ * receiver's queue behind what it holds, as a burst's do (burst_acks),
+ * not beside the receiver's data (an exchange: each host's last window
+ * and the ACKs for the other's). */
+static void last_window(FlowNet *n, uint32_t fi, double bits) {
+  Flow *f = &n->flows[fi];
+  const Route *r = f->route;
+  if (!star_acks_wait(n, r) || f->live) return;
+  f->ack_w = ACK_W_HELD;
+  n->chunks[fi].acks = (uint32_t)ceil(bits / (8.0 * (double)(n->mss + n->header)));
+}
+
 /* Chunked flow fi has sent the windows it had begun (it has left its
  * directions): the next in the queue goes on at its turn, or it waits for
  * the next to go in (on_rest). */
@@ -1708,6 +1746,7 @@ static void chunk_next(FlowNet *n, uint32_t fi) {
   memmove(ch->at, ch->at + 1, ch->n * sizeof ch->at[0]);
   memmove(ch->bits, ch->bits + 1, ch->n * sizeof ch->bits[0]);
   f->chunked = ch->n > 0 || ch->rest > 0;
+  if (!f->chunked) last_window(n, fi, f->remaining);
   chunk_go(n, fi, MAX(at, *n->clock));
 }
 
@@ -1752,6 +1791,7 @@ static void on_rest(CsEngine *e, void *ctx, uint64_t arg) {
   ch->paused = false;
   f->remaining = bits;
   f->chunked = ch->rest > 0;
+  if (!f->chunked) last_window(n, fi, bits);
   n->in_handler++;
   chunk_go(n, fi, at);
   refill_after(n);
@@ -2117,6 +2157,43 @@ static G_GNUC_NO_INLINE uint32_t flow_waits(FlowNet *n, uint32_t m, Route *r, Cs
   return flow_start(n, m, r, n->ecmp, 1, fn, ctx, at);
 }
 
+/* A full packet's way out on route r alone, in seconds: the latencies
+ * and what each hop adds (as shape_of's round trip counts them), when its
+ * ACK is made. */
+static double way_out(const FlowNet *n, const Route *r) {
+  double *bps = g_newa(double, r->n_fwd), *cut = g_newa(double, r->n_fwd), out = 0;
+  for (uint32_t k = 0; k < r->n_fwd; k++) {
+    bps[k] = (double)n->t->links[r->dirs[k] / 2].spec.bandwidth;
+    cut[k] = (double)cs_dir_cut_bytes(n->t, r->dirs[k]);
+  }
+  for (uint32_t k = 0; k < r->n_fwd; k++)
+    out += (double)n->t->links[r->dirs[k] / 2].spec.latency * 1e-12 + cs_path_hop_adds((double)n->mtu, bps, cut, (int)k);
+  return out;
+}
+
+/* Chunked flow fi's first packet has reached its receiver, on a star
+ * (FlowNet.acks_wait): its ACK goes into the receiver's queue behind what
+ * that queue holds now (the receiver's own window or burst, begun at the
+ * same time, mostly), and the next window goes in when it is back
+ * (on_rest); alone, a round trip after the first began to leave.  The
+ * queue is read when the ACK comes, not when the window left: what goes
+ * in after it does not hold it up. */
+static void on_first_ack(CsEngine *e, void *ctx, uint64_t arg) {
+  FlowNet *n = ctx;
+  const Route *r = n->flows[(uint32_t)arg].route;
+  const Turns *q = &n->turns[r->dirs[r->n_fwd]];
+  CsTime now = *n->clock, wait = MAX(q->at, q->acks);
+  CsTime back = (CsTime)((r->rtt - way_out(n, r)) * 1e12 + 0.5);
+  if (wait > now && n->dirs[r->dirs[r->n_fwd + 1]].n_uses > 0) {
+    /* data comes to this sender as well (the receiver's own, in an
+     * exchange, or a third host's, in a ring), its last packet sent as the
+     * receiver's: the ACK waits at the switch behind a packet of it */
+    double bps = (double)n->t->links[r->dirs[r->n_fwd + 1] / 2].spec.bandwidth;
+    back += (CsTime)(8e12 * (double)(n->mtu - n->ack) / bps + 0.5);
+  }
+  cs_engine_schedule_at(e, (wait > now ? wait : now) + back, on_rest, n, arg);
+}
+
 /* Message m from a to b on route r, past the window its connection
  * starts with (init_cwnd) and within the host queue's limit (Shape.chunky):
  * the transport puts it into its host's queue window by window.  Within
@@ -2139,6 +2216,10 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
   uint32_t fi = flow_start(n, m, r, n->ecmp, 1, fn, ctx, at > now ? at : 0);
   Flow *f = &n->flows[fi];
   f->ss_w = -1; /* (counted by its connection: slow_start_done) */
+  /* the whole of it within its connection's window, on a star: it goes
+   * into the queue whole, as a burst does, and its ACKs wait as a
+   * burst's (burst_acks; its flow has no rate yet) */
+  if (first >= (double)sh->wire_bytes && star_acks_wait(n, r)) f->ack_w = 0;
   if (first < (double)sh->wire_bytes) {
     if (fi >= n->cap_chunks) {
       n->cap_chunks = MAX(n->cap_flows, 64);
@@ -2147,7 +2228,10 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
     n->chunks[fi] = (Chunk){.rest = f->remaining - 8 * first, .next = fmax(1, fmin(2 * w, n->ss_window))};
     f->remaining = 8 * first;
     f->chunked = true;
-    cs_engine_schedule_at(n->engine, at + (CsTime)(r->rtt * 1e12 + 0.5), on_rest, n, fi);
+    if (star_acks_wait(n, r))
+      cs_engine_schedule_at(n->engine, at + (CsTime)(way_out(n, r) * 1e12 + 0.5), on_first_ack, n, fi);
+    else
+      cs_engine_schedule_at(n->engine, at + (CsTime)(r->rtt * 1e12 + 0.5), on_rest, n, fi);
   }
   return fi;
 }

@@ -742,6 +742,9 @@ static inline __attribute__((always_inline)) void set_rate_as(FlowNet *n, Flow *
     d->data_rate = pos(was + rate - old);
     d->bits_off += (d->data_rate - was) * t;
   }
+  /* (a burst's ACKs load no link, burst_acks: its rate moves no ACK load
+   * and needs no check, which an unmoved load would not set off) */
+  if (f->ack_w == 0) return;
   for (uint32_t k = n_fwd; k < n_fwd + n_rev; k++) {
     Dir *d = &n->dirs[r->dirs[k]];
     double was = d->ack_load;

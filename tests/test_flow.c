@@ -306,6 +306,54 @@ START_TEST(test_window_acks) {
 }
 END_TEST
 
+/* Scenario y's first three messages end at want[] (s) to the picosecond,
+ * at flow fidelity and at packet level (case i of a test). */
+static void three_ends(const char *y, size_t i, const double want[3]) {
+  Run f = run(y, "flow", NULL), p = run(y, "packet", NULL);
+  for (uint32_t m = 0; m < 3; m++) {
+    ck_assert_msg(fabs(end_s(&f, m) - want[m]) < 1e-12, "case %zu, message %u: flow %.9f s", i, m, end_s(&f, m));
+    ck_assert_msg(fabs(end_s(&p, m) - want[m]) < 1e-12, "case %zu, message %u: packet %.9f s", i, m, end_s(&p, m));
+  }
+  done(&f);
+  done(&p);
+}
+
+/* Bursts past a star pass the hops after their first as trains
+ * (train_pass): a ring of 4 hosts that forward (shortest routes, 10 Gbps,
+ * 1 us), 2,000 B (1,500 + 616 B on the wire) from w1 to w2, from w0 to w2
+ * through w1, and from w3 to w2 at 3 us.  By hand: w1's leave its link by
+ * 1.6928 us and arrive at 2.6928 us; w0's first packet comes in to w1 at
+ * 2.2 us, the link free, its second at 2.6928 us, behind the first until
+ * 3.4 us: 4.8928 us; w3's alone, 5.6928 us.  The fluid held w1 -> w2 for
+ * both from 0 (4.3856 and 6.5856 us).  With w1's sent at 1.5 us, it is on
+ * w1's link when w0's first packet comes in (until 3.1928 us), and w0's
+ * waits behind it: 5.8856 us.  And a ps of 8 workers and one server on the
+ * k = 4 fat-tree (ECMP), 1K fp32 (3-packet pushes and pulls): each equal
+ * to the packet run to the picosecond (1.027 of it before). */
+START_TEST(test_trains) {
+  static const char *const w1_at[] = {"0", "1500ns"};
+  /* (messages are numbered as they are sent: w1, w0, w3; then w0, w1, w3) */
+  static const double want[][3] = {{2.6928e-6, 4.8928e-6, 5.6928e-6}, {5.8856e-6, 4.1928e-6, 5.6928e-6}};
+  for (size_t i = 0; i < G_N_ELEMENTS(w1_at); i++) {
+    g_autofree char *y = g_strdup_printf("topology: {type: ring, workers: 4}\n"
+                                         "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 1MB}\n"
+                                         "flows: [{src: w1, dst: w2, size: 2000B, start: %s}, {src: w0, dst: w2, "
+                                         "size: 2000B}, {src: w3, dst: w2, size: 2000B, start: 3us}]\n",
+                                         w1_at[i]);
+    three_ends(y, i, want[i]);
+  }
+  const char *ps = "topology: {type: fat-tree, k: 4, workers: 8, servers: 1}\n"
+                   "routing: ecmp\n"
+                   "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                   "workload: {params: 1K, iterations: 1, compute: 0, collective: ps}\n";
+  Run f = run(ps, "flow", NULL), p = run(ps, "packet", NULL);
+  double flow = cs_sim_summary(f.sim)->iter_mean_s, packet = cs_sim_summary(p.sim)->iter_mean_s;
+  ck_assert_msg(fabs(flow - packet) < 1e-12, "ps on the fat-tree: flow %.12f s, packet %.12f s", flow, packet);
+  done(&f);
+  done(&p);
+}
+END_TEST
+
 /* GPUs' bursts at their NIC (nic_interleave): the NIC takes packets in
  * the order they come in from the GPUs, so a burst's packets that come in
  * before the last packet of another GPU's burst still coming in go before
@@ -331,13 +379,7 @@ START_TEST(test_nic_interleave) {
         "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 4MB}\n"
         "flows: %s\n",
         flows[i]);
-    Run f = run(y, "flow", NULL), p = run(y, "packet", NULL);
-    for (uint32_t m = 0; m < 3; m++) {
-      ck_assert_msg(fabs(end_s(&f, m) - want[i][m]) < 1e-12, "case %zu, message %u: flow %.9f s", i, m, end_s(&f, m));
-      ck_assert_msg(fabs(end_s(&p, m) - want[i][m]) < 1e-12, "case %zu, message %u: packet %.9f s", i, m, end_s(&p, m));
-    }
-    done(&f);
-    done(&p);
+    three_ends(y, i, want[i]);
   }
 }
 END_TEST
@@ -1389,6 +1431,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_collectives_match);
   tcase_add_test(tc, test_burst_acks);
   tcase_add_test(tc, test_window_acks);
+  tcase_add_test(tc, test_trains);
   tcase_add_test(tc, test_nic_interleave);
   tcase_add_test(tc, test_incast);
   tcase_add_test(tc, test_examples_incast_dumbbell);

@@ -43,6 +43,11 @@
  * start lets it (chunk_send, on_rest, chunk_next).  Bursts from several
  * hosts that meet at a receiver's link share it, as their packets do.
  *
+ * Off a star, a burst is a flow on its host's link alone, and passes the
+ * hops after it as a train of its packets, in turn with the other trains
+ * there (train_pass): a burst of a few packets holds a hop only while it
+ * passes, where a fluid flow holds every hop of its way from its start.
+ *
  * Rates change only where a flow starts or ends: the flows that share a
  * link direction with one that changed, and so on (a connected component),
  * are refilled together, once per instant however many flows start or end
@@ -127,6 +132,15 @@ typedef struct {
   NicBurst b[NIC_GROUP];
 } NicGroup;
 
+/* A link direction's trains (train_pass): when each passes, in order, of
+ * those not yet gone (the ones sent before, whose first packets come in
+ * later, hold the times they took). */
+#define PASS_MAX 8
+typedef struct {
+  uint32_t n;
+  CsTime s[PASS_MAX], e[PASS_MAX];
+} Passes;
+
 /* What a message of one size needs on a route (shape_of). */
 typedef struct {
   uint64_t payload; /* 0: none yet */
@@ -144,7 +158,7 @@ typedef struct {
 /* A route, held by the table and shared by the messages between the same
  * two hosts (shortest routing), or drawn for each message (ECMP) and
  * background source, and kept while its flows hold it (FlowNet.kept). */
-typedef struct {
+typedef struct Route {
   uint32_t n_fwd, n_rev;
   double ack_ps;    /* an ACK's time on the first link back, in picoseconds (burst_acks) */
   double rtt0;      /* latencies both ways, without serialization */
@@ -156,6 +170,7 @@ typedef struct {
   uint32_t key;     /* kept routes: a hash of its directions */
   bool ss;          /* slow start can cost its messages a round trip (slow_start; set by shape_of) */
   bool nic;         /* from a GPU: its machine's NIC (dirs[1]) is a queue of its own (fifo_turn; set by route_measure) */
+  struct Route *train, *full; /* a burst's flow on it: its first direction alone (train_of); a train route's own */
   uint32_t dirs[];  /* forward, then reverse (ACKs): in the same block */
 } Route;
 
@@ -326,6 +341,7 @@ typedef struct {
   /* slow start (slow_start): reno, cubic, dctcp and bbr from init_cwnd */
   bool ss;                    /* modelled */
   bool ss_any;                /* slow_start has run: flows may hold a window (Flow.ss_w) */
+  bool late;                  /* complete_now asks a flow more at its fluid end: ss_any, or trains */
   bool ss_fresh;              /* per-message connections: every message from init_cwnd */
   bool ss_restart;            /* idle_restart, for the protocols the packet transport restarts */
   bool ss_ecmp;               /* ss with ECMP and persistent connections: every message's connection counts */
@@ -338,6 +354,8 @@ typedef struct {
   /* a host's queue in turn (fifo_turn): a message that its transport puts
    * whole into its host's queue waits there for those put in before it */
   bool fifo;                  /* modelled (not with ecmp-packet's sprays) */
+  bool trains;                /* bursts pass hops past their first as trains (train_pass): not on a star, nor GPUs */
+  Passes *passes;             /* trains: per link direction, the trains through it not yet gone (train_pass) */
   bool chunking;              /* a message past the window goes in window by window (chunk_send): reno, cubic, dctcp */
   Chunk *chunks;              /* per flow slot, for the flows chunked */
   uint32_t cap_chunks;
@@ -511,6 +529,7 @@ static Route *route_draw(FlowNet *n, uint32_t a, uint32_t b, uint64_t hash, bool
 
 /* A flow lets go of its drawn route. */
 static void route_drop(FlowNet *n, Route *r) {
+  if (r->full) r = r->full; /* (a burst's train route: its own's hold) */
   g_assert(r->refs > 0);
   if (--r->refs > 0) return;
   if (++n->kept_idle > KEPT_IDLE) {
@@ -550,7 +569,11 @@ static Route *route_of(FlowNet *n, uint32_t a, uint32_t b, uint32_t m) {
   return r;
 }
 
-static void route_free(gpointer p) { g_free(p); }
+static void route_free(gpointer p) {
+  Route *r = p;
+  g_free(r->train);
+  g_free(r);
+}
 
 /* ---- the fluid ends: a ring in order, and a heap ---- */
 
@@ -1479,7 +1502,7 @@ static inline SsConn *conn_of(FlowNet *n, uint32_t a, uint32_t b) {
  * which counts it in flight (not per-message connections): the window it
  * starts with, which then grows. */
 static double conn_begins(FlowNet *n, uint32_t a, uint32_t b, const Route *r, uint64_t packets) {
-  n->ss_any = true;
+  n->ss_any = n->late = true;
   if (n->ss_fresh) return n->ss_init;
   SsConn *c = conn_of(n, a, b);
   CsTime now = *n->clock, rto = (CsTime)(r->rtt * 1e12 + 0.5) + n->ss_min_rto;
@@ -1833,6 +1856,8 @@ static inline __attribute__((always_inline)) void flow_leaves(FlowNet *n, uint32
   leave_live(n, fi);
 }
 
+static CsTime train_ends(FlowNet *n, const Flow *f, CsTime now);
+
 /* The flows whose last bit has left: their links are free; delivery after their tails. */
 static void complete_now(FlowNet *n) {
   drop_next_place(n);
@@ -1846,12 +1871,13 @@ static void complete_now(FlowNet *n) {
     f->remaining = 0; /* (all of it gone: no need to settle what its rate carried) */
     flow_leaves(n, i);
     CsTime tail = f->tail;
-    if (G_UNLIKELY(n->ss_any)) { /* (connections counted: chunk_send's among them) */
+    if (G_UNLIKELY(n->late)) { /* (connections counted: chunk_send's among them; trains) */
       if (f->chunked) {
         chunk_next(n, i);
         continue;
       }
       if (f->ss_w > 0) tail += slow_start_adds(n, f, now);
+      if (f->route->full) tail += train_ends(n, f, now);
     }
     CsTime at = tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + tail;
     dlv_push(n, (Delivery){at, n->dlv_seq++, i});
@@ -2295,6 +2321,106 @@ static G_GNUC_NO_INLINE void nic_interleave(FlowNet *n, const Route *r, uint32_t
                               .p_in = p_in, .last_out = last_out};
 }
 
+/* Route r's train route: its first direction, then its reverse, with its
+ * round trip and shape (made once, kept with it). */
+static Route *train_of(FlowNet *n, Route *r) {
+  (void)n;
+  if (!r->train) {
+    Route *t = g_malloc0(sizeof(Route) + sizeof(uint32_t) * (1 + r->n_rev));
+    *t = *r;
+    t->n_fwd = 1;
+    t->dirs[0] = r->dirs[0];
+    memcpy(t->dirs + 1, r->dirs + r->n_fwd, sizeof(uint32_t) * r->n_rev);
+    t->train = NULL;
+    t->full = r;
+    r->train = t;
+  }
+  Route *t = r->train;
+  t->shape = r->shape; /* (its size's: the tail of every hop) */
+  t->rtt = r->rtt, t->pt = r->pt, t->ss = r->ss;
+  return t;
+}
+
+/* A train that comes in to a direction at `at` and takes `len` there:
+ * when it passes, in the first gap from `at` between the trains there
+ * that fits it, or after them; the ones gone by `now` are dropped (a
+ * direction with PASS_MAX trains to come forgets the first). */
+static CsTime pass_at(Passes *p, CsTime now, CsTime at, CsTime len) {
+  uint32_t k = 0, i;
+  for (i = 0; i < p->n; i++) /* (gone) */
+    if (p->e[i] > now) p->s[k] = p->s[i], p->e[k++] = p->e[i];
+  p->n = k;
+  for (i = 0; i < p->n; i++) {
+    if (p->e[i] <= at) continue;
+    if (p->s[i] >= at + len) break; /* a gap before it */
+    at = p->e[i];
+  }
+  if (p->n == PASS_MAX) { /* (full: the first goes) */
+    memmove(p->s, p->s + 1, (PASS_MAX - 1) * sizeof p->s[0]);
+    memmove(p->e, p->e + 1, (PASS_MAX - 1) * sizeof p->e[0]);
+    p->n--, i = i ? i - 1 : 0;
+  }
+  memmove(p->s + i + 1, p->s + i, (p->n - i) * sizeof p->s[0]);
+  memmove(p->e + i + 1, p->e + i, (p->n - i) * sizeof p->e[0]);
+  p->s[i] = at, p->e[i] = at + len;
+  p->n++;
+  return at;
+}
+
+/* A burst on route r past a star (FlowNet.trains) leaves its host's link
+ * from `start` as a fluid flow there, and passes each hop after it as a
+ * train of its packets: its first packet comes in a hop's time and
+ * latency after it left the one before, and the train goes after the
+ * trains through that direction before it, at what the fluid's flows
+ * there leave of its line, its bits counted there.  At packet level a
+ * burst of a few packets holds a hop only while it passes: a fluid flow
+ * would hold every hop of its way from its start, and share each with
+ * the flows that cross it later or earlier (a ring of hosts, a
+ * fat-tree).  Returns the wait the hops add to its tail. */
+static CsTime train_pass(FlowNet *n, const Route *r, CsTime start, double wire, uint32_t packets) {
+  double first = packets > 1 ? (double)(n->mss + n->header) : wire;
+  CsTime at = start, wait = 0;
+  for (uint32_t k = 1; k < r->n_fwd; k++) {
+    const CsLinkSpec *prev = &n->t->links[r->dirs[k - 1] / 2].spec;
+    at += line_ps(first, prev->bandwidth) + prev->latency; /* (its first packet in) */
+    uint32_t di = r->dirs[k];
+    Dir *d = &n->dirs[di];
+    /* (what the fluid leaves, and at least a fair share beside its flows:
+     * their packets and the train's interleave) */
+    double free_bps = fmax(d->capacity - d->data_rate - d->ack_load, d->capacity / (d->n_uses + 1));
+    CsTime len = MAX((CsTime)(8e12 * wire / free_bps + 0.5), 1);
+    /* (behind what a forwarding host has put into its own queue there) */
+    CsTime from = pass_at(&n->passes[di], *n->clock, MAX(at, n->turns[di].at), len);
+    wait += from - at;
+    at = from;
+    d->bits_off -= 8.0 * wire; /* (dir_bits: its bits there) */
+  }
+  return wait;
+}
+
+/* Burst flow f on a train route (Route.full) has left its first link now:
+ * its train passes the hops after it (train_pass), from when it began to
+ * leave at its line rate there; placed now, when the bursts that the
+ * hosts it passes have put into their queues by now are known.  Its wait
+ * there, which its tail takes. */
+static G_GNUC_NO_INLINE CsTime train_ends(FlowNet *n, const Flow *f, CsTime now) {
+  const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+  double wire = (double)st->wire_bytes;
+  CsTime len = line_ps(wire, n->t->links[f->route->dirs[0] / 2].spec.bandwidth);
+  return train_pass(n, f->route->full, now > len ? now - len : 0, wire, st->packets);
+}
+
+/* flow_send's burst m from src to dst on route r past a star, its turn
+ * in its host's queue at `at` behind ACKs for `lag` (out of line): its
+ * flow on its first direction, the hops after it as a train. */
+static G_GNUC_NO_INLINE uint32_t train_send(FlowNet *n, uint32_t m, uint32_t src, uint32_t dst, Route *r, CsTime at,
+                                            CsTime lag, CsDeliverFn fn, void *ctx) {
+  uint32_t fi = flow_start(n, m, train_of(n, r), n->ecmp, 1, fn, ctx, at > *n->clock ? at : 0);
+  n->flows[fi].tail += lag;
+  if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
+  return m;
+}
+
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
   FlowNet *n = impl;
   g_assert(src != dst && src < n->t->n_hosts && dst < n->t->n_hosts && payload > 0);
@@ -2307,6 +2433,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   CsTime now = *n->clock, at = now, lag = 0;
   if (r->shape.q_time[0]) {
     at = fifo_turn(n, r, now, &lag);
+    if (G_UNLIKELY(n->trains) && r->n_fwd > 1) return train_send(n, m, src, dst, r, at, lag, fn, ctx);
   } else if (G_UNLIKELY(r->shape.chunky)) {
     chunk_send(n, m, src, dst, r, fn, ctx);
     return m;
@@ -2545,6 +2672,7 @@ static bool kept_audit(FlowNet *n, GError **error) {
     bool flow = i < n->n_flows;
     Route *r = flow ? (n->flows[i].own_route ? n->flows[i].route : NULL) : n->last_route[i - n->n_flows];
     if (!r) continue;
+    if (r->full) r = r->full; /* (a burst's train route: its own's hold) */
     value = g_hash_table_lookup(held, r);
     if (value) g_hash_table_insert(held, r, GUINT_TO_POINTER(GPOINTER_TO_UINT(value) + 1));
     else lost = flow ? "a flow's" : "a host's last", lost_msg = flow ? n->flows[i].msg : NONE;
@@ -2653,6 +2781,7 @@ static void flow_free(void *impl) {
   g_free(n->conn_dst);
   g_free(n->conn_at);
   g_free(n->turns);
+  g_free(n->passes);
   g_free(n->nic_groups);
   g_free(n->chunks);
   g_free(n);
@@ -2679,7 +2808,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   for (uint32_t l = 0; l < t->n_links; l++)
     n->dirs[2 * l].capacity = n->dirs[2 * l + 1].capacity = (double)t->links[l].spec.bandwidth;
   n->routes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, route_free);
-  n->kept = g_hash_table_new_full(route_hash, route_equal, g_free, NULL);
+  n->kept = g_hash_table_new_full(route_hash, route_equal, route_free, NULL);
   n->probe = g_malloc0(sizeof(Route) + sizeof(uint32_t) * 2 * ((size_t)t->n_nodes + 1));
   n->last_dst = g_new(uint32_t, t->n_hosts + 1);
   for (uint32_t h = 0; h <= t->n_hosts; h++) n->last_dst[h] = NONE;
@@ -2716,6 +2845,8 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->acks_wait = t->n_nodes == t->n_hosts + 1 + machines; /* one switch (and machines' own): a star (burst_acks) */
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->turns = g_new0(Turns, 2 * (size_t)t->n_links + 1);
+  n->trains = n->late = n->fifo && !n->acks_wait && !n->gpus;
+  if (n->trains) n->passes = g_new0(Passes, 2 * (size_t)t->n_links + 1);
   if (n->gpus) n->nic_groups = g_new0(NicGroup, 2 * (size_t)t->n_links + 1);
   n->chunking = n->fifo && window_cc && !rate_cc && isfinite(n->burst_pkts);
   return n;

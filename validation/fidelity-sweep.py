@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Uncongested collectives at packet level, at flow fidelity and in the model.
+"""Collectives at packet level, at flow fidelity and in the model, side by side.
 
 Every case is one iteration of one collective with no compute and no
 compression (10 Gbps, 1 us links, 64 MB buffers, reno), so the iteration is
@@ -158,16 +158,29 @@ def run_case(binary, name, text, tmp):
     return out
 
 
+def die(msg):
+    print(f"fidelity-sweep.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("-o", default="fidelity-sweep.csv")
-    ap.add_argument("--only", default="", help="cases whose name holds this")
-    ap.add_argument("--size", default=",".join(SIZES))
-    ap.add_argument("--bin", default="sim/commsim")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 1, help="runs at once (default: the cores)")
+    ap.add_argument("-o", default="fidelity-sweep.csv", help="the CSV to write (default: fidelity-sweep.csv)")
+    ap.add_argument("--only", default="", help="cases whose name holds this (e.g. star-ring-, -10K)")
+    ap.add_argument("--size", default=",".join(SIZES), help="parameter counts, comma-separated (default: 1K,10K,25M)")
+    ap.add_argument("--bin", default="sim/commsim", help="the commsim to run (default: sim/commsim)")
     ap.add_argument("--against", help="an earlier OUT.csv to compare with")
     a = ap.parse_args()
+    if not (os.path.isfile(a.bin) and os.access(a.bin, os.X_OK)):
+        die(f"{a.bin}: not an executable (build first, or give --bin)")
+    if a.j < 1:
+        die(f"-j {a.j}: at least 1")
+    if a.against and not os.path.isfile(a.against):
+        die(f"--against {a.against}: no such file")
     todo = [c for c in cases(a.size.split(",")) if a.only in c[0]]
+    if not todo:
+        die(f"no case's name holds '{a.only}' (names: TOPOLOGY-COLLECTIVE-WORKERS-SIZE)")
     rows = []
     with tempfile.TemporaryDirectory() as tmp, \
             cf.ThreadPoolExecutor(a.j) as pool:

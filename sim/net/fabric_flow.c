@@ -356,6 +356,8 @@ typedef struct {
   bool fifo;                  /* modelled (not with ecmp-packet's sprays) */
   bool trains;                /* bursts pass hops past their first as trains (train_pass): not on a star, nor GPUs */
   Passes *passes;             /* trains: per link direction, the trains through it not yet gone (train_pass) */
+  CsTime pass_gone;           /* trains that have left a direction by then can hold up no train to come */
+  CsTime pass_back;           /* the longest a burst has taken on its first link (train_ends) */
   bool chunking;              /* a message past the window goes in window by window (chunk_send): reno, cubic, dctcp */
   Chunk *chunks;              /* per flow slot, for the flows chunked */
   uint32_t cap_chunks;
@@ -2343,12 +2345,12 @@ static Route *train_of(FlowNet *n, Route *r) {
 
 /* A train that comes in to a direction at `at` and takes `len` there:
  * when it passes, in the first gap from `at` between the trains there
- * that fits it, or after them; the ones gone by `now` are dropped (a
+ * that fits it, or after them; the ones gone by `gone` are dropped (a
  * direction with PASS_MAX trains to come forgets the first). */
-static CsTime pass_at(Passes *p, CsTime now, CsTime at, CsTime len) {
+static CsTime pass_at(Passes *p, CsTime gone, CsTime at, CsTime len) {
   uint32_t k = 0, i;
-  for (i = 0; i < p->n; i++) /* (gone) */
-    if (p->e[i] > now) p->s[k] = p->s[i], p->e[k++] = p->e[i];
+  for (i = 0; i < p->n; i++)
+    if (p->e[i] > gone) p->s[k] = p->s[i], p->e[k++] = p->e[i];
   p->n = k;
   for (i = 0; i < p->n; i++) {
     if (p->e[i] <= at) continue;
@@ -2390,7 +2392,7 @@ static CsTime train_pass(FlowNet *n, const Route *r, CsTime start, double wire, 
     double free_bps = fmax(d->capacity - d->data_rate - d->ack_load, d->capacity / (d->n_uses + 1));
     CsTime len = MAX((CsTime)(8e12 * wire / free_bps + 0.5), 1);
     /* (behind what a forwarding host has put into its own queue there) */
-    CsTime from = pass_at(&n->passes[di], *n->clock, MAX(at, n->turns[di].at), len);
+    CsTime from = pass_at(&n->passes[di], n->pass_gone, MAX(at, n->turns[di].at), len);
     wait += from - at;
     at = from;
     d->bits_off -= 8.0 * wire; /* (dir_bits: its bits there) */
@@ -2407,6 +2409,11 @@ static G_GNUC_NO_INLINE CsTime train_ends(FlowNet *n, const Flow *f, CsTime now)
   const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
   double wire = (double)st->wire_bytes;
   CsTime len = line_ps(wire, n->t->links[f->route->dirs[0] / 2].spec.bandwidth);
+  /* (a train placed from now on comes in to its second hop after its
+   * burst began, at most the longest burst's time ago: the trains gone
+   * before that are forgotten) */
+  n->pass_back = MAX(n->pass_back, len);
+  n->pass_gone = now > n->pass_back ? now - n->pass_back : 0;
   return train_pass(n, f->route->full, now > len ? now - len : 0, wire, st->packets);
 }
 

@@ -135,7 +135,7 @@ typedef struct {
 /* A link direction's trains (train_pass): when each passes, in order, of
  * those not yet gone (the ones sent before, whose first packets come in
  * later, hold the times they took). */
-#define PASS_MAX 8
+#define PASS_MAX 16
 typedef struct {
   uint32_t n;
   CsTime s[PASS_MAX], e[PASS_MAX];
@@ -2345,22 +2345,26 @@ static Route *train_of(FlowNet *n, Route *r) {
 
 /* A train that comes in to a direction at `at` and takes `len` there:
  * when it passes, in the first gap from `at` between the trains there
- * that fits it, or after them; the ones gone by `gone` are dropped (a
- * direction with PASS_MAX trains to come forgets the first). */
+ * (a burst's own turn in its host's queue among them) that fits it, or
+ * after them; the ones gone by `gone` are dropped (a direction with
+ * PASS_MAX trains to come takes this one after the last, and forgets the
+ * first). */
 static CsTime pass_at(Passes *p, CsTime gone, CsTime at, CsTime len) {
   uint32_t k = 0, i;
   for (i = 0; i < p->n; i++)
     if (p->e[i] > gone) p->s[k] = p->s[i], p->e[k++] = p->e[i];
   p->n = k;
+  if (p->n == PASS_MAX) { /* (full: it goes after the last, and the first is forgotten) */
+    at = MAX(at, p->e[PASS_MAX - 1]);
+    memmove(p->s, p->s + 1, (PASS_MAX - 1) * sizeof p->s[0]);
+    memmove(p->e, p->e + 1, (PASS_MAX - 1) * sizeof p->e[0]);
+    p->s[PASS_MAX - 1] = at, p->e[PASS_MAX - 1] = at + len;
+    return at;
+  }
   for (i = 0; i < p->n; i++) {
     if (p->e[i] <= at) continue;
     if (p->s[i] >= at + len) break; /* a gap before it */
     at = p->e[i];
-  }
-  if (p->n == PASS_MAX) { /* (full: the first goes) */
-    memmove(p->s, p->s + 1, (PASS_MAX - 1) * sizeof p->s[0]);
-    memmove(p->e, p->e + 1, (PASS_MAX - 1) * sizeof p->e[0]);
-    p->n--, i = i ? i - 1 : 0;
   }
   memmove(p->s + i + 1, p->s + i, (p->n - i) * sizeof p->s[0]);
   memmove(p->e + i + 1, p->e + i, (p->n - i) * sizeof p->e[0]);
@@ -2387,12 +2391,11 @@ static CsTime train_pass(FlowNet *n, const Route *r, CsTime start, double wire, 
     at += line_ps(first, prev->bandwidth) + prev->latency; /* (its first packet in) */
     uint32_t di = r->dirs[k];
     Dir *d = &n->dirs[di];
-    /* (what the fluid leaves, and at least a fair share beside its flows:
-     * their packets and the train's interleave) */
-    double free_bps = fmax(d->capacity - d->data_rate - d->ack_load, d->capacity / (d->n_uses + 1));
+    /* (the line less its ACK loads: the data there are bursts, whose own
+     * turns are in the list, train_send) */
+    double free_bps = fmax(d->capacity - d->ack_load, 0.5 * d->capacity);
     CsTime len = MAX((CsTime)(8e12 * wire / free_bps + 0.5), 1);
-    /* (behind what a forwarding host has put into its own queue there) */
-    CsTime from = pass_at(&n->passes[di], n->pass_gone, MAX(at, n->turns[di].at), len);
+    CsTime from = pass_at(&n->passes[di], n->pass_gone, at, len);
     wait += from - at;
     at = from;
     d->bits_off -= 8.0 * wire; /* (dir_bits: its bits there) */
@@ -2422,7 +2425,17 @@ static G_GNUC_NO_INLINE CsTime train_ends(FlowNet *n, const Flow *f, CsTime now)
  * flow on its first direction, the hops after it as a train. */
 static G_GNUC_NO_INLINE uint32_t train_send(FlowNet *n, uint32_t m, uint32_t src, uint32_t dst, Route *r, CsTime at,
                                             CsTime lag, CsDeliverFn fn, void *ctx) {
-  uint32_t fi = flow_start(n, m, train_of(n, r), n->ecmp, 1, fn, ctx, at > *n->clock ? at : 0);
+  /* its turn in its host's queue, among the trains that pass the host */
+  pass_at(&n->passes[r->dirs[0]], n->pass_gone, at + lag, r->shape.q_time[0]);
+  /* a fluid flow (not a burst's on its first link) on a hop after its
+   * first, which would not see a train: a flow over all its hops, as
+   * before trains, that shares them with it */
+  bool alone = true;
+  for (uint32_t k = 1; k < r->n_fwd && alone; k++) {
+    const Dir *d = &n->dirs[r->dirs[k]];
+    for (uint32_t u = 0; u < d->n_uses && alone; u++) alone = n->flows[USES(d)[u]].route->full != NULL;
+  }
+  uint32_t fi = flow_start(n, m, alone ? train_of(n, r) : r, n->ecmp, 1, fn, ctx, at > *n->clock ? at : 0);
   n->flows[fi].tail += lag;
   if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
   return m;
@@ -2440,7 +2453,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   CsTime now = *n->clock, at = now, lag = 0;
   if (r->shape.q_time[0]) {
     at = fifo_turn(n, r, now, &lag);
-    if (G_UNLIKELY(n->trains) && r->n_fwd > 1) return train_send(n, m, src, dst, r, at, lag, fn, ctx);
+    if (G_UNLIKELY(n->trains)) return train_send(n, m, src, dst, r, at, lag, fn, ctx);
   } else if (G_UNLIKELY(r->shape.chunky)) {
     chunk_send(n, m, src, dst, r, fn, ctx);
     return m;

@@ -164,6 +164,7 @@ typedef struct Route {
   double rtt0;      /* latencies both ways, without serialization */
   double keep;      /* the chance a packet crosses the forward route (loss) */
   double rtt;       /* a packet out and its ACK back, alone (shape_of) */
+  double out;       /* ... the packet's way out alone, when its ACK is made (shape_of; on_first_ack) */
   double pt;        /* a full packet's time at the route's slowest rate or at its window's cap (shape_of) */
   Shape shape;      /* of the last size sent on it */
   uint32_t refs;    /* kept routes: the flows on it, and a host whose last_route it is */
@@ -2013,7 +2014,13 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   }
   /* a packet out and an ACK back, each hop's serialization (or, cut
    * through, what the hop adds) */
-  for (uint32_t k = 0; k < r->n_fwd; k++) rtt += cs_path_hop_adds((double)n->mtu, bps, cut, (int)k);
+  double out = 0;
+  for (uint32_t k = 0; k < r->n_fwd; k++) {
+    double adds = cs_path_hop_adds((double)n->mtu, bps, cut, (int)k);
+    rtt += adds;
+    out += lat_s[k] + adds;
+  }
+  r->out = out;
   for (uint32_t k = 0; k < r->n_rev; k++)
     rtt += cs_path_hop_adds((double)n->ack, bps + r->n_fwd, cut + r->n_fwd, (int)k);
   double bmin = INFINITY;
@@ -2188,20 +2195,6 @@ static G_GNUC_NO_INLINE uint32_t flow_waits(FlowNet *n, uint32_t m, Route *r, Cs
   return flow_start(n, m, r, n->ecmp, 1, fn, ctx, at);
 }
 
-/* A full packet's way out on route r alone, in seconds: the latencies
- * and what each hop adds (as shape_of's round trip counts them), when its
- * ACK is made. */
-static double way_out(const FlowNet *n, const Route *r) {
-  double *bps = g_newa(double, r->n_fwd), *cut = g_newa(double, r->n_fwd), out = 0;
-  for (uint32_t k = 0; k < r->n_fwd; k++) {
-    bps[k] = (double)n->t->links[r->dirs[k] / 2].spec.bandwidth;
-    cut[k] = (double)cs_dir_cut_bytes(n->t, r->dirs[k]);
-  }
-  for (uint32_t k = 0; k < r->n_fwd; k++)
-    out += (double)n->t->links[r->dirs[k] / 2].spec.latency * 1e-12 + cs_path_hop_adds((double)n->mtu, bps, cut, (int)k);
-  return out;
-}
-
 /* Chunked flow fi's first packet has reached its receiver, on a star
  * (FlowNet.acks_wait): its ACK goes into the receiver's queue behind what
  * that queue holds now (the receiver's own window or burst, begun at the
@@ -2214,7 +2207,7 @@ static void on_first_ack(CsEngine *e, void *ctx, uint64_t arg) {
   const Route *r = n->flows[(uint32_t)arg].route;
   const Turns *q = &n->turns[r->dirs[r->n_fwd]];
   CsTime now = *n->clock, wait = MAX(q->at, q->acks);
-  CsTime back = (CsTime)((r->rtt - way_out(n, r)) * 1e12 + 0.5);
+  CsTime back = (CsTime)((r->rtt - r->out) * 1e12 + 0.5);
   if (wait > now && n->dirs[r->dirs[r->n_fwd + 1]].n_uses > 0) {
     /* data comes to this sender as well (the receiver's own, in an
      * exchange, or a third host's, in a ring), its last packet sent as the
@@ -2260,7 +2253,7 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
     f->remaining = 8 * first;
     f->chunked = true;
     if (star_acks_wait(n, r))
-      cs_engine_schedule_at(n->engine, at + (CsTime)(way_out(n, r) * 1e12 + 0.5), on_first_ack, n, fi);
+      cs_engine_schedule_at(n->engine, at + (CsTime)(r->out * 1e12 + 0.5), on_first_ack, n, fi);
     else
       cs_engine_schedule_at(n->engine, at + (CsTime)(r->rtt * 1e12 + 0.5), on_rest, n, fi);
   }
@@ -2325,8 +2318,7 @@ static G_GNUC_NO_INLINE void nic_interleave(FlowNet *n, const Route *r, uint32_t
 
 /* Route r's train route: its first direction, then its reverse, with its
  * round trip and shape (made once, kept with it). */
-static Route *train_of(FlowNet *n, Route *r) {
-  (void)n;
+static Route *train_of(Route *r) {
   if (!r->train) {
     Route *t = g_malloc0(sizeof(Route) + sizeof(uint32_t) * (1 + r->n_rev));
     *t = *r;
@@ -2339,7 +2331,7 @@ static Route *train_of(FlowNet *n, Route *r) {
   }
   Route *t = r->train;
   t->shape = r->shape; /* (its size's: the tail of every hop) */
-  t->rtt = r->rtt, t->pt = r->pt, t->ss = r->ss;
+  t->rtt = r->rtt, t->out = r->out, t->pt = r->pt, t->ss = r->ss;
   return t;
 }
 
@@ -2376,9 +2368,9 @@ static CsTime pass_at(Passes *p, CsTime gone, CsTime at, CsTime len) {
 /* A burst on route r past a star (FlowNet.trains) leaves its host's link
  * from `start` as a fluid flow there, and passes each hop after it as a
  * train of its packets: its first packet comes in a hop's time and
- * latency after it left the one before, and the train goes after the
- * trains through that direction before it, at what the fluid's flows
- * there leave of its line, its bits counted there.  At packet level a
+ * latency after it left the one before, and the train takes its place
+ * among the trains there (pass_at) at the line less its ACK loads, its
+ * bits counted there.  At packet level a
  * burst of a few packets holds a hop only while it passes: a fluid flow
  * would hold every hop of its way from its start, and share each with
  * the flows that cross it later or earlier (a ring of hosts, a
@@ -2435,7 +2427,7 @@ static G_GNUC_NO_INLINE uint32_t train_send(FlowNet *n, uint32_t m, uint32_t src
     const Dir *d = &n->dirs[r->dirs[k]];
     for (uint32_t u = 0; u < d->n_uses && alone; u++) alone = n->flows[USES(d)[u]].route->full != NULL;
   }
-  uint32_t fi = flow_start(n, m, alone ? train_of(n, r) : r, n->ecmp, 1, fn, ctx, at > *n->clock ? at : 0);
+  uint32_t fi = flow_start(n, m, alone ? train_of(r) : r, n->ecmp, 1, fn, ctx, at > *n->clock ? at : 0);
   n->flows[fi].tail += lag;
   if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
   return m;

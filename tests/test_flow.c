@@ -126,6 +126,27 @@ START_TEST(test_bytes_carried) {
 }
 END_TEST
 
+/* 1c. A burst's ACKs on a star, which wait in the receiver's queue
+ * (burst_acks) rather than load the links as the fluid's do, are counted
+ * in both directions back as they are made: a ring all-reduce of 4, 1K
+ * fp32 (6 steps, a message of one packet each way each: 6 ACKs of 64 B),
+ * 6,732 B each way on w0's link, as the packet network counts them (6,348
+ * B, the data alone, before). */
+START_TEST(test_star_ack_bytes) {
+  const char *star4 = "topology: {type: star, workers: 4}\n"
+                      "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                      "workload: {params: 1K, iterations: 1, compute: 0, collective: ring}\n";
+  Run f = run(star4, "flow", NULL), p = run(star4, "packet", NULL);
+  for (int dir = 0; dir < 2; dir++) {
+    uint64_t fb = cs_fabric_link_stats(cs_sim_fabric(f.sim), 0, dir).bytes;
+    ck_assert_uint_eq(fb, cs_fabric_link_stats(cs_sim_fabric(p.sim), 0, dir).bytes);
+    ck_assert_uint_eq(fb, 6732);
+  }
+  done(&f);
+  done(&p);
+}
+END_TEST
+
 /* 1a. ACKs' load couples two flows: w0 and w1 send to each other, 10 MB
  * and 5 MB, with 100 B of ACK per 1000 B packet, so each direction carries
  * one flow's data and a tenth of the other's rate in ACKs.  Both run at
@@ -1464,6 +1485,7 @@ static Suite *flow_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_max_min_by_hand);
   tcase_add_test(tc, test_bytes_carried);
+  tcase_add_test(tc, test_star_ack_bytes);
   tcase_add_test(tc, test_ack_coupling);
   tcase_add_test(tc, test_ring_acks_ahead);
   tcase_add_test(tc, test_long_route);

@@ -116,6 +116,10 @@ typedef struct {
  * put in after them (burst_acks). */
 typedef struct {
   CsTime at, acks;
+  /* on a star, the ACK packets made for the bursts delivered so far
+   * (acks_turn): put into this direction, a host's to its switch; and
+   * coming back to this direction's host on its other (held_bits) */
+  uint64_t acks_out, acks_back;
 } Turns;
 
 /* A machine's NIC's bursts whose packets may still be coming in from its
@@ -272,6 +276,7 @@ typedef struct {
   Spray *sprays;  /* the sprayed messages not yet delivered (a pool) */
   uint32_t n_sprays, cap_sprays, free_spray;
   uint64_t mss, header, ack, mtu;
+  double ack_bits; /* 8 x ack */
   Dir *dirs;      /* per link direction, 64-byte aligned */
   DirFill *fills; /* per link direction */
   Flow *flows; /* slots, reused once a flow is delivered */
@@ -1602,6 +1607,12 @@ static G_GNUC_NO_INLINE void burst_acks_nic(FlowNet *n, const Route *r, CsTime a
   q1->acks = MAX(MAX(q1->acks, q1->at) + (CsTime)((double)all * k), after + (CsTime)((double)one * k));
 }
 
+/* (acks_turn off a star: the ACKs' bits in each direction back, dir_bits; out of line) */
+static G_GNUC_NO_INLINE void acks_bits(FlowNet *n, const Route *r, uint32_t packets) {
+  double bits = n->ack_bits * (double)packets;
+  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) n->dirs[r->dirs[k]].bits_off -= bits;
+}
+
 /* (the ACKs of `packets` on route r, delivered now: a burst's, or a
  * chunked message's last window's, last_window) */
 static inline __attribute__((always_inline)) void acks_turn(FlowNet *n, const Route *r, uint32_t packets) {
@@ -1610,6 +1621,14 @@ static inline __attribute__((always_inline)) void acks_turn(FlowNet *n, const Ro
   Turns *q = &n->turns[r->dirs[r->n_fwd]];
   CsTime now = *n->clock;
   q->acks = MAX(MAX(q->acks, q->at) + all, now + one);
+  /* their bits in the count of each direction back, as they are made
+   * (the calls last: tail calls) */
+  if (G_LIKELY(n->acks_wait && r->n_fwd == 2 && r->n_rev == 2)) { /* (a star's: counted, held_bits) */
+    q->acks_out += packets;
+    n->turns[r->dirs[0]].acks_back += packets;
+  } else {
+    acks_bits(n, r, packets);
+  }
   if (G_UNLIKELY(n->gpus) && r->n_rev > 2) burst_acks_nic(n, r, all, one, q->acks);
 }
 
@@ -2600,10 +2619,17 @@ static void flow_stop_bg(void *impl) {
   }
 }
 
+/* The bits direction di has carried: its loads' (dir_bits), and on a star
+ * the held ACKs' it has carried (Turns' acks_out, and acks_back of its
+ * other direction: the ACKs back to the host its other leaves from). */
+static double held_bits(const FlowNet *n, uint32_t di, CsTime now) {
+  return dir_bits(&n->dirs[di], now) + n->ack_bits * (double)(n->turns[di].acks_out + n->turns[di ^ 1].acks_back);
+}
+
 static CsLinkStats flow_link_stats(void *impl, uint32_t link, int dir) {
   FlowNet *n = impl;
   const Dir *d = &n->dirs[2 * link + (uint32_t)dir];
-  double bits = pos(dir_bits(d, *n->clock));
+  double bits = pos(held_bits(n, 2 * link + (uint32_t)dir, *n->clock));
   CsLinkStats st = {0};
   st.bytes = (uint64_t)llround(bits / 8);
   st.busy = (CsTime)llround(bits / d->capacity * 1e12);
@@ -2621,7 +2647,7 @@ static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
        * packet network's rows; what is short of a byte (a light ACK load
        * in a short interval, or a rounding) waits for the next interval,
        * so that the rows add up to what the direction carried */
-      double bits = dir_bits(d, now) - x->sample_bits;
+      double bits = held_bits(n, 2 * l + (uint32_t)dir, now) - x->sample_bits;
       uint64_t bytes = bits >= 4 ? (uint64_t)llround(bits / 8) : 0;
       if (bytes == 0) continue;
       x->sample_bits += 8.0 * (double)bytes;
@@ -2815,6 +2841,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->header = (uint64_t)tr->header;
   n->mss = n->mtu - n->header;
   n->ack = (uint64_t)tr->ack;
+  n->ack_bits = 8.0 * (double)n->ack;
   n->dirs = g_aligned_alloc0(2 * (size_t)t->n_links + 1, sizeof(Dir), _Alignof(Dir));
   n->fills = g_new0(DirFill, 2 * (size_t)t->n_links + 1);
   for (uint32_t l = 0; l < t->n_links; l++)

@@ -336,6 +336,45 @@ START_TEST(test_window_acks) {
 }
 END_TEST
 
+/* Bursts' ACKs off a star wait in the receiver's queue as on a star
+ * (burst_acks), not beside the data in the fluid, and take their time in
+ * the trains that pass while they are made (acks_pass).  (a) Two hosts on
+ * one link, a ring all-reduce of 1K fp32 (2,000 B each way a step, 1,500
+ * + 616 B on the wire): each host's burst has left before the ACKs for
+ * the other's come back, 5.5146 us as at packet level to the picosecond
+ * (the fluid's ACKs, beside the data, gave 5.718606 us).  (b) A ring of 5,
+ * 10,000 B (7 packets, 10,364 B on the wire) from w0 to w1 and from w2 to
+ * w0 through w1, at once: the packet run's 9.3248 and 11.8832 us to the
+ * picosecond.  w0's burst is in its queue before the ACKs for w2's come
+ * back through it (the fluid slowed it to 9.6832 us with them); w2's
+ * train passes w1 -> w0 while w1 makes the 7 ACKs for w0's packets, 64 B
+ * and 51.2 ns each: 11.5248 + 7 x 0.0512 = 11.8832 us (11.5248 us before,
+ * without them). */
+START_TEST(test_link_acks) {
+  const char *two = "topology: {type: ring, workers: 2}\n"
+                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                    "workload: {params: 1K, iterations: 1, compute: 0, collective: ring}\n";
+  static const char *const two_more[] = {"workload.collective=ring", NULL};
+  Run f, p;
+  iter_as_packet(two, two_more, &f, &p);
+  double packet = cs_sim_summary(p.sim)->iter_mean_s;
+  ck_assert_msg(fabs(packet - 5.5146e-6) < 1e-12, "ring of 2: packet %.12f s", packet);
+  done(&f);
+  done(&p);
+  const char *five = "topology: {type: ring, workers: 5}\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                     "flows: [{src: w0, dst: w1, size: 10000B}, {src: w2, dst: w0, size: 10000B}]\n";
+  static const double want[] = {9.3248e-6, 11.8832e-6};
+  f = run(five, "flow", NULL), p = run(five, "packet", NULL);
+  for (uint32_t m = 0; m < 2; m++) {
+    ck_assert_msg(fabs(end_s(&f, m) - want[m]) < 1e-12, "ring of 5, message %u: flow %.9f s", m, end_s(&f, m));
+    ck_assert_msg(fabs(end_s(&p, m) - want[m]) < 1e-12, "ring of 5, message %u: packet %.9f s", m, end_s(&p, m));
+  }
+  done(&f);
+  done(&p);
+}
+END_TEST
+
 /* Scenario y's first three messages end at want[] (s) to the picosecond,
  * at flow fidelity and at packet level (case i of a test). */
 static void three_ends(const char *y, size_t i, const double want[3]) {
@@ -402,6 +441,24 @@ START_TEST(test_trains) {
   ck_assert_msg(fabs(end_s(&bf, 0) - 1.8318528e-3) < 1e-9, "the large flow: %.9f s", end_s(&bf, 0));
   done(&bf);
   g_string_free(big, TRUE);
+  /* bursts that leave their first links at one instant pass the hops
+   * after in the order they come in to them: a ring of 7, 1,336 B (1,394
+   * B on the wire, 1.1152 us) from w0 to w3 through w1 and w2, from w1 to
+   * w3 through w2, and three from w2 to w3, at once.  w2's leave by 3.3456
+   * us; w1's comes in to w2 at 2.1152 us and goes after them, 5.4608 us;
+   * w0's comes in at 4.2304 us and goes after w1's, 6.576 us, as at
+   * packet level.  Placed whole one after the other, w0's train took the
+   * gap before w1's came in: 6.3456 and 7.4608 us. */
+  const char *tie = "topology: {type: ring, workers: 7}\n"
+                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                    "flows: [{src: w0, dst: w3, size: 1336B}, {src: w1, dst: w3, size: 1336B}, "
+                    "{src: w2, dst: w3, size: 1336B}, {src: w2, dst: w3, size: 1336B}, {src: w2, dst: w3, size: 1336B}]\n";
+  static const double tie_want[] = {6.576e-6, 5.4608e-6, 2.1152e-6, 3.2304e-6, 4.3456e-6};
+  Run tf = run(tie, "flow", NULL);
+  for (uint32_t m = 0; m < 5; m++)
+    ck_assert_msg(fabs(end_s(&tf, m) - tie_want[m]) < 1e-12, "trains at one instant, message %u: flow %.9f s", m,
+                  end_s(&tf, m));
+  done(&tf);
   const char *ps = "topology: {type: fat-tree, k: 4, workers: 8, servers: 1}\n"
                    "routing: ecmp\n"
                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
@@ -1493,6 +1550,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_burst_acks);
   tcase_add_test(tc, test_window_acks);
   tcase_add_test(tc, test_trains);
+  tcase_add_test(tc, test_link_acks);
   tcase_add_test(tc, test_nic_interleave);
   tcase_add_test(tc, test_incast);
   tcase_add_test(tc, test_examples_incast_dumbbell);

@@ -45,7 +45,7 @@
  *
  * Off a star, a burst is a flow on its host's link alone, and passes the
  * hops after it as a train of its packets, in turn with the other trains
- * there (train_pass): a burst of a few packets holds a hop only while it
+ * there (train_hop): a burst of a few packets holds a hop only while it
  * passes, where a fluid flow holds every hop of its way from its start.
  *
  * Rates change only where a flow starts or ends: the flows that share a
@@ -136,14 +136,31 @@ typedef struct {
   NicBurst b[NIC_GROUP];
 } NicGroup;
 
-/* A link direction's trains (train_pass): when each passes, in order, of
+/* A link direction's trains (train_hop): when each passes, in order, of
  * those not yet gone (the ones sent before, whose first packets come in
  * later, hold the times they took). */
 #define PASS_MAX 16
+/* ... and the ACKs of the bursts whose way back crosses it (acks_pass):
+ * from when each burst's first ACK comes in to when its last does, and
+ * their time on the line in all */
+#define ACKS_MAX 8
 typedef struct {
-  uint32_t n;
+  uint32_t n, n_acks;
   CsTime s[PASS_MAX], e[PASS_MAX];
+  CsTime as[ACKS_MAX], ae[ACKS_MAX], all[ACKS_MAX];
+  uint32_t am[ACKS_MAX]; /* their messages */
 } Passes;
+
+/* A train whose burst has left its first link at this instant, its tail
+ * before its hops, when its first packet comes in to its second hop
+ * (trains_now) */
+#define TRAINS_NOW 64
+typedef struct {
+  uint32_t flow, k, packets; /* k: its hop to pass next (train_hop) */
+  CsTime tail, in;           /* its tail, its waits added; when it comes in to hop k (before: left hop k - 1) */
+  double wire, first;        /* its bytes, and its first packet's */
+  const struct Route *route; /* its full route */
+} TrainNow;
 
 /* What a message of one size needs on a route (shape_of). */
 typedef struct {
@@ -360,10 +377,12 @@ typedef struct {
   /* a host's queue in turn (fifo_turn): a message that its transport puts
    * whole into its host's queue waits there for those put in before it */
   bool fifo;                  /* modelled (not with ecmp-packet's sprays) */
-  bool trains;                /* bursts pass hops past their first as trains (train_pass): not on a star, nor GPUs */
-  Passes *passes;             /* trains: per link direction, the trains through it not yet gone (train_pass) */
+  bool trains;                /* bursts pass hops past their first as trains (train_hop): not on a star, nor GPUs */
+  Passes *passes;             /* trains: per link direction, the trains through it not yet gone (train_hop) */
   CsTime pass_gone;           /* trains that have left a direction by then can hold up no train to come */
   CsTime pass_back;           /* the longest a burst has taken on its first link (train_ends) */
+  TrainNow *trains_now;       /* TRAINS_NOW: the trains whose bursts have left their first links now (trains_now) */
+  uint32_t n_now;
   bool chunking;              /* a message past the window goes in window by window (chunk_send): reno, cubic, dctcp */
   Chunk *chunks;              /* per flow slot, for the flows chunked */
   uint32_t cap_chunks;
@@ -1658,7 +1677,7 @@ static inline __attribute__((always_inline)) void finish(FlowNet *n, uint32_t fi
 static inline bool dlv_before(const Delivery *a, const Delivery *b) { return cs_time_key_less(a->at, a->seq, b->at, b->seq); }
 
 /* In order after the run's last: on the run (O(1)); else into the heap. */
-static void dlv_push(FlowNet *n, Delivery x) {
+static inline __attribute__((always_inline)) void dlv_push(FlowNet *n, Delivery x) {
   if (n->dlv_run.len == 0 || !dlv_before(&x, &CS_RING_BACK(n->dlv_run))) CS_RING_PUSH(n->dlv_run, 64, x);
   else CS_HEAP_PUSH(n->dlv, n->n_dlv, n->cap_dlv, 64, x, dlv_before);
 }
@@ -1878,7 +1897,95 @@ static inline __attribute__((always_inline)) void flow_leaves(FlowNet *n, uint32
   leave_live(n, fi);
 }
 
-static CsTime train_ends(FlowNet *n, const Flow *f, CsTime now);
+/* `wire` bytes' time at `bps`, in picoseconds, at least 1 (rounded without
+ * libm's llround: a call, once per window) */
+static inline CsTime line_ps(double wire, int64_t bps) { return MAX((CsTime)(8e12 * wire / (double)bps + 0.5), 1); }
+
+static TrainNow train_ends(FlowNet *n, uint32_t fi, CsTime tail, CsTime now);
+static void train_hop(FlowNet *n, TrainNow *t);
+
+/* Off a star (FlowNet.trains), the ACKs of burst m on route r (`packets`
+ * on `wire` bytes), whose last packet comes in at `at`: made at the
+ * receiver as its packets come in at its first link's rate, they go into
+ * the receiver's queue (burst_acks, at delivery) and over the hops back,
+ * where they take their time in the trains that pass meanwhile (acks_in).
+ * Given when the burst is sent, with `at` as if nothing held it up, and
+ * again when it has left its first link (its entries moved); a list that
+ * is full forgets its first. */
+static G_GNUC_NO_INLINE void acks_pass(FlowNet *n, const Route *r, uint32_t m, uint32_t packets, double wire,
+                                       CsTime at) {
+  double first = packets > 1 ? (double)(n->mss + n->header) : wire;
+  CsTime e = at, s = at - line_ps(wire - first, n->t->links[r->dirs[0] / 2].spec.bandwidth);
+  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
+    const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
+    Passes *p = &n->passes[r->dirs[k]];
+    uint32_t i = 0;
+    while (i < p->n_acks && p->am[i] != m) i++;
+    if (i == ACKS_MAX) {
+      i = --p->n_acks;
+      memmove(p->as, p->as + 1, i * sizeof p->as[0]);
+      memmove(p->ae, p->ae + 1, i * sizeof p->ae[0]);
+      memmove(p->all, p->all + 1, i * sizeof p->all[0]);
+      memmove(p->am, p->am + 1, i * sizeof p->am[0]);
+    }
+    if (i == p->n_acks) p->n_acks++;
+    CsTime one = line_ps((double)n->ack, l->bandwidth);
+    p->as[i] = s, p->ae[i] = e, p->am[i] = m;
+    p->all[i] = one * packets;
+    s += one + l->latency, e += one + l->latency;
+  }
+}
+
+/* Flow i, whose last bit left its first link at `now`, is delivered
+ * `tail` later. */
+static G_GNUC_NO_INLINE void delivered_after(FlowNet *n, uint32_t i, CsTime tail, CsTime now) {
+  const Flow *f = &n->flows[i];
+  CsTime at = tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + tail;
+  if (G_UNLIKELY(n->trains) && f->ack_w == 0 && n->ack > 0 && f->route->n_rev > 0 && f->msg != NONE) {
+    const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+    acks_pass(n, f->route, f->msg, st->packets, (double)st->wire_bytes, at);
+  }
+  dlv_push(n, (Delivery){at, n->dlv_seq++, i});
+}
+
+/* The trains whose bursts left their first links at `now` (train_ends)
+ * pass their hops (train_hop) in the order they come in to them: of
+ * those still to pass one, the one that comes in first to its next
+ * passes it first; then they are delivered. */
+static G_GNUC_NO_INLINE void trains_now(FlowNet *n, CsTime now) {
+  for (;;) {
+    TrainNow *t = NULL;
+    CsTime first = CS_TIME_MAX;
+    for (uint32_t k = 0; k < n->n_now; k++) {
+      TrainNow *x = &n->trains_now[k];
+      if (x->k == x->route->n_fwd) continue;
+      const CsLinkSpec *prev = &n->t->links[x->route->dirs[x->k - 1] / 2].spec;
+      CsTime in = x->in + line_ps(x->first, prev->bandwidth) + prev->latency;
+      if (in < first) first = in, t = x;
+    }
+    if (!t) break;
+    train_hop(n, t);
+  }
+  for (uint32_t k = 0; k < n->n_now; k++) delivered_after(n, n->trains_now[k].flow, n->trains_now[k].tail, now);
+  n->n_now = 0;
+}
+
+/* complete_now's flow i once slow start has run, or off a star (FlowNet.late) */
+static G_GNUC_NO_INLINE void late_end(FlowNet *n, uint32_t i, CsTime now) {
+  Flow *f = &n->flows[i];
+  if (f->chunked) {
+    chunk_next(n, i);
+    return;
+  }
+  CsTime tail = f->tail;
+  if (f->ss_w > 0) tail += slow_start_adds(n, f, now);
+  if (f->route->full) { /* (placed after complete_now's loop: trains_now) */
+    if (n->n_now == TRAINS_NOW) trains_now(n, now);
+    n->trains_now[n->n_now++] = train_ends(n, i, tail, now);
+    return;
+  }
+  delivered_after(n, i, tail, now);
+}
 
 /* The flows whose last bit has left: their links are free; delivery after their tails. */
 static void complete_now(FlowNet *n) {
@@ -1892,18 +1999,14 @@ static void complete_now(FlowNet *n) {
     Flow *f = &n->flows[i];
     f->remaining = 0; /* (all of it gone: no need to settle what its rate carried) */
     flow_leaves(n, i);
-    CsTime tail = f->tail;
     if (G_UNLIKELY(n->late)) { /* (connections counted: chunk_send's among them; trains) */
-      if (f->chunked) {
-        chunk_next(n, i);
-        continue;
-      }
-      if (f->ss_w > 0) tail += slow_start_adds(n, f, now);
-      if (f->route->full) tail += train_ends(n, f, now);
+      late_end(n, i, now);
+      continue;
     }
-    CsTime at = tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + tail;
+    CsTime tail = f->tail, at = tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + tail;
     dlv_push(n, (Delivery){at, n->dlv_seq++, i});
   }
+  if (G_UNLIKELY(n->late) && n->n_now) trains_now(n, now);
   plan_next(n); /* the others' ends come on, refill or not */
   plan_deliveries(n);
   refill_after(n);
@@ -2103,6 +2206,13 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
      * two hosts of one switch: the fluid loads their way with them as for
      * any message. */
     if (n->acks_wait && r->n_rev > 0 && n->ack > 0) sh->ack_w = 0;
+    /* likewise off a star (FlowNet.trains), where they also take their
+     * time in the trains that pass the hops back while they cross them
+     * (acks_pass, acks_in), as the trains' own packets do (with the ACKs
+     * as fluid, a burst whose queue they reach after it went in shared
+     * its line with them, and a ring of 2 hosts took 1.037 of the packet
+     * run) */
+    if (n->trains && r->n_rev > 0 && n->ack > 0) sh->ack_w = 0;
   }
 }
 
@@ -2135,9 +2245,6 @@ static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const 
   return take_turn(n, r, now, r->shape.q_time[0], r->shape.q_time[1], lag);
 }
 
-/* `wire` bytes' time at `bps`, in picoseconds, at least 1 (rounded without
- * libm's llround: a call, once per window) */
-static inline CsTime line_ps(double wire, int64_t bps) { return MAX((CsTime)(8e12 * wire / (double)bps + 0.5), 1); }
 
 /* fifo_turn for `wire` bytes on route r, a part of a message (chunk_send) */
 static CsTime fifo_turn_wire(FlowNet *n, const Route *r, CsTime now, double wire) {
@@ -2354,6 +2461,23 @@ static Route *train_of(Route *r) {
   return t;
 }
 
+/* The time that the ACKs made on a direction (Passes' as, ae, all) take
+ * in [at, at + len): each burst's in proportion to the part of its
+ * stretch there; those made by `gone` are dropped. */
+static CsTime acks_in(Passes *p, CsTime gone, CsTime at, CsTime len) {
+  uint32_t k = 0;
+  double t = 0;
+  for (uint32_t i = 0; i < p->n_acks; i++) {
+    if (p->ae[i] <= gone) continue;
+    p->as[k] = p->as[i], p->ae[k] = p->ae[i], p->all[k] = p->all[i], p->am[k++] = p->am[i];
+    CsTime lo = MAX(at, p->as[i]), hi = MIN(at + len, p->ae[i]);
+    if (p->ae[i] == p->as[i]) t += p->as[i] >= at && p->as[i] < at + len ? (double)p->all[i] : 0; /* (one packet's) */
+    else if (hi > lo) t += (double)p->all[i] * (double)(hi - lo) / (double)(p->ae[i] - p->as[i]);
+  }
+  p->n_acks = k;
+  return (CsTime)(t + 0.5);
+}
+
 /* A train that comes in to a direction at `at` and takes `len` there:
  * when it passes, in the first gap from `at` between the trains there
  * (a burst's own turn in its host's queue among them) that fits it, or
@@ -2384,51 +2508,57 @@ static CsTime pass_at(Passes *p, CsTime gone, CsTime at, CsTime len) {
   return at;
 }
 
-/* A burst on route r past a star (FlowNet.trains) leaves its host's link
- * from `start` as a fluid flow there, and passes each hop after it as a
- * train of its packets: its first packet comes in a hop's time and
- * latency after it left the one before, and the train takes its place
- * among the trains there (pass_at) at the line less its ACK loads, its
- * bits counted there.  At packet level a
- * burst of a few packets holds a hop only while it passes: a fluid flow
- * would hold every hop of its way from its start, and share each with
- * the flows that cross it later or earlier (a ring of hosts, a
- * fat-tree).  Returns the wait the hops add to its tail. */
-static CsTime train_pass(FlowNet *n, const Route *r, CsTime start, double wire, uint32_t packets) {
-  double first = packets > 1 ? (double)(n->mss + n->header) : wire;
-  CsTime at = start, wait = 0;
-  for (uint32_t k = 1; k < r->n_fwd; k++) {
-    const CsLinkSpec *prev = &n->t->links[r->dirs[k - 1] / 2].spec;
-    at += line_ps(first, prev->bandwidth) + prev->latency; /* (its first packet in) */
-    uint32_t di = r->dirs[k];
-    Dir *d = &n->dirs[di];
-    /* (the line less its ACK loads: the data there are bursts, whose own
-     * turns are in the list, train_send) */
-    double free_bps = fmax(d->capacity - d->ack_load, 0.5 * d->capacity);
-    CsTime len = MAX((CsTime)(8e12 * wire / free_bps + 0.5), 1);
-    CsTime from = pass_at(&n->passes[di], n->pass_gone, at, len);
-    wait += from - at;
-    at = from;
-    d->bits_off -= 8.0 * wire; /* (dir_bits: its bits there) */
-  }
-  return wait;
+/* A burst past a star (FlowNet.trains) leaves its host's link as a fluid
+ * flow there, and passes each hop after it as a train of its packets
+ * (train t passes hop t->k, the next): its first packet comes in a hop's
+ * time and latency after it left the one before, and the train takes its
+ * place among the trains there (pass_at) at the line less its ACK loads
+ * and the time of the ACKs made there before its last packet comes in
+ * (acks_in), its bits counted there; what it waits goes into its tail.
+ * At packet level a burst of a few packets holds a hop only while it
+ * passes: a fluid flow would hold every hop of its way from its start,
+ * and share each with the flows that cross it later or earlier (a ring
+ * of hosts, a fat-tree). */
+static void train_hop(FlowNet *n, TrainNow *t) {
+  const Route *r = t->route;
+  uint32_t k = t->k++;
+  const CsLinkSpec *prev = &n->t->links[r->dirs[k - 1] / 2].spec;
+  t->in += line_ps(t->first, prev->bandwidth) + prev->latency; /* (its first packet in) */
+  uint32_t di = r->dirs[k];
+  Dir *d = &n->dirs[di];
+  /* (the line less its ACK loads: the data there are bursts, whose own
+   * turns are in the list, train_send) */
+  double free_bps = fmax(d->capacity - d->ack_load, 0.5 * d->capacity);
+  CsTime len = MAX((CsTime)(8e12 * t->wire / free_bps + 0.5), 1);
+  /* (the ACKs made before its last packet comes in: those after it wait behind it) */
+  double last = t->wire - (double)(t->packets - 1) * t->first;
+  CsTime acks = acks_in(&n->passes[di], n->pass_gone, t->in, len - line_ps(last, d->capacity));
+  len += acks;
+  CsTime from = pass_at(&n->passes[di], n->pass_gone, t->in, len);
+  t->tail += acks + from - t->in;
+  t->in = from;
+  d->bits_off -= 8.0 * t->wire; /* (dir_bits: its bits there) */
 }
 
-/* Burst flow f on a train route (Route.full) has left its first link now:
- * its train passes the hops after it (train_pass), from when it began to
- * leave at its line rate there; placed now, when the bursts that the
- * hosts it passes have put into their queues by now are known.  Its wait
- * there, which its tail takes. */
-static G_GNUC_NO_INLINE CsTime train_ends(FlowNet *n, const Flow *f, CsTime now) {
+/* Burst flow fi on a train route (Route.full), `tail` from its fluid end
+ * to delivery, has left its first link now: its train, to pass the hops
+ * after it (trains_now, train_hop) from when it began to leave at its
+ * line rate there; placed now, when the bursts that the hosts it passes
+ * have put into their queues by now are known. */
+static G_GNUC_NO_INLINE TrainNow train_ends(FlowNet *n, uint32_t fi, CsTime tail, CsTime now) {
+  const Flow *f = &n->flows[fi];
   const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
-  double wire = (double)st->wire_bytes;
-  CsTime len = line_ps(wire, n->t->links[f->route->dirs[0] / 2].spec.bandwidth);
+  TrainNow t = {.flow = fi, .tail = tail, .route = f->route->full, .k = 1, .packets = st->packets};
+  t.wire = (double)st->wire_bytes;
+  t.first = st->packets > 1 ? (double)(n->mss + n->header) : t.wire;
+  CsTime len = line_ps(t.wire, n->t->links[f->route->dirs[0] / 2].spec.bandwidth);
   /* (a train placed from now on comes in to its second hop after its
    * burst began, at most the longest burst's time ago: the trains gone
    * before that are forgotten) */
   n->pass_back = MAX(n->pass_back, len);
   n->pass_gone = now > n->pass_back ? now - n->pass_back : 0;
-  return train_pass(n, f->route->full, now > len ? now - len : 0, wire, st->packets);
+  t.in = now > len ? now - len : 0;
+  return t;
 }
 
 /* flow_send's burst m from src to dst on route r past a star, its turn
@@ -2438,6 +2568,8 @@ static G_GNUC_NO_INLINE uint32_t train_send(FlowNet *n, uint32_t m, uint32_t src
                                             CsTime lag, CsDeliverFn fn, void *ctx) {
   /* its turn in its host's queue, among the trains that pass the host */
   pass_at(&n->passes[r->dirs[0]], n->pass_gone, at + lag, r->shape.q_time[0]);
+  const Shape *sh = &r->shape;
+  if (sh->ack_w == 0 && r->n_rev > 0) acks_pass(n, r, m, sh->packets, (double)sh->wire_bytes, at + lag + sh->q_time[0] + sh->tail);
   /* a fluid flow (not a burst's on its first link) on a hop after its
    * first, which would not see a train: a flow over all its hops, as
    * before trains, that shares them with it */
@@ -2820,6 +2952,7 @@ static void flow_free(void *impl) {
   g_free(n->conn_at);
   g_free(n->turns);
   g_free(n->passes);
+  g_free(n->trains_now);
   g_free(n->nic_groups);
   g_free(n->chunks);
   g_free(n);
@@ -2885,7 +3018,10 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->turns = g_new0(Turns, 2 * (size_t)t->n_links + 1);
   n->trains = n->late = n->fifo && !n->acks_wait && !n->gpus;
-  if (n->trains) n->passes = g_new0(Passes, 2 * (size_t)t->n_links + 1);
+  if (n->trains) {
+    n->passes = g_new0(Passes, 2 * (size_t)t->n_links + 1);
+    n->trains_now = g_new(TrainNow, TRAINS_NOW);
+  }
   if (n->gpus) n->nic_groups = g_new0(NicGroup, 2 * (size_t)t->n_links + 1);
   n->chunking = n->fifo && window_cc && !rate_cc && isfinite(n->burst_pkts);
   return n;

@@ -454,6 +454,20 @@ START_TEST(test_trains) {
                     "flows: [{src: w0, dst: w3, size: 1336B}, {src: w1, dst: w3, size: 1336B}, "
                     "{src: w2, dst: w3, size: 1336B}, {src: w2, dst: w3, size: 1336B}, {src: w2, dst: w3, size: 1336B}]\n";
   static const double tie_want[] = {6.576e-6, 5.4608e-6, 2.1152e-6, 3.2304e-6, 4.3456e-6};
+  /* a train passes a hop in the gaps there as its packets come in: a ring
+   * of 5, 10,000 B (7 packets, 8.2912 us) from w0 to w2 through w1 at 0,
+   * and from w1 to w3 at 8 us; w0's packets come in to w1 from 2.2 us,
+   * the first five go before w1's burst, the last two after it: 19.8496
+   * us, as at packet level (25.6496 us while a train waited for a gap
+   * that held it whole) */
+  const char *gap = "topology: {type: ring, workers: 5}\n"
+                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                    "flows: [{src: w0, dst: w2, size: 10000B}, {src: w1, dst: w3, size: 10000B, start: 8us}]\n";
+  Run gf = run(gap, "flow", NULL), gp = run(gap, "packet", NULL);
+  ck_assert_msg(fabs(end_s(&gf, 0) - 19.8496e-6) < 1e-12 && fabs(end_s(&gp, 0) - 19.8496e-6) < 1e-12,
+                "a train split by a burst: flow %.9f s, packet %.9f s", end_s(&gf, 0), end_s(&gp, 0));
+  done(&gf);
+  done(&gp);
   Run tf = run(tie, "flow", NULL);
   for (uint32_t m = 0; m < 5; m++)
     ck_assert_msg(fabs(end_s(&tf, m) - tie_want[m]) < 1e-12, "trains at one instant, message %u: flow %.9f s", m,

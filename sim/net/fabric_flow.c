@@ -2508,6 +2508,47 @@ static CsTime pass_at(Passes *p, CsTime gone, CsTime at, CsTime len) {
   return at;
 }
 
+/* A train that comes in to a direction at `at` and takes `len` there,
+ * its packets passing as they come in: it takes each gap from `at`
+ * between the trains there (a burst's own turn in its host's queue among
+ * them) until it has had `len`, and the rest after them.  When its last
+ * packet has passed.  (Where more than PASS_MAX would be kept, the first
+ * are forgotten; a list that is full takes it whole after the last.) */
+static CsTime pass_split(Passes *p, CsTime gone, CsTime at, CsTime len) {
+  if (p->n == PASS_MAX) return pass_at(p, gone, at, len) + len;
+  CsTime s[2 * PASS_MAX + 1], e[2 * PASS_MAX + 1], cur = at, left = len, end = at + len;
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (p->e[i] <= gone) continue;
+    if (left > 0 && p->s[i] > cur) {
+      CsTime take = MIN(p->s[i] - cur, left);
+      s[m] = cur, e[m++] = cur + take;
+      left -= take;
+      if (left == 0) end = cur + take;
+    }
+    s[m] = p->s[i], e[m++] = p->e[i];
+    if (p->e[i] > cur) cur = p->e[i];
+  }
+  if (left > 0) {
+    s[m] = cur, e[m++] = cur + left;
+    end = cur + left;
+  }
+  /* (in order: merged where they touch) */
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < m; i++) {
+    if (k > 0 && s[i] <= e[k - 1]) {
+      e[k - 1] = MAX(e[k - 1], e[i]);
+      continue;
+    }
+    s[k] = s[i], e[k++] = e[i];
+  }
+  uint32_t from = k > PASS_MAX ? k - PASS_MAX : 0;
+  p->n = k - from;
+  memcpy(p->s, s + from, p->n * sizeof s[0]);
+  memcpy(p->e, e + from, p->n * sizeof e[0]);
+  return end;
+}
+
 /* A burst past a star (FlowNet.trains) leaves its host's link as a fluid
  * flow there, and passes each hop after it as a train of its packets
  * (train t passes hop t->k, the next): its first packet comes in a hop's
@@ -2534,7 +2575,7 @@ static void train_hop(FlowNet *n, TrainNow *t) {
   double last = t->wire - (double)(t->packets - 1) * t->first;
   CsTime acks = acks_in(&n->passes[di], n->pass_gone, t->in, len - line_ps(last, d->capacity));
   len += acks;
-  CsTime from = pass_at(&n->passes[di], n->pass_gone, t->in, len);
+  CsTime from = pass_split(&n->passes[di], n->pass_gone, t->in, len) - len;
   t->tail += acks + from - t->in;
   t->in = from;
   d->bits_off -= 8.0 * t->wire; /* (dir_bits: its bits there) */

@@ -16,7 +16,7 @@ Usage (from the top of a built tree):
   validation/fidelity-sweep.py [-j N] [-o OUT.csv] [--only SUBSTRING] [--size 1K,10K]
       [--bin sim/commsim] [--against OLD.csv]
 
-About 15 minutes on 2 cores for the whole grid. `--against` reads an earlier
+About a minute on 2 cores with -j 2 for the whole grid. `--against` reads an earlier
 OUT.csv and prints the cases whose flow or model ratio moved by more than
 0.1 %.
 """
@@ -185,10 +185,13 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, \
             cf.ThreadPoolExecutor(a.j) as pool:
         futs = [pool.submit(run_case, a.bin, n, t, tmp) for n, t in todo]
+        tty = sys.stderr.isatty()  # (a log gets no count: it would be one long line)
         for i, f in enumerate(cf.as_completed(futs)):
             rows.append(f.result())
-            print(f"\r{i + 1}/{len(todo)}", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+            if tty:
+                print(f"\r{i + 1}/{len(todo)}", end="", file=sys.stderr, flush=True)
+    if tty:
+        print(file=sys.stderr)
     order = {n: i for i, (n, _) in enumerate(todo)}
     rows.sort(key=lambda r: order[r["case"]])
     for r in rows:

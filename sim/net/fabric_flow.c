@@ -139,14 +139,14 @@ typedef struct {
 /* A link direction's trains (train_hop): when each passes, in order, of
  * those not yet gone (the ones sent before, whose first packets come in
  * later, hold the times they took). */
-#define PASS_MAX 16
+#define PASS_MAX 64
 /* ... and the ACKs of the bursts whose way back crosses it (acks_pass):
  * from when each burst's first ACK comes in to when its last does, and
  * their time on the line in all */
 #define ACKS_MAX 8
 typedef struct {
-  uint32_t n, n_acks;
-  CsTime s[PASS_MAX], e[PASS_MAX];
+  uint32_t n, cap, n_acks;
+  CsTime *s, *e; /* cap of each, grown up to PASS_MAX as trains come (passes_room) */
   CsTime as[ACKS_MAX], ae[ACKS_MAX], all[ACKS_MAX];
   uint32_t am[ACKS_MAX]; /* their messages */
 } Passes;
@@ -154,7 +154,6 @@ typedef struct {
 /* A train whose burst has left its first link at this instant, its tail
  * before its hops, when its first packet comes in to its second hop
  * (trains_now) */
-#define TRAINS_NOW 64
 typedef struct {
   uint32_t flow, k, packets; /* k: its hop to pass next (train_hop) */
   CsTime tail, in;           /* its tail, its waits added; when it comes in to hop k (before: left hop k - 1) */
@@ -166,6 +165,7 @@ typedef struct {
 typedef struct {
   uint64_t payload; /* 0: none yet */
   double ack_w, remaining, cap;
+  double ack_fluid; /* ack_w before a burst's were held (train_send) */
   CsTime tail;
   uint64_t wire_bytes;
   uint32_t packets;
@@ -381,8 +381,8 @@ typedef struct {
   Passes *passes;             /* trains: per link direction, the trains through it not yet gone (train_hop) */
   CsTime pass_gone;           /* trains that have left a direction by then can hold up no train to come */
   CsTime pass_back;           /* the longest a burst has taken on its first link (train_ends) */
-  TrainNow *trains_now;       /* TRAINS_NOW: the trains whose bursts have left their first links now (trains_now) */
-  uint32_t n_now;
+  TrainNow *trains_now;       /* the trains whose bursts have left their first links now (trains_now) */
+  uint32_t n_now, cap_now;
   bool chunking;              /* a message past the window goes in window by window (chunk_send): reno, cubic, dctcp */
   Chunk *chunks;              /* per flow slot, for the flows chunked */
   uint32_t cap_chunks;
@@ -1980,7 +1980,12 @@ static G_GNUC_NO_INLINE void late_end(FlowNet *n, uint32_t i, CsTime now) {
   CsTime tail = f->tail;
   if (f->ss_w > 0) tail += slow_start_adds(n, f, now);
   if (f->route->full) { /* (placed after complete_now's loop: trains_now) */
-    if (n->n_now == TRAINS_NOW) trains_now(n, now);
+    /* (all of the instant's at once: placed in two lots, those of the
+     * second found the hops taken by the first, whatever their order) */
+    if (n->n_now == n->cap_now) {
+      n->cap_now = n->cap_now ? 2 * n->cap_now : 64;
+      n->trains_now = g_renew(TrainNow, n->trains_now, n->cap_now);
+    }
     n->trains_now[n->n_now++] = train_ends(n, i, tail, now);
     return;
   }
@@ -2163,7 +2168,7 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
    * few bytes, whose one ACK outweighs its packet, would load its reverse
    * route past its capacity while that packet is sent (its ACK comes
    * after it, not beside it) */
-  sh->ack_w = fmin((double)(packets * n->ack) / (double)wire, ACK_W_MAX);
+  sh->ack_w = sh->ack_fluid = fmin((double)(packets * n->ack) / (double)wire, ACK_W_MAX);
   /* (a burst's are set below: none in the fluid) */
   /* lost packets are sent again: 1 / keep transmissions each, on average
    * (go-back-n: every loss also costs what was sent after it) */
@@ -2478,24 +2483,31 @@ static CsTime acks_in(Passes *p, CsTime gone, CsTime at, CsTime len) {
   return (CsTime)(t + 0.5);
 }
 
-/* A train that comes in to a direction at `at` and takes `len` there:
- * when it passes, in the first gap from `at` between the trains there
- * (a burst's own turn in its host's queue among them) that fits it, or
- * after them; the ones gone by `gone` are dropped (a direction with
- * PASS_MAX trains to come takes this one after the last, and forgets the
- * first). */
+/* A burst's own turn in its host's queue, from `at` for `len`, among
+ * the trains on its first direction: in the first gap from `at` that
+ * fits it, or after them; the ones gone by `gone` are dropped (a full
+ * list forgets its first). */
+/* Room for `need` (at most PASS_MAX) trains in p's list. */
+static void passes_room(Passes *p, uint32_t need) {
+  if (need <= p->cap) return;
+  uint32_t cap = p->cap ? p->cap : 8;
+  while (cap < need) cap *= 2;
+  p->cap = MIN(cap, PASS_MAX);
+  p->s = g_renew(CsTime, p->s, p->cap);
+  p->e = g_renew(CsTime, p->e, p->cap);
+}
+
 static CsTime pass_at(Passes *p, CsTime gone, CsTime at, CsTime len) {
   uint32_t k = 0, i;
   for (i = 0; i < p->n; i++)
     if (p->e[i] > gone) p->s[k] = p->s[i], p->e[k++] = p->e[i];
   p->n = k;
-  if (p->n == PASS_MAX) { /* (full: it goes after the last, and the first is forgotten) */
-    at = MAX(at, p->e[PASS_MAX - 1]);
-    memmove(p->s, p->s + 1, (PASS_MAX - 1) * sizeof p->s[0]);
-    memmove(p->e, p->e + 1, (PASS_MAX - 1) * sizeof p->e[0]);
-    p->s[PASS_MAX - 1] = at, p->e[PASS_MAX - 1] = at + len;
-    return at;
+  if (p->n == PASS_MAX) { /* (full: the first is forgotten) */
+    p->n--;
+    memmove(p->s, p->s + 1, p->n * sizeof p->s[0]);
+    memmove(p->e, p->e + 1, p->n * sizeof p->e[0]);
   }
+  passes_room(p, p->n + 1);
   for (i = 0; i < p->n; i++) {
     if (p->e[i] <= at) continue;
     if (p->s[i] >= at + len) break; /* a gap before it */
@@ -2513,9 +2525,11 @@ static CsTime pass_at(Passes *p, CsTime gone, CsTime at, CsTime len) {
  * between the trains there (a burst's own turn in its host's queue among
  * them) until it has had `len`, and the rest after them.  When its last
  * packet has passed.  (Where more than PASS_MAX would be kept, the first
- * are forgotten; a list that is full takes it whole after the last.) */
+ * are forgotten.  Taken whole after a full list's last, with the gaps
+ * before it left empty, 200 B from each of a ring of 16 hosts to the
+ * host 7 further, 8 times 0.3 us apart, ended at 43.6 us, against 13.1
+ * us at packet level.) */
 static CsTime pass_split(Passes *p, CsTime gone, CsTime at, CsTime len) {
-  if (p->n == PASS_MAX) return pass_at(p, gone, at, len) + len;
   CsTime s[2 * PASS_MAX + 1], e[2 * PASS_MAX + 1], cur = at, left = len, end = at + len;
   uint32_t m = 0;
   for (uint32_t i = 0; i < p->n; i++) {
@@ -2543,6 +2557,7 @@ static CsTime pass_split(Passes *p, CsTime gone, CsTime at, CsTime len) {
     s[k] = s[i], e[k++] = e[i];
   }
   uint32_t from = k > PASS_MAX ? k - PASS_MAX : 0;
+  passes_room(p, k - from);
   p->n = k - from;
   memcpy(p->s, s + from, p->n * sizeof s[0]);
   memcpy(p->e, e + from, p->n * sizeof e[0]);
@@ -2610,7 +2625,17 @@ static G_GNUC_NO_INLINE uint32_t train_send(FlowNet *n, uint32_t m, uint32_t src
   /* its turn in its host's queue, among the trains that pass the host */
   pass_at(&n->passes[r->dirs[0]], n->pass_gone, at + lag, r->shape.q_time[0]);
   const Shape *sh = &r->shape;
-  if (sh->ack_w == 0 && r->n_rev > 0) acks_pass(n, r, m, sh->packets, (double)sh->wire_bytes, at + lag + sh->q_time[0] + sh->tail);
+  /* its ACKs wait in the receiver's queue and pass the trains on their
+   * way back, unless a fluid flow crosses that way: they load it as a
+   * fluid (a 2 MB message from w1 to w0 beside bursts from w0 to w1
+   * every 11.7 us, on a ring of 4: 1.6654 ms with them held, 1.7321 ms
+   * at packet level) */
+  bool held = sh->ack_w == 0 && r->n_rev > 0;
+  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev && held; k++) {
+    const Dir *d = &n->dirs[r->dirs[k]];
+    for (uint32_t u = 0; u < d->n_uses && held; u++) held = n->flows[USES(d)[u]].route->full != NULL;
+  }
+  if (held) acks_pass(n, r, m, sh->packets, (double)sh->wire_bytes, at + lag + sh->q_time[0] + sh->tail);
   /* a fluid flow (not a burst's on its first link) on a hop after its
    * first, which would not see a train: a flow over all its hops, as
    * before trains, that shares them with it */
@@ -2621,6 +2646,7 @@ static G_GNUC_NO_INLINE uint32_t train_send(FlowNet *n, uint32_t m, uint32_t src
   }
   uint32_t fi = flow_start(n, m, alone ? train_of(r) : r, n->ecmp, 1, fn, ctx, at > *n->clock ? at : 0);
   n->flows[fi].tail += lag;
+  if (!held && sh->ack_w == 0) n->flows[fi].ack_w = sh->ack_fluid;
   if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
   return m;
 }
@@ -2992,6 +3018,8 @@ static void flow_free(void *impl) {
   g_free(n->conn_dst);
   g_free(n->conn_at);
   g_free(n->turns);
+  if (n->passes)
+    for (uint32_t d = 0; d < 2 * n->t->n_links + 1; d++) g_free(n->passes[d].s), g_free(n->passes[d].e);
   g_free(n->passes);
   g_free(n->trains_now);
   g_free(n->nic_groups);
@@ -3059,10 +3087,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->turns = g_new0(Turns, 2 * (size_t)t->n_links + 1);
   n->trains = n->late = n->fifo && !n->acks_wait && !n->gpus;
-  if (n->trains) {
-    n->passes = g_new0(Passes, 2 * (size_t)t->n_links + 1);
-    n->trains_now = g_new(TrainNow, TRAINS_NOW);
-  }
+  if (n->trains) n->passes = g_new0(Passes, 2 * (size_t)t->n_links + 1);
   if (n->gpus) n->nic_groups = g_new0(NicGroup, 2 * (size_t)t->n_links + 1);
   n->chunking = n->fifo && window_cc && !rate_cc && isfinite(n->burst_pkts);
   return n;

@@ -157,6 +157,7 @@ typedef struct {
 typedef struct {
   uint32_t flow, k, packets; /* k: its hop to pass next (train_hop) */
   CsTime tail, in;           /* its tail, its waits added; when it comes in to hop k (before: left hop k - 1) */
+  CsTime gaps;               /* the time between its packets that ACKs took at the hops before (train_hop) */
   double wire, first;        /* its bytes, and its first packet's */
   const struct Route *route; /* its full route */
 } TrainNow;
@@ -1916,6 +1917,16 @@ static G_GNUC_NO_INLINE void acks_pass(FlowNet *n, const Route *r, uint32_t m, u
                                        CsTime at) {
   double first = packets > 1 ? (double)(n->mss + n->header) : wire;
   CsTime e = at, s = at - line_ps(wire - first, n->t->links[r->dirs[0] / 2].spec.bandwidth);
+  /* (those made while the receiver's queue holds its own bursts leave
+   * behind them, at once: a host sending 40,000 B as it receives as much
+   * from another, on a k = 4 fat-tree, sends the ACKs for the first 13
+   * packets together when its own burst has left) */
+  CsTime q = n->turns[r->dirs[r->n_fwd]].at;
+  if (q > s) {
+    CsTime one = line_ps((double)n->ack, n->t->links[r->dirs[r->n_fwd] / 2].spec.bandwidth);
+    e = MAX(e, q + one * packets);
+    s = q;
+  }
   for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
     const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
     Passes *p = &n->passes[r->dirs[k]];
@@ -2591,7 +2602,11 @@ static void train_hop(FlowNet *n, TrainNow *t) {
   CsTime acks = acks_in(&n->passes[di], n->pass_gone, t->in, len - line_ps(last, d->capacity));
   len += acks;
   CsTime from = pass_split(&n->passes[di], n->pass_gone, t->in, len) - len;
-  t->tail += acks + from - t->in;
+  /* (ACKs that fit in the gaps the ACKs of the hops before left between
+   * its packets hold it up no further; a train that waited here leaves
+   * without gaps) */
+  t->tail += (acks > t->gaps ? acks - t->gaps : 0) + from - t->in;
+  t->gaps = from > t->in ? 0 : MAX(t->gaps, acks);
   t->in = from;
   d->bits_off -= 8.0 * t->wire; /* (dir_bits: its bits there) */
 }

@@ -336,6 +336,22 @@ START_TEST(test_window_acks) {
 }
 END_TEST
 
+/* A ring of `workers` hosts (10 Gbps, 1 us, 64 MB): 2 MB from a to b at
+ * 0, then n messages of `size` B from c to d, one every `every_ns` from 0. */
+static GString *big_and_bursts(int workers, const char *a, const char *b, const char *c, const char *d, int size,
+                               int n, int every_ns) {
+  GString *y = g_string_new(NULL);
+  g_string_printf(y,
+                  "topology: {type: ring, workers: %d}\n"
+                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                  "flows: [{src: %s, dst: %s, size: 2MB}",
+                  workers, a, b);
+  for (int k = 0; k < n; k++)
+    g_string_append_printf(y, ", {src: %s, dst: %s, size: %dB, start: %dns}", c, d, size, every_ns * k);
+  g_string_append(y, "]\n");
+  return y;
+}
+
 /* Bursts' ACKs off a star wait in the receiver's queue as on a star
  * (burst_acks), not beside the data in the fluid, and take their time in
  * the trains that pass while they are made (acks_pass).  (a) Two hosts on
@@ -382,11 +398,7 @@ START_TEST(test_link_acks) {
   }
   done(&f);
   done(&p);
-  GString *cross = g_string_new("topology: {type: ring, workers: 4}\n"
-                                "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
-                                "flows: [{src: w1, dst: w0, size: 2MB}");
-  for (int k = 0; k < 130; k++) g_string_append_printf(cross, ", {src: w0, dst: w1, size: 14000B, start: %dns}", 11700 * k);
-  g_string_append(cross, "]\n");
+  GString *cross = big_and_bursts(4, "w1", "w0", "w0", "w1", 14000, 130, 11700);
   f = run(cross->str, "flow", NULL), p = run(cross->str, "packet", NULL);
   ck_assert_msg(fabs(end_s(&p, 0) - 1.73212e-3) < 1e-9, "crossed: packet %.9f s", end_s(&p, 0));
   ck_assert_msg(fabs(end_s(&f, 0) / end_s(&p, 0) - 1) < 1e-3, "crossed: flow %.9f s, packet %.9f s", end_s(&f, 0),
@@ -464,11 +476,7 @@ START_TEST(test_trains) {
    * not slow the large flow down, nor count against it); the large flow
    * ends as at packet level, 1.8318528 ms (1.6654 ms while trains crossed
    * it unseen, a review's case) */
-  GString *big = g_string_new("topology: {type: ring, workers: 5}\n"
-                              "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
-                              "flows: [{src: w1, dst: w2, size: 2MB}");
-  for (int k = 0; k < 20; k++) g_string_append_printf(big, ", {src: w0, dst: w2, size: 10000B, start: %dus}", 10 * k);
-  g_string_append(big, "]\n");
+  GString *big = big_and_bursts(5, "w1", "w2", "w0", "w2", 10000, 20, 10000);
   Run bf = run(big->str, "flow", NULL);
   ck_assert_msg(fabs(end_s(&bf, 0) - 1.8318528e-3) < 1e-9, "the large flow: %.9f s", end_s(&bf, 0));
   done(&bf);
@@ -506,7 +514,8 @@ START_TEST(test_trains) {
    * those at each lot's edge took 20.45-35.50 us: a review's case) */
   GString *sym = g_string_new("topology: {type: ring, workers: 200}\n"
                               "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\nflows: [");
-  for (int i = 0; i < 200; i++) g_string_append_printf(sym, "%s{src: w%d, dst: w%d, size: 9000B}", i ? ", " : "", i, (i + 4) % 200);
+  for (int i = 0; i < 200; i++)
+    g_string_append_printf(sym, "%s{src: w%d, dst: w%d, size: 9000B}", i ? ", " : "", i, (i + 4) % 200);
   g_string_append(sym, "]\n");
   Run sf = run(sym->str, "flow", NULL);
   for (uint32_t m = 0; m < 200; m++)

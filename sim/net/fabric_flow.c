@@ -145,10 +145,13 @@ typedef struct {
  * their time on the line in all */
 #define ACKS_MAX 8
 typedef struct {
+  CsTime s, e, all;
+  uint32_t msg;
+} AckStretch;
+typedef struct {
   uint32_t n, cap, n_acks;
   CsTime *s, *e; /* cap of each, grown up to PASS_MAX as trains come (passes_room) */
-  CsTime as[ACKS_MAX], ae[ACKS_MAX], all[ACKS_MAX];
-  uint32_t am[ACKS_MAX]; /* their messages */
+  AckStretch acks[ACKS_MAX];
 } Passes;
 
 /* A train whose burst has left its first link at this instant, its tail
@@ -161,6 +164,12 @@ typedef struct {
   double wire, first;        /* its bytes, and its first packet's */
   const struct Route *route; /* its full route */
 } TrainNow;
+
+/* trains_now's heap: when train i (of FlowNet.trains_now) comes in to its next hop */
+typedef struct {
+  CsTime in;
+  uint32_t i;
+} TrainNext;
 
 /* What a message of one size needs on a route (shape_of). */
 typedef struct {
@@ -384,6 +393,8 @@ typedef struct {
   CsTime pass_back;           /* the longest a burst has taken on its first link (train_ends) */
   TrainNow *trains_now;       /* the trains whose bursts have left their first links now (trains_now) */
   uint32_t n_now, cap_now;
+  TrainNext *next_hops;       /* trains_now: a heap */
+  uint32_t n_next, cap_next;
   bool chunking;              /* a message past the window goes in window by window (chunk_send): reno, cubic, dctcp */
   Chunk *chunks;              /* per flow slot, for the flows chunked */
   uint32_t cap_chunks;
@@ -1923,26 +1934,21 @@ static G_GNUC_NO_INLINE void acks_pass(FlowNet *n, const Route *r, uint32_t m, u
    * packets together when its own burst has left) */
   CsTime q = n->turns[r->dirs[r->n_fwd]].at;
   if (q > s) {
-    CsTime one = line_ps((double)n->ack, n->t->links[r->dirs[r->n_fwd] / 2].spec.bandwidth);
-    e = MAX(e, q + one * packets);
+    e = MAX(e, q + (CsTime)(r->ack_ps + 0.5) * packets);
     s = q;
   }
   for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
     const CsLinkSpec *l = &n->t->links[r->dirs[k] / 2].spec;
     Passes *p = &n->passes[r->dirs[k]];
     uint32_t i = 0;
-    while (i < p->n_acks && p->am[i] != m) i++;
+    while (i < p->n_acks && p->acks[i].msg != m) i++;
     if (i == ACKS_MAX) {
       i = --p->n_acks;
-      memmove(p->as, p->as + 1, i * sizeof p->as[0]);
-      memmove(p->ae, p->ae + 1, i * sizeof p->ae[0]);
-      memmove(p->all, p->all + 1, i * sizeof p->all[0]);
-      memmove(p->am, p->am + 1, i * sizeof p->am[0]);
+      memmove(p->acks, p->acks + 1, i * sizeof p->acks[0]);
     }
     if (i == p->n_acks) p->n_acks++;
     CsTime one = line_ps((double)n->ack, l->bandwidth);
-    p->as[i] = s, p->ae[i] = e, p->am[i] = m;
-    p->all[i] = one * packets;
+    p->acks[i] = (AckStretch){s, e, one * packets, m};
     s += one + l->latency, e += one + l->latency;
   }
 }
@@ -1959,23 +1965,32 @@ static G_GNUC_NO_INLINE void delivered_after(FlowNet *n, uint32_t i, CsTime tail
   dlv_push(n, (Delivery){at, n->dlv_seq++, i});
 }
 
+/* (by when it comes in; at once, the first gathered) */
+static inline bool train_next_before(const TrainNext *a, const TrainNext *b) {
+  return a->in < b->in || (a->in == b->in && a->i < b->i);
+}
+
+/* trains_now's train k into the heap of the hops to pass, unless it has passed them all */
+static void train_next(FlowNet *n, uint32_t k) {
+  const TrainNow *x = &n->trains_now[k];
+  if (x->k == x->route->n_fwd) return;
+  const CsLinkSpec *prev = &n->t->links[x->route->dirs[x->k - 1] / 2].spec;
+  TrainNext y = {x->in + line_ps(x->first, prev->bandwidth) + prev->latency, k};
+  CS_HEAP_PUSH(n->next_hops, n->n_next, n->cap_next, 64, y, train_next_before);
+}
+
 /* The trains whose bursts left their first links at `now` (train_ends)
  * pass their hops (train_hop) in the order they come in to them: of
  * those still to pass one, the one that comes in first to its next
  * passes it first; then they are delivered. */
 static G_GNUC_NO_INLINE void trains_now(FlowNet *n, CsTime now) {
-  for (;;) {
-    TrainNow *t = NULL;
-    CsTime first = CS_TIME_MAX;
-    for (uint32_t k = 0; k < n->n_now; k++) {
-      TrainNow *x = &n->trains_now[k];
-      if (x->k == x->route->n_fwd) continue;
-      const CsLinkSpec *prev = &n->t->links[x->route->dirs[x->k - 1] / 2].spec;
-      CsTime in = x->in + line_ps(x->first, prev->bandwidth) + prev->latency;
-      if (in < first) first = in, t = x;
-    }
-    if (!t) break;
-    train_hop(n, t);
+  n->n_next = 0;
+  for (uint32_t k = 0; k < n->n_now; k++) train_next(n, k);
+  while (n->n_next > 0) {
+    TrainNext x;
+    CS_HEAP_POP(n->next_hops, n->n_next, x, train_next_before);
+    train_hop(n, &n->trains_now[x.i]);
+    train_next(n, x.i);
   }
   for (uint32_t k = 0; k < n->n_now; k++) delivered_after(n, n->trains_now[k].flow, n->trains_now[k].tail, now);
   n->n_now = 0;
@@ -2477,27 +2492,24 @@ static Route *train_of(Route *r) {
   return t;
 }
 
-/* The time that the ACKs made on a direction (Passes' as, ae, all) take
- * in [at, at + len): each burst's in proportion to the part of its
- * stretch there; those made by `gone` are dropped. */
+/* The time that the ACKs made on a direction (Passes.acks) take in
+ * [at, at + len): each burst's in proportion to the part of its stretch
+ * there (a stretch is at least 1 ps: acks_pass); those made by `gone`
+ * are dropped. */
 static CsTime acks_in(Passes *p, CsTime gone, CsTime at, CsTime len) {
   uint32_t k = 0;
   double t = 0;
   for (uint32_t i = 0; i < p->n_acks; i++) {
-    if (p->ae[i] <= gone) continue;
-    p->as[k] = p->as[i], p->ae[k] = p->ae[i], p->all[k] = p->all[i], p->am[k++] = p->am[i];
-    CsTime lo = MAX(at, p->as[i]), hi = MIN(at + len, p->ae[i]);
-    if (p->ae[i] == p->as[i]) t += p->as[i] >= at && p->as[i] < at + len ? (double)p->all[i] : 0; /* (one packet's) */
-    else if (hi > lo) t += (double)p->all[i] * (double)(hi - lo) / (double)(p->ae[i] - p->as[i]);
+    const AckStretch a = p->acks[i];
+    if (a.e <= gone) continue;
+    p->acks[k++] = a;
+    CsTime lo = MAX(at, a.s), hi = MIN(at + len, a.e);
+    if (hi > lo) t += (double)a.all * (double)(hi - lo) / (double)(a.e - a.s);
   }
   p->n_acks = k;
   return (CsTime)(t + 0.5);
 }
 
-/* A burst's own turn in its host's queue, from `at` for `len`, among
- * the trains on its first direction: in the first gap from `at` that
- * fits it, or after them; the ones gone by `gone` are dropped (a full
- * list forgets its first). */
 /* Room for `need` (at most PASS_MAX) trains in p's list. */
 static void passes_room(Passes *p, uint32_t need) {
   if (need <= p->cap) return;
@@ -2508,6 +2520,10 @@ static void passes_room(Passes *p, uint32_t need) {
   p->e = g_renew(CsTime, p->e, p->cap);
 }
 
+/* A burst's own turn in its host's queue, from `at` for `len`, among
+ * the trains on its first direction: in the first gap from `at` that
+ * fits it, or after them; the ones gone by `gone` are dropped (a full
+ * list forgets its first). */
 static CsTime pass_at(Passes *p, CsTime gone, CsTime at, CsTime len) {
   uint32_t k = 0, i;
   for (i = 0; i < p->n; i++)
@@ -2632,6 +2648,17 @@ static G_GNUC_NO_INLINE TrainNow train_ends(FlowNet *n, uint32_t fi, CsTime tail
   return t;
 }
 
+/* No flow but bursts' on their first links (train routes) on the `count`
+ * directions dirs[]. */
+static bool trains_only(const FlowNet *n, const uint32_t *dirs, uint32_t count) {
+  for (uint32_t k = 0; k < count; k++) {
+    const Dir *d = &n->dirs[dirs[k]];
+    for (uint32_t u = 0; u < d->n_uses; u++)
+      if (!n->flows[USES(d)[u]].route->full) return false;
+  }
+  return true;
+}
+
 /* flow_send's burst m from src to dst on route r past a star, its turn
  * in its host's queue at `at` behind ACKs for `lag` (out of line): its
  * flow on its first direction, the hops after it as a train. */
@@ -2645,20 +2672,12 @@ static G_GNUC_NO_INLINE uint32_t train_send(FlowNet *n, uint32_t m, uint32_t src
    * fluid (a 2 MB message from w1 to w0 beside bursts from w0 to w1
    * every 11.7 us, on a ring of 4: 1.6654 ms with them held, 1.7321 ms
    * at packet level) */
-  bool held = sh->ack_w == 0 && r->n_rev > 0;
-  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev && held; k++) {
-    const Dir *d = &n->dirs[r->dirs[k]];
-    for (uint32_t u = 0; u < d->n_uses && held; u++) held = n->flows[USES(d)[u]].route->full != NULL;
-  }
+  bool held = sh->ack_w == 0 && r->n_rev > 0 && trains_only(n, r->dirs + r->n_fwd, r->n_rev);
   if (held) acks_pass(n, r, m, sh->packets, (double)sh->wire_bytes, at + lag + sh->q_time[0] + sh->tail);
   /* a fluid flow (not a burst's on its first link) on a hop after its
    * first, which would not see a train: a flow over all its hops, as
    * before trains, that shares them with it */
-  bool alone = true;
-  for (uint32_t k = 1; k < r->n_fwd && alone; k++) {
-    const Dir *d = &n->dirs[r->dirs[k]];
-    for (uint32_t u = 0; u < d->n_uses && alone; u++) alone = n->flows[USES(d)[u]].route->full != NULL;
-  }
+  bool alone = trains_only(n, r->dirs + 1, r->n_fwd - 1);
   uint32_t fi = flow_start(n, m, alone ? train_of(r) : r, n->ecmp, 1, fn, ctx, at > *n->clock ? at : 0);
   n->flows[fi].tail += lag;
   if (!held && sh->ack_w == 0) n->flows[fi].ack_w = sh->ack_fluid;
@@ -3037,6 +3056,7 @@ static void flow_free(void *impl) {
     for (uint32_t d = 0; d < 2 * n->t->n_links + 1; d++) g_free(n->passes[d].s), g_free(n->passes[d].e);
   g_free(n->passes);
   g_free(n->trains_now);
+  g_free(n->next_hops);
   g_free(n->nic_groups);
   g_free(n->chunks);
   g_free(n);

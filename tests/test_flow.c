@@ -627,6 +627,41 @@ START_TEST(test_nic_interleave) {
 }
 END_TEST
 
+/* The ACKs of GPUs' bursts (hierarchical, 1K fp32: 2,000 B within a
+ * machine, then 1,000 B between machines, 2 machines of 2 GPUs, intra 100
+ * Gbps and 500 ns, NICs of 10 Gbps and 1 us).  They wait in the
+ * receiver's queue and at its NIC behind what those hold (burst_acks),
+ * and a burst that comes to the NIC behind them waits for them
+ * (take_turn): at packet level the ACK of w0's message to w2, made at
+ * 5.28036 us on a ring of 2 machines, reaches w2's NIC while w3's next
+ * burst is on its line, and w2's next burst goes after it, 51.2 ns later.
+ * On a star every message is the packet run's to the picosecond; on a
+ * ring of 2 machines (no star: their ACKs were in the fluid, 1.0195 of
+ * the packet run) all but the last step, whose burst within w0's machine
+ * is held up there by an ACK for w1 at packet level (5.12 ns). */
+START_TEST(test_gpu_burst_acks) {
+  const char *y = "topology: {type: star, workers: 4, gpus_per_host: 2, intra: {bandwidth: 100Gbps, latency: 500ns}}\n"
+                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                  "workload: {params: 1K, iterations: 1, compute: 0, collective: hierarchical}\n";
+  static const char *const on_star[] = {"topology.type=star", NULL};
+  Run f, p;
+  iter_as_packet(y, on_star, &f, &p);
+  done(&f);
+  done(&p);
+  static const char *const ring[] = {"topology.type=ring", NULL};
+  f = run(y, "flow", ring), p = run(y, "packet", ring);
+  double fi = cs_sim_summary(f.sim)->iter_mean_s, pi = cs_sim_summary(p.sim)->iter_mean_s;
+  ck_assert_msg(fabs(pi - 9.2599e-6) < 1e-12, "ring: packet %.12f s", pi); /* (the mean over the 4 workers) */
+  ck_assert_msg(fabs(fi - (pi - 2.56e-9)) < 1e-12, "ring: flow %.12f s, packet %.12f s", fi, pi); /* (2 of them) */
+  uint32_t n = cs_fabric_messages(cs_sim_fabric(p.sim));
+  for (uint32_t m = 0; m + 2 < n; m++) /* (all but the last step's two) */
+    ck_assert_msg(fabs(end_s(&f, m) - end_s(&p, m)) < 1e-12, "ring, message %u: flow %.12f s, packet %.12f s", m,
+                  end_s(&f, m), end_s(&p, m));
+  done(&f);
+  done(&p);
+}
+END_TEST
+
 /* 3. Incast: 8 hosts send 10 MB each to one at once.  The receiver's
  * link is shared evenly: every flow ends at 8 x wire bits / B (+ its
  * tail); the packet fidelity (Reno, 1 MB buffers) within 5 %. */
@@ -1679,6 +1714,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_trains);
   tcase_add_test(tc, test_link_acks);
   tcase_add_test(tc, test_nic_interleave);
+  tcase_add_test(tc, test_gpu_burst_acks);
   tcase_add_test(tc, test_incast);
   tcase_add_test(tc, test_examples_incast_dumbbell);
   tcase_add_test(tc, test_mathis_cap);

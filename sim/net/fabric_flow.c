@@ -2161,8 +2161,6 @@ static inline __attribute__((always_inline)) uint32_t new_flow(FlowNet *n) {
   return fi;
 }
 
-/* What a message of `payload` bytes on route r needs (Route.shape): its
- * bits to send, tail, ACK weight and caps. */
 /* Route r's way back crosses switches only, between the receiver's
  * machine and the sender's (a fat-tree's, or none: two machines joined by
  * a link), no host or third machine that forwards (a torus of machines):
@@ -2184,6 +2182,8 @@ static bool fabric_back(const FlowNet *n, const Route *r) {
   return true;
 }
 
+/* What a message of `payload` bytes on route r needs (Route.shape): its
+ * bits to send, tail, ACK weight and caps. */
 static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   Shape *sh = &r->shape;
   sh->payload = payload;

@@ -123,6 +123,41 @@ START_TEST(test_bytes_carried) {
   ck_assert_uint_gt(back_rows, 100); /* spread over the flow's 800 us, a byte every few intervals */
   sim_done(&l);
   rm_rf(dir2);
+  /* Held ACKs, counted when their message is delivered, put no more into a
+   * row than the line carries in its interval (a ring of 8 hosts,
+   * halving-doubling of 100K fp32, 10 Gbps: 1.07 times the line in a 100 us
+   * row before), and the rows still add up to the direction's bytes. */
+  const char *hd = "topology: {type: ring, workers: 8}\n"
+                   "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                   "workload: {params: 100K, iterations: 2, compute: 0, collective: halving-doubling}\n";
+  g_autofree char *dir3 = g_dir_make_tmp("commsim-flow-XXXXXX", NULL);
+  const char *sets3[] = {"fidelity=flow", "output.traces=[summary,links]", NULL};
+  Run h = sim_load(hd, "flow.yaml", sets3);
+  cs_sim_set_output_dir(h.sim, dir3);
+  sim_go(&h);
+  ck_assert_msg(cs_sim_write_outputs(h.sim, dir3, &e), "%s", e ? e->message : "");
+  g_autofree char *path3 = g_build_filename(dir3, "links.csv", NULL), *text3 = NULL;
+  ck_assert(g_file_get_contents(path3, &text3, NULL, NULL));
+  g_auto(GStrv) lines3 = g_strsplit(text3, "\n", -1);
+  double w0_w1 = 0, most = 0;
+  for (guint i = 1; lines3[i] && *lines3[i]; i++) {
+    g_auto(GStrv) v = g_strsplit(g_strchomp(lines3[i]), ",", -1);
+    double span = g_ascii_strtod(v[3], NULL) - g_ascii_strtod(v[2], NULL), bytes = g_ascii_strtod(v[4], NULL);
+    most = fmax(most, 8 * bytes / 10e9 / span);
+    if (!strcmp(v[0], "w0") && !strcmp(v[1], "w1")) w0_w1 += bytes;
+  }
+  ck_assert_msg(most <= 1 + 1e-6, "a row at %.4f of the line", most);
+  CsFabric *hf = cs_sim_fabric(h.sim);
+  const CsTopology *ht = cs_sim_topology(h.sim);
+  guint found = 0;
+  for (uint32_t l2 = 0; l2 < ht->n_links; l2++)
+    if (!strcmp(ht->nodes[ht->links[l2].a].name, "w0") && !strcmp(ht->nodes[ht->links[l2].b].name, "w1")) {
+      ck_assert_double_eq_tol(w0_w1, (double)cs_fabric_link_stats(hf, l2, 0).bytes, 1);
+      found++;
+    }
+  ck_assert_uint_eq(found, 1);
+  sim_done(&h);
+  rm_rf(dir3);
 }
 END_TEST
 
@@ -144,6 +179,32 @@ START_TEST(test_star_ack_bytes) {
   }
   done(&f);
   done(&p);
+  /* messages past init_cwnd (last_window): their earlier windows' ACKs in
+   * the fluid at the message's weight, the last window's held, together
+   * the message's ACKs, not one more for its smaller last packet (6 B a
+   * direction more before, 2026-12-10).  An all-gather of 3 on a star
+   * (28 packets a message): 86,832 B on every direction; an exchange of
+   * 20,000 B between two hosts of a k = 4 fat-tree switch: 43,416 B. */
+  static const char *const cases[][2] = {
+      {"topology: {type: star, workers: 3}\n", "workload.collective=allgather"},
+      {"topology: {type: fat-tree, k: 4, workers: 2}\n", "workload.collective=ring"},
+  };
+  static const uint64_t want[] = {86832, 43416};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *y = g_strconcat(cases[i][0],
+                                     "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                                     "workload: {params: 10K, iterations: 1, compute: 0}\n",
+                                     NULL);
+    const char *more[] = {cases[i][1], NULL};
+    f = run(y, "flow", more), p = run(y, "packet", more);
+    for (int dir = 0; dir < 2; dir++) {
+      uint64_t fb = cs_fabric_link_stats(cs_sim_fabric(f.sim), 0, dir).bytes;
+      ck_assert_uint_eq(fb, cs_fabric_link_stats(cs_sim_fabric(p.sim), 0, dir).bytes);
+      ck_assert_uint_eq(fb, want[i]);
+    }
+    done(&f);
+    done(&p);
+  }
 }
 END_TEST
 

@@ -119,7 +119,7 @@ typedef struct {
   /* on a star, the ACK packets made for the bursts delivered so far
    * (acks_turn): put into this direction, a host's to its switch; and
    * coming back to this direction's host on its other (held_bits) */
-  uint64_t acks_out, acks_back;
+  double acks_out, acks_back;
 } Turns;
 
 /* A machine's NIC's bursts whose packets may still be coming in from its
@@ -281,7 +281,7 @@ typedef struct {
   CsTime at[CHUNK_MAX]; /* the windows in the queue not begun, in order: their turns */
   double bits[CHUNK_MAX];
   uint32_t n;
-  uint32_t acks;        /* the packets of its last window, whose ACKs wait as a burst's do (last_window) */
+  double acks;          /* the ACKs of its last window, which wait as a burst's do (last_window; not whole: what the fluid has not carried) */
   bool paused;          /* its flow has sent what was in the queue: it waits for the next window (on_rest) */
 } Chunk;
 
@@ -400,6 +400,7 @@ typedef struct {
   uint32_t cap_chunks;
   bool gpus;                  /* topology.gpus_per_host > 1: a route that leaves its machine queues at its NIC too */
   bool acks_wait;             /* a burst's ACKs wait behind the receiver's own (one switch: burst_acks) */
+  bool ended;                 /* the run is over (flow_run_ends): links.csv's last row takes what is left */
   double burst_pkts;          /* the most packets a message may have to go in whole: the window it starts with */
   Turns *turns;               /* per link direction: its queue's line-rate clocks (one line for both) */
   NicGroup *nic_groups;       /* per machine's NIC direction (topology.gpus_per_host) */
@@ -1582,7 +1583,7 @@ static G_GNUC_NO_INLINE CsTime slow_start_adds(FlowNet *n, const Flow *f, CsTime
  * (its last bit left its tail ago: at its fluid end and after what slow
  * start added, the round trips it waited) or given up on (`failed`): the
  * connection has one message fewer in flight. */
-static inline void acks_turn(FlowNet *n, const Route *r, uint32_t packets);
+static inline void acks_turn(FlowNet *n, const Route *r, double packets);
 
 static G_GNUC_NO_INLINE void slow_start_done(FlowNet *n, uint32_t m, const Flow *f, bool failed) {
   /* (a chunked message's last window, its ACKs held: last_window) */
@@ -1639,16 +1640,16 @@ static G_GNUC_NO_INLINE void burst_acks_nic(FlowNet *n, const Route *r, CsTime a
 }
 
 /* (acks_turn off a star: the ACKs' bits in each direction back, dir_bits; out of line) */
-static G_GNUC_NO_INLINE void acks_bits(FlowNet *n, const Route *r, uint32_t packets) {
-  double bits = n->ack_bits * (double)packets;
+static G_GNUC_NO_INLINE void acks_bits(FlowNet *n, const Route *r, double packets) {
+  double bits = n->ack_bits * packets;
   for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) n->dirs[r->dirs[k]].bits_off -= bits;
 }
 
 /* (the ACKs of `packets` on route r, delivered now: a burst's, or a
  * chunked message's last window's, last_window) */
-static inline __attribute__((always_inline)) void acks_turn(FlowNet *n, const Route *r, uint32_t packets) {
+static inline __attribute__((always_inline)) void acks_turn(FlowNet *n, const Route *r, double packets) {
   CsTime one = (CsTime)(r->ack_ps + 0.5);
-  CsTime all = (CsTime)(r->ack_ps * (double)packets + 0.5);
+  CsTime all = (CsTime)(r->ack_ps * packets + 0.5);
   Turns *q = &n->turns[r->dirs[r->n_fwd]];
   CsTime now = *n->clock;
   q->acks = MAX(MAX(q->acks, q->at) + all, now + one);
@@ -1816,8 +1817,13 @@ static void last_window(FlowNet *n, uint32_t fi, double bits) {
   Flow *f = &n->flows[fi];
   const Route *r = f->route;
   if (!first_ack_waits(n, r) || f->live) return;
+  /* (the message's ACKs less what the fluid has carried for its earlier
+   * windows, at its weight: each window's whole ACKs would count its
+   * smaller last packet's twice) */
+  const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+  double fluid = f->ack_w * (8.0 * (double)st->wire_bytes - bits) / n->ack_bits;
+  n->chunks[fi].acks = fmax(0, (double)st->packets - fluid);
   f->ack_w = ACK_W_HELD;
-  n->chunks[fi].acks = (uint32_t)ceil(bits / (8.0 * (double)(n->mss + n->header)));
 }
 
 /* Chunked flow fi has sent the windows it had begun (it has left its
@@ -2172,12 +2178,16 @@ static inline __attribute__((always_inline)) uint32_t new_flow(FlowNet *n) {
 static bool fabric_back(const FlowNet *n, const Route *r) {
   const CsTopology *t = n->t;
   uint32_t machines = t->gpus_per_host > 1 ? t->n_workers / t->gpus_per_host : 0;
+  const uint32_t *back = r->dirs + r->n_fwd;
+  /* (the ends' own machines: a GPU's, not a server's neighbour) */
+  const CsLink *l0 = &t->links[back[0] / 2], *ln = &t->links[back[r->n_rev - 1] / 2];
+  bool gpu_to = t->nodes[back[0] % 2 ? l0->b : l0->a].role == CS_ROLE_WORKER;
+  bool gpu_from = t->nodes[back[r->n_rev - 1] % 2 ? ln->a : ln->b].role == CS_ROLE_WORKER;
   for (uint32_t k = 1; k < r->n_rev; k++) {
-    uint32_t d = r->dirs[r->n_fwd + k];
-    const CsLink *l = &t->links[d / 2];
-    uint32_t from = d % 2 ? l->b : l->a;
-    bool machine = from >= t->n_nodes - machines;
-    if (t->nodes[from].role != CS_ROLE_SWITCH || (machine && k != 1 && k != r->n_rev - 1)) return false;
+    const CsLink *l = &t->links[back[k] / 2];
+    uint32_t from = back[k] % 2 ? l->b : l->a;
+    bool own = (k == 1 && gpu_to) || (k == r->n_rev - 1 && gpu_from);
+    if (t->nodes[from].role != CS_ROLE_SWITCH || (from >= t->n_nodes - machines && !own)) return false;
   }
   return true;
 }
@@ -2853,6 +2863,7 @@ static uint64_t wire_sent(uint64_t whole, double bits_left) {
  * (in its tail) has sent everything; a sprayed message's flows add up. */
 static void flow_run_ends(void *impl) {
   FlowNet *n = impl;
+  n->ended = true;
   if (n->active == 0) return;
   CsTime now = *n->clock;
   double *spray_left = n->n_sprays ? g_new0(double, n->n_sprays) : NULL;
@@ -2920,7 +2931,7 @@ static void flow_stop_bg(void *impl) {
  * the held ACKs' it has carried (Turns' acks_out, and acks_back of its
  * other direction: the ACKs back to the host its other leaves from). */
 static double held_bits(const FlowNet *n, uint32_t di, CsTime now) {
-  return dir_bits(&n->dirs[di], now) + n->ack_bits * (double)(n->turns[di].acks_out + n->turns[di ^ 1].acks_back);
+  return dir_bits(&n->dirs[di], now) + n->ack_bits * (n->turns[di].acks_out + n->turns[di ^ 1].acks_back);
 }
 
 static CsLinkStats flow_link_stats(void *impl, uint32_t link, int dir) {
@@ -2945,6 +2956,13 @@ static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
        * in a short interval, or a rounding) waits for the next interval,
        * so that the rows add up to what the direction carried */
       double bits = held_bits(n, 2 * l + (uint32_t)dir, now) - x->sample_bits;
+      /* and what is past the line's capacity over the interval: held ACKs
+       * are counted when their burst is delivered, all at once, and a
+       * fluid at the line rate left them no room in its row (at packet
+       * level they took the line's time then; an 8-host ring's
+       * halving-doubling put 1.07 times the line into a row); the last
+       * row takes what is left */
+      if (!n->ended) bits = fmin(bits, d->capacity * (double)(now - t0) * 1e-12);
       uint64_t bytes = bits >= 4 ? (uint64_t)llround(bits / 8) : 0;
       if (bytes == 0) continue;
       x->sample_bits += 8.0 * (double)bytes;

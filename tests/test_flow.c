@@ -55,6 +55,29 @@ START_TEST(test_max_min_by_hand) {
 }
 END_TEST
 
+/* The rows of links.csv (header dropped) of scenario y at flow fidelity
+ * sampled every `interval` (NULL: the default); the run in *out, for its
+ * fabric (sim_done it). */
+static GStrv links_rows(const char *y, const char *interval, Run *out) {
+  g_autofree char *dir = g_dir_make_tmp("commsim-flow-XXXXXX", NULL);
+  g_autofree char *every = interval ? g_strconcat("output.sample_interval=", interval, NULL) : NULL;
+  const char *sets[] = {"fidelity=flow", "output.traces=[summary,links]", every, NULL};
+  *out = sim_load(y, "flow.yaml", sets);
+  cs_sim_set_output_dir(out->sim, dir);
+  sim_go(out);
+  GError *e = NULL;
+  ck_assert_msg(cs_sim_write_outputs(out->sim, dir, &e), "%s", e ? e->message : "");
+  g_autofree char *path = g_build_filename(dir, "links.csv", NULL), *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  rm_rf(dir);
+  GStrv lines = g_strsplit(text, "\n", -1);
+  GPtrArray *rows = g_ptr_array_new();
+  for (guint i = 1; lines[i] && *lines[i]; i++) g_ptr_array_add(rows, g_strdup(g_strchomp(lines[i])));
+  g_ptr_array_add(rows, NULL);
+  g_strfreev(lines);
+  return (GStrv)g_ptr_array_free(rows, FALSE);
+}
+
 /* 1b. Bytes carried: the same run's directions report what crossed them,
  * as the packet network counts them.  sw -> w2 carried both flows' 20 MB;
  * w0 -> sw 10 MB; w2 -> sw the ACKs of both, 1 B per 1000 B packet
@@ -71,20 +94,12 @@ START_TEST(test_bytes_carried) {
   ck_assert_uint_eq(cs_fabric_link_stats(f, 1, 1).bytes, 10000);
   ck_assert_uint_eq(cs_fabric_link_stats(f, 1, 0).bytes, 10000000);
   done(&r);
-  g_autofree char *dir = g_dir_make_tmp("commsim-flow-XXXXXX", NULL);
-  const char *sets[] = {"fidelity=flow", "output.traces=[summary,links]", "output.sample_interval=1ms", NULL};
-  Run s = sim_load(maxmin, "flow.yaml", sets);
-  cs_sim_set_output_dir(s.sim, dir);
-  sim_go(&s);
-  GError *e = NULL;
-  ck_assert_msg(cs_sim_write_outputs(s.sim, dir, &e), "%s", e ? e->message : "");
-  g_autofree char *path = g_build_filename(dir, "links.csv", NULL), *text = NULL;
-  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
-  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  Run s;
+  g_auto(GStrv) lines = links_rows(maxmin, "1ms", &s);
   double down = 0;
   guint rows = 0;
-  for (guint i = 1; lines[i] && *lines[i]; i++) {
-    g_auto(GStrv) v = g_strsplit(g_strchomp(lines[i]), ",", -1);
+  for (guint i = 0; lines[i]; i++) {
+    g_auto(GStrv) v = g_strsplit(lines[i], ",", -1);
     ck_assert_uint_ge(g_strv_length(v), 5);
     ck_assert_msg(g_ascii_strtod(v[4], NULL) >= 1, "a row without a byte: %s", lines[i]);
     if (!strcmp(v[0], "sw") && !strcmp(v[1], "w2")) down += g_ascii_strtod(v[4], NULL), rows++;
@@ -92,7 +107,6 @@ START_TEST(test_bytes_carried) {
   ck_assert_uint_ge(rows, 40); /* w0's flow lasts 40 ms */
   ck_assert_double_eq_tol(down, 20e6, 1);
   sim_done(&s);
-  rm_rf(dir);
   /* A load too light to carry a byte per interval: 1 MB from w0 to w1
    * over one 10 Gbps link, sampled every 200 ns; the ACKs (1 B per 1000 B
    * packet: 10 Mbit/s, 2 bits per interval) carry 1,000 B in all, and the
@@ -102,19 +116,12 @@ START_TEST(test_bytes_carried) {
                       "links: [{a: w0, b: w1, bandwidth: 10Gbps, latency: 1us}]\n"
                       "transport: {mtu: 1000B, header: 0B, ack: 1B}\n"
                       "flows: [{src: w0, dst: w1, size: 1MB}]\n";
-  g_autofree char *dir2 = g_dir_make_tmp("commsim-flow-XXXXXX", NULL);
-  const char *sets2[] = {"fidelity=flow", "output.traces=[summary,links]", "output.sample_interval=200ns", NULL};
-  Run l = sim_load(light, "flow.yaml", sets2);
-  cs_sim_set_output_dir(l.sim, dir2);
-  sim_go(&l);
-  ck_assert_msg(cs_sim_write_outputs(l.sim, dir2, &e), "%s", e ? e->message : "");
-  g_autofree char *path2 = g_build_filename(dir2, "links.csv", NULL), *text2 = NULL;
-  ck_assert(g_file_get_contents(path2, &text2, NULL, NULL));
-  g_auto(GStrv) lines2 = g_strsplit(text2, "\n", -1);
+  Run l;
+  g_auto(GStrv) lines2 = links_rows(light, "200ns", &l);
   double fwd = 0, back = 0;
   guint back_rows = 0;
-  for (guint i = 1; lines2[i] && *lines2[i]; i++) {
-    g_auto(GStrv) v = g_strsplit(g_strchomp(lines2[i]), ",", -1);
+  for (guint i = 0; lines2[i]; i++) {
+    g_auto(GStrv) v = g_strsplit(lines2[i], ",", -1);
     if (!strcmp(v[0], "w0")) fwd += g_ascii_strtod(v[4], NULL);
     else back += g_ascii_strtod(v[4], NULL), back_rows++;
   }
@@ -122,7 +129,6 @@ START_TEST(test_bytes_carried) {
   ck_assert_double_eq_tol(back, 1000, 1);
   ck_assert_uint_gt(back_rows, 100); /* spread over the flow's 800 us, a byte every few intervals */
   sim_done(&l);
-  rm_rf(dir2);
   /* Held ACKs, counted when their message is delivered, put no more into a
    * row than the line carries in its interval (a ring of 8 hosts,
    * halving-doubling of 100K fp32, 10 Gbps: 1.07 times the line in a 100 us
@@ -130,18 +136,11 @@ START_TEST(test_bytes_carried) {
   const char *hd = "topology: {type: ring, workers: 8}\n"
                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
                    "workload: {params: 100K, iterations: 2, compute: 0, collective: halving-doubling}\n";
-  g_autofree char *dir3 = g_dir_make_tmp("commsim-flow-XXXXXX", NULL);
-  const char *sets3[] = {"fidelity=flow", "output.traces=[summary,links]", NULL};
-  Run h = sim_load(hd, "flow.yaml", sets3);
-  cs_sim_set_output_dir(h.sim, dir3);
-  sim_go(&h);
-  ck_assert_msg(cs_sim_write_outputs(h.sim, dir3, &e), "%s", e ? e->message : "");
-  g_autofree char *path3 = g_build_filename(dir3, "links.csv", NULL), *text3 = NULL;
-  ck_assert(g_file_get_contents(path3, &text3, NULL, NULL));
-  g_auto(GStrv) lines3 = g_strsplit(text3, "\n", -1);
+  Run h;
+  g_auto(GStrv) lines3 = links_rows(hd, NULL, &h);
   double w0_w1 = 0, most = 0;
-  for (guint i = 1; lines3[i] && *lines3[i]; i++) {
-    g_auto(GStrv) v = g_strsplit(g_strchomp(lines3[i]), ",", -1);
+  for (guint i = 0; lines3[i]; i++) {
+    g_auto(GStrv) v = g_strsplit(lines3[i], ",", -1);
     double span = g_ascii_strtod(v[3], NULL) - g_ascii_strtod(v[2], NULL), bytes = g_ascii_strtod(v[4], NULL);
     most = fmax(most, 8 * bytes / 10e9 / span);
     if (!strcmp(v[0], "w0") && !strcmp(v[1], "w1")) w0_w1 += bytes;
@@ -157,7 +156,6 @@ START_TEST(test_bytes_carried) {
     }
   ck_assert_uint_eq(found, 1);
   sim_done(&h);
-  rm_rf(dir3);
 }
 END_TEST
 

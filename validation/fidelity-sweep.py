@@ -5,8 +5,8 @@ Every case is one iteration of one collective with no compute and no
 compression (10 Gbps, 1 us links, 64 MB buffers, reno), so the iteration is
 the communication alone; it runs at `fidelity: packet` and `fidelity: flow`
 and through `commsim model`, and the script prints how many cases each
-fidelity has within 1, 2 and 5 % of the packet run, and the cases furthest
-from it. The grid: ring, tree in 1 and 4 pieces, halving-doubling,
+fidelity has within 1, 2 and 5 % of the packet run, their mean distance
+from it, and the cases furthest from it. The grid: ring, tree in 1 and 4 pieces, halving-doubling,
 all-gather, ps with 1 and 3 servers and hierarchical on machines of 2 and 4
 GPUs, on a star, a k = 4 fat-tree (ECMP), a 4 x 4 torus and a ring, with 2 to
 16 workers and 1K, 10K and 25M fp32 parameters. Python's standard library
@@ -217,7 +217,9 @@ def main():
         print(f"{what} ({len(rs)}):")
         for k in ("flow", "model"):
             within = [sum(abs(r[k + "_ratio"] - 1) <= e for r in rs) for e in (0.01, 0.02, 0.05)]
-            print(f"  {k:6s} within 1 / 2 / 5 % of packet: {within[0]} / {within[1]} / {within[2]}")
+            mean = 100 * sum(abs(r[k + "_ratio"] - 1) for r in rs) / len(rs) if rs else 0
+            print(f"  {k:6s} within 1 / 2 / 5 % of packet: {within[0]} / {within[1]} / {within[2]}"
+                  f" (mean distance {mean:.2f} %)")
     worst = sorted(ok, key=lambda r: -abs(r["flow_ratio"] - 1))[:25]
     print("furthest at flow fidelity (case, packet s, flow / packet, model / packet,"
           " retransmissions, longest switch queue B):")

@@ -2026,10 +2026,7 @@ static G_GNUC_NO_INLINE void late_end(FlowNet *n, uint32_t i, CsTime now) {
   if (f->route->full) { /* (placed after complete_now's loop: trains_now) */
     /* (all of the instant's at once: placed in two lots, those of the
      * second found the hops taken by the first, whatever their order) */
-    if (n->n_now == n->cap_now) {
-      n->cap_now = n->cap_now ? 2 * n->cap_now : 64;
-      n->trains_now = g_renew(TrainNow, n->trains_now, n->cap_now);
-    }
+    CS_GROW(n->trains_now, n->n_now, n->cap_now, 64);
     n->trains_now[n->n_now++] = train_ends(n, i, tail, now);
     return;
   }
@@ -2327,7 +2324,6 @@ static inline __attribute__((always_inline)) CsTime fifo_turn(FlowNet *n, const 
   return take_turn(n, r, now, r->shape.q_time[0], r->shape.q_time[1], lag);
 }
 
-
 /* fifo_turn for `wire` bytes on route r, a part of a message (chunk_send) */
 static CsTime fifo_turn_wire(FlowNet *n, const Route *r, CsTime now, double wire) {
   const CsLink *l = n->t->links;
@@ -2430,21 +2426,14 @@ static void on_first_ack(CsEngine *e, void *ctx, uint64_t arg) {
 /* The ACKs of a message on route r, which go into the receiver's queue
  * behind what it holds, meet on their way back only what left that queue
  * before them, or trains (acks_pass): no fluid flow from another host
- * crosses a direction back.  Else they load their way as a fluid: an
- * all-gather of 10K fp32 (40,000 B messages) by 8 workers of a k = 4
- * fat-tree, whose ACKs share a host's link from its switch with a
+ * crosses a direction back (trains_only).  Else they load their way as a
+ * fluid: an all-gather of 10K fp32 (40,000 B messages) by 8 workers of a
+ * k = 4 fat-tree, whose ACKs share a host's link from its switch with a
  * neighbour's data, took 0.931 of the packet run with them held, 0.954
  * with them in the fluid. */
-static bool acks_behind_own(const FlowNet *n, const Route *r) {
-  uint32_t own = r->dirs[r->n_fwd];
-  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++) {
-    const Dir *d = &n->dirs[r->dirs[k]];
-    for (uint32_t u = 0; u < d->n_uses; u++) {
-      const Route *o = n->flows[USES(d)[u]].route;
-      if (!o->full && o->dirs[0] != own) return false;
-    }
-  }
-  return true;
+static bool trains_only(const FlowNet *n, const uint32_t *dirs, uint32_t count, uint32_t own);
+static inline bool acks_behind_own(const FlowNet *n, const Route *r) {
+  return trains_only(n, r->dirs + r->n_fwd, r->n_rev, r->dirs[r->n_fwd]);
 }
 
 /* Message m from a to b on route r, past the window its connection
@@ -2723,12 +2712,15 @@ static G_GNUC_NO_INLINE TrainNow train_ends(FlowNet *n, uint32_t fi, CsTime tail
 }
 
 /* No flow but bursts' on their first links (train routes) on the `count`
- * directions dirs[]. */
-static bool trains_only(const FlowNet *n, const uint32_t *dirs, uint32_t count) {
+ * directions dirs[], or flows whose first direction is `own` (NONE: none
+ * such). */
+static bool trains_only(const FlowNet *n, const uint32_t *dirs, uint32_t count, uint32_t own) {
   for (uint32_t k = 0; k < count; k++) {
     const Dir *d = &n->dirs[dirs[k]];
-    for (uint32_t u = 0; u < d->n_uses; u++)
-      if (!n->flows[USES(d)[u]].route->full) return false;
+    for (uint32_t u = 0; u < d->n_uses; u++) {
+      const Route *o = n->flows[USES(d)[u]].route;
+      if (!o->full && o->dirs[0] != own) return false;
+    }
   }
   return true;
 }
@@ -2746,12 +2738,12 @@ static G_GNUC_NO_INLINE uint32_t train_send(FlowNet *n, uint32_t m, uint32_t src
    * fluid (a 2 MB message from w1 to w0 beside bursts from w0 to w1
    * every 11.7 us, on a ring of 4: 1.6654 ms with them held, 1.7321 ms
    * at packet level) */
-  bool held = sh->ack_w == 0 && r->n_rev > 0 && trains_only(n, r->dirs + r->n_fwd, r->n_rev);
+  bool held = sh->ack_w == 0 && r->n_rev > 0 && trains_only(n, r->dirs + r->n_fwd, r->n_rev, NONE);
   if (held) acks_pass(n, r, m, sh->packets, (double)sh->wire_bytes, at + lag + sh->q_time[0] + sh->tail);
   /* a fluid flow (not a burst's on its first link) on a hop after its
    * first, which would not see a train: a flow over all its hops, as
    * before trains, that shares them with it */
-  bool alone = trains_only(n, r->dirs + 1, r->n_fwd - 1);
+  bool alone = trains_only(n, r->dirs + 1, r->n_fwd - 1, NONE);
   uint32_t fi = flow_start(n, m, alone ? train_of(r) : r, n->ecmp, 1, fn, ctx, at > *n->clock ? at : 0);
   n->flows[fi].tail += lag;
   if (!held && sh->ack_w == 0) n->flows[fi].ack_w = sh->ack_fluid;

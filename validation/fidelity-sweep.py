@@ -178,7 +178,11 @@ def main():
         die(f"-j {a.j}: at least 1")
     if a.against and not os.path.isfile(a.against):
         die(f"--against {a.against}: no such file")
-    todo = [c for c in cases(a.size.split(",")) if a.only in c[0]]
+    sizes = a.size.split(",")
+    for z in sizes:
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?[KMG]?", z):
+            die(f"--size {a.size}: '{z}' is not a parameter count (1K, 10K, 25M: a number, K, M or G)")
+    todo = [c for c in cases(sizes) if a.only in c[0]]
     if not todo:
         die(f"no case's name holds '{a.only}' (names: TOPOLOGY-COLLECTIVE-WORKERS-SIZE)")
     rows = []

@@ -1018,6 +1018,48 @@ static const char *slow_starts = "topology: {type: star, workers: 2}\n"
                                  "  - {src: w0, dst: w1, size: 144200B, start: 300us}\n"
                                  "  - {src: w0, dst: w1, size: 144200B, start: 20ms}\n";
 
+/* Standing queues (standing_q).  A ring of 4 hosts (10 Gbps, 1 us, 64 MB,
+ * reno, shortest routes): w1 sends 6.25 MB to w2, and at 5.6 ms, its
+ * connection's window grown, 6.25 MB more, while w2 sends 6.25 MB to w0
+ * through w1, whose ACKs come back through w1.  There they wait behind
+ * the 125,000 B (100 us: transport.host_queue) that w1's connection keeps
+ * in its host's queue, so w2's slow start takes round trips of about
+ * 109 us instead of the empty path's 8.8 us: its windows of 10, 20, 40 and
+ * 80 packets (1.25 us each) lose about 96 + 84 + 59 + 9 = 248 us.  The
+ * packet run: w2's message took 5638.0768 us; the flow fidelity gave
+ * 5425.875 us (3.8 % early) with the empty path's round trips, within
+ * 0.5 % of the packet run now.  Two hosts of a star that send each other
+ * 6.25 MB at once build their queues as their windows grow: no round
+ * trip is lost there, at either fidelity (5425.875 us here, 5428.830 us
+ * at packet level). */
+START_TEST(test_standing_queue) {
+  const char *base = "topology: {type: ring, workers: 4}\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                     "flows:\n"
+                     "  - {src: w1, dst: w2, size: 6250000B}\n"
+                     "  - {src: w2, dst: w0, size: 6250000B, start: 5600us}\n"
+                     "  - {src: w1, dst: w2, size: 6250000B, start: 5600us}\n";
+  Run f = run(base, "flow", NULL), p = run(base, "packet", NULL);
+  double took_p = end_s(&p, 1) - 5600e-6, took_f = end_s(&f, 1) - 5600e-6;
+  ck_assert_msg(fabs(took_p - 5638.0768e-6) < 1e-10, "packet: %.10f s", took_p);
+  ck_assert_msg(fabs(took_f / took_p - 1) < 0.005, "flow %.10f s, packet %.10f s", took_f, took_p);
+  ck_assert_msg(took_f > 5425.875e-6 + 200e-6, "flow %.10f s: slow start's rounds as on an empty path", took_f);
+  done(&f);
+  done(&p);
+  const char *both = "topology: {type: star, workers: 2}\n"
+                     "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                     "flows: [{src: w0, dst: w1, size: 6250000B}, {src: w1, dst: w0, size: 6250000B}]\n";
+  f = run(both, "flow", NULL);
+  p = run(both, "packet", NULL);
+  for (uint32_t m = 0; m < 2; m++) {
+    ck_assert_msg(fabs(end_s(&f, m) - 5425.874601e-6) < 1e-11, "flow %u: %.12f s", m, end_s(&f, m));
+    ck_assert_msg(fabs(end_s(&p, m) - 5428.8304e-6) < 1e-11, "packet %u: %.12f s", m, end_s(&p, m));
+  }
+  done(&f);
+  done(&p);
+}
+END_TEST
+
 START_TEST(test_slow_start) {
   const double lone = 141.2e-6, lost = 49.0048e-6;
   const double starts[] = {0, 300e-6, 20e-3};
@@ -1345,7 +1387,10 @@ END_TEST
  * ready), the refill the first sends ask for (they come from the
  * workload, outside the fabric's events), and per step of 2 (P-1) = 14
  * one fluid end and one delivery, whose refills (the new messages', and
- * the rounds their ACK loads ask for) run inside them: 16 + 1 + 28 = 45.
+ * the rounds their ACK loads ask for) run inside them: 16 + 1 + 28 = 45,
+ * and one more a picosecond after the first step's messages began, past
+ * their connections' first windows, where the standing queues on their
+ * ways are read (standing_q; later steps' fit their grown windows): 46.
  * An event per refill and per round gave 58. */
 START_TEST(test_refill_inside) {
   const char *yaml = "topology: {type: star, workers: 8}\n"
@@ -1356,7 +1401,7 @@ START_TEST(test_refill_inside) {
                      "output: {traces: [summary]}\n";
   Run r = run(yaml, "flow", NULL);
   ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(r.sim)), 8 * 14);
-  ck_assert_uint_eq(cs_sim_events(r.sim), 2 * 8 + 1 + 2 * 14);
+  ck_assert_uint_eq(cs_sim_events(r.sim), 2 * 8 + 1 + 2 * 14 + 1);
   done(&r);
 }
 END_TEST
@@ -1807,6 +1852,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_refill_max_min);
   tcase_add_test(tc, test_kept_routes);
   tcase_add_test(tc, test_slow_start);
+  tcase_add_test(tc, test_standing_queue);
   tcase_add_test(tc, test_host_queue_in_turn);
   suite_add_tcase(s, tc);
   return s;

@@ -184,6 +184,7 @@ typedef struct {
    * rates, its host's and a GPU's machine's NIC; 0: none (q_time[0]: not a burst) */
   CsTime q_time[2];
   bool chunky;        /* past the window its connection starts with, within the host queue's limit: chunk_send */
+  bool ss_ask;        /* its connection's window is asked (slow_start): Route.ss, ECMP, or past init_cwnd */
 } Shape;
 
 /* A route, held by the table and shared by the messages between the same
@@ -225,7 +226,9 @@ typedef struct {
   bool own_route;
   bool waiting;     /* its burst waits for its turn in its host's queue (fifo_turn; on_turn) */
   bool chunked;     /* the rest of its message, past its connection's window, is still to go into the queue (chunk_send) */
-  float ss_w;       /* its connection's window when it began, in packets (slow_start); 0: not asked, -1: counted only */
+  bool ss_q;        /* its round trips wait behind other flows' standing queues: FlowNet.ss_q[its index] (standing_q) */
+  float ss_w;       /* its connection's window when it began, in packets (slow_start); 0: not asked, < 0: counted
+                     * only (minus that window: -1 for a message chunk_send counts) */
 } Flow;
 
 /* A direction in the refill's heap: the level at which it fills. */
@@ -378,6 +381,10 @@ typedef struct {
   bool ss_fresh;              /* per-message connections: every message from init_cwnd */
   bool ss_restart;            /* idle_restart, for the protocols the packet transport restarts */
   bool ss_ecmp;               /* ss with ECMP and persistent connections: every message's connection counts */
+  double *ss_q;               /* per flow with Flow.ss_q: what the standing queues on its way add to its round trip, s */
+  uint32_t cap_ss_q;
+  uint32_t *ss_pend;          /* flows (index, message) whose standing queues are read a picosecond after they began */
+  uint32_t n_ss_pend, cap_ss_pend;
   double ss_init, ss_window;  /* packets */
   CsTime ss_min_rto;          /* transport.min_rto: a window restarts after a round trip and this idle */
   SsConn *conns;
@@ -1557,12 +1564,54 @@ static double conn_begins(FlowNet *n, uint32_t a, uint32_t b, const Route *r, ui
   return w;
 }
 
-static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t a, uint32_t b, const Route *r, uint64_t packets) {
+static double standing_on(FlowNet *n, const Route *r, uint32_t a, uint32_t b);
+
+static void on_standing(CsEngine *e, void *ctx, uint64_t arg);
+
+static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t fi, uint32_t a, uint32_t b, const Route *r,
+                                         uint64_t packets) {
   double w = conn_begins(n, a, b, r, packets);
   if (n->ss_fresh) return (float)w; /* (r->ss: per-message connections count nothing) */
+  /* a message past its window whose round trips other connections' queues
+   * may lengthen (standing_q): those are read once every flow of this
+   * instant has begun (on_standing; a warm connection that begins after
+   * it, at the same instant, fills its host's queue before its first ACK
+   * comes by) */
+  if (r->keep >= 1 && (double)packets > w) {
+    if (n->n_ss_pend == 0) cs_engine_schedule_at(n->engine, *n->clock + 1, on_standing, n, 0);
+    CS_GROW(n->ss_pend, n->n_ss_pend, n->cap_ss_pend, 64);
+    n->ss_pend[n->n_ss_pend++] = fi;
+    CS_GROW(n->ss_pend, n->n_ss_pend, n->cap_ss_pend, 64);
+    n->ss_pend[n->n_ss_pend++] = n->flows[fi].msg;
+  }
   /* (a window that fills the round trip at the line rate loses nothing at
    * any rate: its end need not ask) */
-  return !r->ss || w * r->pt >= r->rtt ? -1.0f : (float)w;
+  return !r->ss || w * r->pt >= r->rtt ? (float)-w : (float)w;
+}
+
+/* The flows that began a picosecond ago, past their windows: what the
+ * standing queues on their ways add to their round trips, which may make
+ * slow start cost them time (their ends ask: slow_start_adds). */
+static void on_standing(CsEngine *e, void *ctx, uint64_t arg) {
+  (void)e, (void)arg;
+  FlowNet *n = ctx;
+  for (uint32_t i = 0; i < n->n_ss_pend; i += 2) {
+    uint32_t fi = n->ss_pend[i];
+    Flow *f = &n->flows[fi];
+    if (f->msg != n->ss_pend[i + 1] || !f->route || f->ss_w == 0) continue; /* (gone) */
+    const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+    const Route *r = f->route;
+    double q = standing_on(n, r, st->src, st->dst), w = fabs(f->ss_w);
+    if (q <= 0 || w * r->pt >= r->rtt + q) continue;
+    if (fi >= n->cap_ss_q) {
+      n->cap_ss_q = MAX(n->cap_flows, 64);
+      n->ss_q = g_renew(double, n->ss_q, n->cap_ss_q);
+    }
+    n->ss_q[fi] = q;
+    f->ss_q = true;
+    f->ss_w = (float)w;
+  }
+  n->n_ss_pend = 0;
 }
 
 /* What slow start adds to flow f's tail (ps) at its fluid end, `now`. */
@@ -1571,12 +1620,58 @@ static G_GNUC_NO_INLINE CsTime slow_start_adds(FlowNet *n, const Flow *f, CsTime
   const Route *r = f->route;
   double packets = (double)st->packets, w = f->ss_w, extra = 0;
   double pt = fmax(r->pt, (double)(now - st->start) * 1e-12 / packets);
-  while (w * pt < r->rtt && packets > w) { /* a round trip for a window, and more to send after it */
-    extra += r->rtt - w * pt;
+  double rtt = r->rtt + (f->ss_q ? n->ss_q[f - n->flows] : 0);
+  while (w * pt < rtt && packets > w) { /* a round trip for a window, and more to send after it */
+    extra += rtt - w * pt;
     packets -= w;
     w *= 2;
   }
   return (CsTime)llround(extra * 1e12);
+}
+
+/* Standing queues.  A TCP connection whose window has outgrown its round
+ * trip keeps what its host's queue lets it (transport.host_queue: 100 us
+ * of the link by default) waiting there, as the packet transport's small
+ * queues do: what crosses that host's link behind it, a packet the host
+ * forwards (a ring's or a torus's) or an ACK it sends, waits that long
+ * (two messages of 6.25 MB on a ring of 4 hosts, w3 -> w2 on a warm
+ * connection and w2 -> w0, whose ACKs come back through w3: the second
+ * took 5.433 ms at packet level, its slow start's rounds 105 us each,
+ * and 5.204 ms here while its round trip was the empty path's 8.8 us).
+ * Direction d's: the bytes that the flows sent by its own node keep
+ * waiting there (other than a's to b), as seconds of its line; their
+ * windows grow from what they began with, doubling each round trip of
+ * their own. */
+static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b) {
+  const Dir *d = &n->dirs[di];
+  const CsTransportSpec *tr = &n->cfg->transport;
+  double bytes = 0, now = (double)*n->clock * 1e-12, limit = -1;
+  for (uint32_t u = 0; u < d->n_uses; u++) {
+    const Flow *g = &n->flows[USES(d)[u]];
+    const Route *o = g->route;
+    if (o->dirs[0] != di || o->full || g->msg == NONE || g->chunked || g->waiting || g->ss_w == 0) continue;
+    const CsMessageStats *st = cs_stats_at(&n->stats, g->msg);
+    if (st->src == a && st->dst == b) continue; /* (its own connection's: in turn) */
+    if (limit < 0)
+      limit = tr->host_queue ? cs_transport_host_queue_bytes(tr, d->capacity)
+                             : (isfinite(n->ss_window) ? n->ss_window * (double)(n->mss + n->header) : INFINITY);
+    if ((double)st->wire_bytes <= limit) continue; /* (within it: it goes in window by window) */
+    double bdp = o->rtt / o->pt; /* packets its empty round trip holds at its rate */
+    double w = fabs(g->ss_w) * exp2(fmax(0, now - (double)st->start * 1e-12) / o->rtt);
+    if (isfinite(n->ss_window)) w = fmin(w, n->ss_window);
+    bytes += fmin(fmax(0, (w - bdp) * (double)(n->mss + n->header)), limit);
+  }
+  return 8 * bytes / d->capacity;
+}
+
+/* What the standing queues on route r from a to b add to its round trip:
+ * at its hosts' links, the one it leaves by (other connections' queues)
+ * and those it is forwarded by, and those its ACKs cross. */
+static double standing_on(FlowNet *n, const Route *r, uint32_t a, uint32_t b) {
+  double q = 0;
+  for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++)
+    if (n->dirs[r->dirs[k]].n_uses > 0) q += standing_q(n, r->dirs[k], a, b);
+  return q;
 }
 
 /* Message m's flow f, which asked its connection's window, is delivered
@@ -2251,6 +2346,9 @@ static void shape_of(FlowNet *n, Route *r, uint64_t payload) {
   if (p > 0) sh->cap = fmin(sh->cap, loss_cap(tr, n->mss, rtt, p));
   sh->wire_bytes = gbn ? (uint64_t)llround((double)wire * sends) : r->keep > 0 ? (uint64_t)llround((double)wire / r->keep) : 0;
   sh->packets = (uint32_t)packets;
+  /* (past init_cwnd, a window may cost it time behind other connections'
+   * standing queues: standing_q) */
+  sh->ss_ask = r->ss || n->ss_ecmp || (n->ss && (double)packets > n->ss_init);
   /* a burst: the transport puts the whole message into its host's queue
    * at once (within the window it starts with and the host queue's
    * limit, the packet transport's: 100 us of the host's link by default),
@@ -2374,7 +2472,7 @@ static inline __attribute__((always_inline)) uint32_t flow_start(FlowNet *n, uin
   f->live = f->frozen = f->dirty = false;
   f->own_route = own_route;
   f->waiting = at != 0;
-  f->chunked = false;
+  f->chunked = f->ss_q = false;
   f->ss_w = 0;
   /* a field added to Flow must be written above too */
   _Static_assert(sizeof(Flow) == 112, "flow_start writes every field of Flow");
@@ -2747,7 +2845,7 @@ static G_GNUC_NO_INLINE uint32_t train_send(FlowNet *n, uint32_t m, uint32_t src
   uint32_t fi = flow_start(n, m, alone ? train_of(r) : r, n->ecmp, 1, fn, ctx, at > *n->clock ? at : 0);
   n->flows[fi].tail += lag;
   if (!held && sh->ack_w == 0) n->flows[fi].ack_w = sh->ack_fluid;
-  if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
+  if (r->shape.ss_ask) n->flows[fi].ss_w = slow_start(n, fi, src, dst, r, r->shape.packets);
   return m;
 }
 
@@ -2777,7 +2875,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
     if (G_UNLIKELY(lag > 0)) n->flows[fi].tail += lag;
   }
   if (G_UNLIKELY(r->shape.q_time[1] > 0)) nic_interleave(n, r, fi, m);
-  if (r->ss || n->ss_ecmp) n->flows[fi].ss_w = slow_start(n, src, dst, r, r->shape.packets);
+  if (r->shape.ss_ask) n->flows[fi].ss_w = slow_start(n, fi, src, dst, r, r->shape.packets);
   return m;
 }
 
@@ -3133,6 +3231,8 @@ static void flow_free(void *impl) {
   g_free(n->next_hops);
   g_free(n->nic_groups);
   g_free(n->chunks);
+  g_free(n->ss_q);
+  g_free(n->ss_pend);
   g_free(n);
 }
 

@@ -1656,10 +1656,16 @@ static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b) {
       limit = tr->host_queue ? cs_transport_host_queue_bytes(tr, d->capacity)
                              : (isfinite(n->ss_window) ? n->ss_window * (double)(n->mss + n->header) : INFINITY);
     if ((double)st->wire_bytes <= limit) continue; /* (within it: it goes in window by window) */
-    double bdp = o->rtt / o->pt; /* packets its empty round trip holds at its rate */
-    double w = fabs(g->ss_w) * exp2(fmax(0, now - (double)st->start * 1e-12) / o->rtt);
-    if (isfinite(n->ss_window)) w = fmin(w, n->ss_window);
-    bytes += fmin(fmax(0, (w - bdp) * (double)(n->mss + n->header)), limit);
+    /* its window doubles each round trip of the empty path until that is
+     * full (bdp packets), and past it grows by a packet per packet sent
+     * (its ACKs come at its rate, and each lets two in): its queue fills
+     * at its rate */
+    double pkt = (double)(n->mss + n->header), bdp = o->rtt / o->pt, w0 = fabs(g->ss_w);
+    double t = fmax(0, now - (double)st->start * 1e-12), q = w0 > bdp ? (w0 - bdp) * pkt : 0;
+    if (w0 < bdp) t -= o->rtt * log2(bdp / w0);
+    q += fmax(0, t) * g->rate / 8;
+    if (isfinite(n->ss_window)) q = fmin(q, fmax(0, n->ss_window - bdp) * pkt);
+    bytes += fmin(q, limit);
   }
   return 8 * bytes / d->capacity;
 }

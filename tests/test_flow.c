@@ -1077,6 +1077,34 @@ START_TEST(test_standing_queue) {
 }
 END_TEST
 
+/* A burst behind a standing queue (standing_wait).  On a star of 4, w0
+ * sends 12.5 MB to w1, and from 1 ms 40 messages of 4,000 B to w2, 137 us
+ * apart.  At packet level each waits behind what the first connection
+ * keeps in w0's queue: from nothing to all of its 125,000 B (100 us at 10
+ * Gbps), as it comes in just before or just after that connection's
+ * refill: 9.5 to 108.1 us, 60.4 us on average.  Here each takes a lone
+ * message's 9.8784 us and half that queue, 50 us (9.8784 us alone before). */
+START_TEST(test_standing_wait) {
+  GString *y = g_string_new("topology: {type: star, workers: 4}\n"
+                            "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                            "flows:\n  - {src: w0, dst: w1, size: 12500000B}\n");
+  for (int i = 0; i < 40; i++) g_string_append_printf(y, "  - {src: w0, dst: w2, size: 4000B, start: %dus}\n", 1000 + 137 * i);
+  Run f = run(y->str, "flow", NULL), p = run(y->str, "packet", NULL);
+  double sum_f = 0, sum_p = 0;
+  for (uint32_t m = 1; m <= 40; m++) {
+    double start = (1000 + 137 * (double)(m - 1)) * 1e-6, took = end_s(&f, m) - start;
+    ck_assert_msg(fabs(took - 59.8784e-6) < 1e-11, "flow %u: %.12f s", m, took);
+    sum_f += took;
+    sum_p += end_s(&p, m) - start;
+  }
+  ck_assert_msg(fabs(sum_p / 40 - 60.4e-6) < 0.1e-6, "packet mean %.9f s", sum_p / 40);
+  ck_assert_msg(fabs(sum_f / sum_p - 1) < 0.02, "flow mean %.9f s, packet %.9f s", sum_f / 40, sum_p / 40);
+  done(&f);
+  done(&p);
+  g_string_free(y, TRUE);
+}
+END_TEST
+
 START_TEST(test_slow_start) {
   const double lone = 141.2e-6, lost = 49.0048e-6;
   const double starts[] = {0, 300e-6, 20e-3};
@@ -1870,6 +1898,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_kept_routes);
   tcase_add_test(tc, test_slow_start);
   tcase_add_test(tc, test_standing_queue);
+  tcase_add_test(tc, test_standing_wait);
   tcase_add_test(tc, test_host_queue_in_turn);
   suite_add_tcase(s, tc);
   return s;

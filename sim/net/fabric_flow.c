@@ -227,6 +227,7 @@ typedef struct {
   bool waiting;     /* its burst waits for its turn in its host's queue (fifo_turn; on_turn) */
   bool chunked;     /* the rest of its message, past its connection's window, is still to go into the queue (chunk_send) */
   bool ss_q;        /* its round trips wait behind other flows' standing queues: FlowNet.ss_q[its index] (standing_q) */
+  bool big;         /* past its host queue's limit, on a connection that counts it: it may keep a queue standing (FlowNet.n_big) */
   float ss_w;       /* its connection's window when it began, in packets (slow_start); 0: not asked, < 0: counted
                      * only (minus that window: -1 for a message chunk_send counts) */
 } Flow;
@@ -384,6 +385,7 @@ typedef struct {
   double *ss_q;               /* per flow with Flow.ss_q: what the standing queues on its way add to its round trip, s */
   uint32_t cap_ss_q;
   uint32_t *ss_pend;          /* flows (index, message) whose standing queues are read a picosecond after they began */
+  uint32_t n_big;             /* live flows with Flow.big: while none, no message looks for standing queues */
   uint32_t n_ss_pend, cap_ss_pend;
   double ss_init, ss_window;  /* packets */
   CsTime ss_min_rto;          /* transport.min_rto: a window restarts after a round trip and this idle */
@@ -1478,8 +1480,9 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
   flush_plans(n);
 }
 
-static void flow_release(FlowNet *n, uint32_t fi) {
+static inline __attribute__((always_inline)) void flow_release(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
+  if (f->big) n->n_big--;
   if (f->own_route) route_drop(n, f->route);
   f->route = NULL;
   CS_POOL_PUT(n->flows, n->free_flow, next_free, fi);
@@ -1572,6 +1575,10 @@ static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t fi, uint32_t a, ui
                                          uint64_t packets) {
   double w = conn_begins(n, a, b, r, packets);
   if (n->ss_fresh) return (float)w; /* (r->ss: per-message connections count nothing) */
+  if (!r->shape.chunky && !r->shape.q_time[0] && r->keep >= 1) { /* (past its host queue's limit) */
+    n->flows[fi].big = true;
+    n->n_big++;
+  }
   /* a message past its window whose round trips other connections' queues
    * may lengthen (standing_q): those are read once every flow of this
    * instant has begun (on_standing; a warm connection that begins after
@@ -1642,14 +1649,14 @@ static G_GNUC_NO_INLINE CsTime slow_start_adds(FlowNet *n, const Flow *f, CsTime
  * waiting there (other than a's to b), as seconds of its line; their
  * windows grow from what they began with, doubling each round trip of
  * their own. */
-static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b) {
+static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b, bool mean) {
   const Dir *d = &n->dirs[di];
   const CsTransportSpec *tr = &n->cfg->transport;
   double bytes = 0, now = (double)*n->clock * 1e-12, limit = -1;
   for (uint32_t u = 0; u < d->n_uses; u++) {
     const Flow *g = &n->flows[USES(d)[u]];
     const Route *o = g->route;
-    if (o->dirs[0] != di || o->full || g->msg == NONE || g->chunked || g->waiting || g->ss_w == 0) continue;
+    if (!g->big || o->dirs[0] != di || g->waiting) continue;
     const CsMessageStats *st = cs_stats_at(&n->stats, g->msg);
     if (st->src == a && st->dst == b) continue; /* (its own connection's: in turn) */
     if (limit < 0)
@@ -1665,7 +1672,9 @@ static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b) {
     if (w0 < bdp) t -= o->rtt * log2(bdp / w0);
     q += fmax(0, t) * g->rate / 8;
     if (isfinite(n->ss_window)) q = fmin(q, fmax(0, n->ss_window - bdp) * pkt);
-    bytes += fmin(q, limit);
+    /* (once full, it refills when its last packet there starts: what
+     * comes in finds anything from none to all of it, half on average) */
+    bytes += q < limit ? q : mean ? limit / 2 : limit;
   }
   return 8 * bytes / d->capacity;
 }
@@ -1676,8 +1685,23 @@ static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b) {
 static double standing_on(FlowNet *n, const Route *r, uint32_t a, uint32_t b) {
   double q = 0;
   for (uint32_t k = 0; k < r->n_fwd + r->n_rev; k++)
-    if (n->dirs[r->dirs[k]].n_uses > 0) q += standing_q(n, r->dirs[k], a, b);
+    if (n->dirs[r->dirs[k]].n_uses > 0) q += standing_q(n, r->dirs[k], a, b, false);
   return q;
+}
+
+/* What a burst or a window of a message from a to b on route r waits, on
+ * average, behind the standing queues on its way (standing_q): at its
+ * host's link other connections', at the links of the hosts that forward
+ * it theirs; in picoseconds.  With a 6.25 MB message from w0 to w1 in
+ * flight on a star, 40 messages of 4,000 B from w0 to w2, 137 us apart,
+ * took 9.5 to 108.1 us at packet level, 60.4 us on average, as the
+ * queue they came to was full or nearly empty; 9.9 us each here before,
+ * 59.9 us now. */
+static G_GNUC_NO_INLINE CsTime standing_wait(FlowNet *n, const Route *r, uint32_t a, uint32_t b) {
+  double q = 0;
+  for (uint32_t k = 0; k < r->n_fwd; k++)
+    if (n->dirs[r->dirs[k]].n_uses > 0) q += standing_q(n, r->dirs[k], a, b, true);
+  return (CsTime)llround(q * 1e12);
 }
 
 /* Message m's flow f, which asked its connection's window, is delivered
@@ -1964,6 +1988,10 @@ static void on_rest(CsEngine *e, void *ctx, uint64_t arg) {
   ch->rest -= bits;
   ch->next = fmax(1, fmin(2 * ch->next, n->ss_window));
   CsTime at = fifo_turn_wire(n, f->route, *n->clock, bits / 8);
+  if (G_UNLIKELY(n->n_big)) { /* (behind the standing queues on its way too) */
+    const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+    at += standing_wait(n, f->route, st->src, st->dst);
+  }
   if (ch->rest > 0) cs_engine_schedule_at(n->engine, at + (CsTime)(f->route->rtt * 1e12 + 0.5), on_rest, n, fi);
   CsTime now = *n->clock;
   if (!ch->paused && ch->n == 0 && f->live && at <= f->end_at) {
@@ -2478,7 +2506,7 @@ static inline __attribute__((always_inline)) uint32_t flow_start(FlowNet *n, uin
   f->live = f->frozen = f->dirty = false;
   f->own_route = own_route;
   f->waiting = at != 0;
-  f->chunked = f->ss_q = false;
+  f->chunked = f->ss_q = f->big = false;
   f->ss_w = 0;
   /* a field added to Flow must be written above too */
   _Static_assert(sizeof(Flow) == 112, "flow_start writes every field of Flow");
@@ -2559,6 +2587,7 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
   double w = fmax(1, floor(conn_begins(n, a, b, r, sh->packets))); /* (a window under an mtu sends a packet at a time) */
   double first = w < (double)sh->packets ? w * (double)(n->mss + n->header) : (double)sh->wire_bytes;
   CsTime at = fifo_turn_wire(n, r, now, first);
+  if (G_UNLIKELY(n->n_big)) at += standing_wait(n, r, a, b); /* (behind the standing queues on its way too) */
   uint32_t fi = flow_start(n, m, r, n->ecmp, 1, fn, ctx, at > now ? at : 0);
   Flow *f = &n->flows[fi];
   f->ss_w = -1; /* (counted by its connection: slow_start_done) */
@@ -2867,6 +2896,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   CsTime now = *n->clock, at = now, lag = 0;
   if (r->shape.q_time[0]) {
     at = fifo_turn(n, r, now, &lag);
+    if (G_UNLIKELY(n->n_big)) lag += standing_wait(n, r, src, dst); /* (out of line, as the ACKs ahead of it) */
     if (G_UNLIKELY(n->trains)) return train_send(n, m, src, dst, r, at, lag, fn, ctx);
   } else if (G_UNLIKELY(r->shape.chunky)) {
     chunk_send(n, m, src, dst, r, fn, ctx);

@@ -1105,6 +1105,35 @@ START_TEST(test_standing_wait) {
 }
 END_TEST
 
+/* A connection's messages in turn (conn_waits).  On a star, w0 sends
+ * 6.25 MB to w1 at 0, 4,000 B to w1 at 1 ms and 2 MB to w1 at 2 ms, all on
+ * one persistent connection: at packet level each goes out behind the one
+ * before, 5.204344, 5.2076832 and 6.872040 ms.  The flow fidelity shared
+ * the link among them as separate flows (the small one ended at 1.0099
+ * ms, the large ones at 6.8720 and 5.3319 ms); now each waits for the
+ * fluid end of the large one before it: the first and the last end as at
+ * packet level to the picosecond, the small one 3.3 us after its packet
+ * run (a lone message's time from the large one's fluid end, where the
+ * packet run's first packets went into the queue before that end). */
+START_TEST(test_connection_in_turn) {
+  const char *y = "topology: {type: star, workers: 3}\n"
+                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                  "flows:\n"
+                  "  - {src: w0, dst: w1, size: 6250000B}\n"
+                  "  - {src: w0, dst: w1, size: 4000B, start: 1000us}\n"
+                  "  - {src: w0, dst: w1, size: 2000000B, start: 2000us}\n";
+  Run f = run(y, "flow", NULL), p = run(y, "packet", NULL);
+  const double want[] = {5.204344e-3, 5.2076832e-3, 6.872040e-3};
+  for (uint32_t m = 0; m < 3; m++)
+    ck_assert_msg(fabs(end_s(&p, m) - want[m]) < 1e-12, "packet %u: %.12f s", m, end_s(&p, m));
+  ck_assert_msg(fabs(end_s(&f, 0) - want[0]) < 1e-12, "flow 0: %.12f s", end_s(&f, 0));
+  ck_assert_msg(end_s(&f, 1) > want[0] && end_s(&f, 1) - want[1] < 5e-6, "flow 1: %.12f s", end_s(&f, 1));
+  ck_assert_msg(fabs(end_s(&f, 2) - want[2]) < 1e-12, "flow 2: %.12f s", end_s(&f, 2));
+  done(&f);
+  done(&p);
+}
+END_TEST
+
 START_TEST(test_slow_start) {
   const double lone = 141.2e-6, lost = 49.0048e-6;
   const double starts[] = {0, 300e-6, 20e-3};
@@ -1899,6 +1928,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_slow_start);
   tcase_add_test(tc, test_standing_queue);
   tcase_add_test(tc, test_standing_wait);
+  tcase_add_test(tc, test_connection_in_turn);
   tcase_add_test(tc, test_host_queue_in_turn);
   suite_add_tcase(s, tc);
   return s;

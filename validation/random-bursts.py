@@ -10,11 +10,15 @@ fidelities and prints, per case, the mean over messages of
 |log(flow duration / packet duration)| and the sum of the flow durations
 over the sum of the packet ones. A short SPAN loads the hosts that forward
 (rings, tori) far past their links' rate: the packet runs queue, the fluid
-and the trains less so. Python's standard library only.
+and the trains less so. With --big K, K transfers of 6.25 MB between
+random hosts start at 0 and the small messages from 1 ms on, behind the
+queues those keep standing in their hosts' queues; the figures are then
+the small messages' alone. Python's standard library only.
 
 Usage (from the top of a built tree):
   validation/random-bursts.py [--seeds 1,2] [-n 100] [--spans 400,100]
-      [--topologies ring,torus,fat-tree] [--bin sim/commsim] [--vs OTHER_BIN]
+      [--topologies ring,torus,fat-tree] [--big K] [--buffer 64MB] [--bin sim/commsim]
+      [--vs OTHER_BIN]
 
 --vs adds a column for another build's flow fidelity (the packet runs are
 this build's). Bad arguments exit 2.
@@ -41,16 +45,24 @@ def die(msg):
     sys.exit(2)
 
 
-def scenario(topo, seed, n, span):
+BIG_START_US = 1000  # the small messages' offset with --big
+
+
+def scenario(topo, seed, n, span, big, buffer):
     hosts, head = TOPOLOGIES[topo]
     rng = random.Random(seed)
     flows = []
+    for _ in range(big):
+        a = rng.randrange(hosts)
+        b = (a + rng.randrange(1, hosts)) % hosts
+        flows.append(f"{{src: w{a}, dst: w{b}, size: 6250000B}}")
+    offset = BIG_START_US if big else 0
     for _ in range(n):
         a = rng.randrange(hosts)
         b = (a + rng.randrange(1, hosts)) % hosts
         flows.append(f"{{src: w{a}, dst: w{b}, size: {rng.choice(SIZES)}B, "
-                     f"start: {rng.randrange(span)}us}}")
-    return (head + "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                     f"start: {offset + rng.randrange(span)}us}}")
+    return (head + f"defaults: {{bandwidth: 10Gbps, latency: 1us, buffer: {buffer}}}\n"
             "transport: {protocol: reno}\n"
             "flows: [" + ", ".join(flows) + "]\n"
             "output: {traces: [summary, messages]}\n")
@@ -78,6 +90,8 @@ def main():
     ap.add_argument("-n", type=int, default=100)
     ap.add_argument("--spans", default="400,100", help="microseconds, comma-separated")
     ap.add_argument("--topologies", default="ring,torus,fat-tree")
+    ap.add_argument("--big", type=int, default=0, help="large transfers beside the small messages")
+    ap.add_argument("--buffer", default="64MB", help="every link's buffer (defaults.buffer)")
     ap.add_argument("--bin", default="sim/commsim")
     ap.add_argument("--vs")
     a = ap.parse_args()
@@ -88,6 +102,8 @@ def main():
         die("--seeds and --spans take comma-separated integers")
     if a.n < 1 or any(s < 1 for s in spans):
         die("-n and each span must be at least 1")
+    if a.big < 0:
+        die("--big must be at least 0")
     topos = a.topologies.split(",")
     for t in topos:
         if t not in TOPOLOGIES:
@@ -103,13 +119,14 @@ def main():
                 for span in spans:
                     yml = os.path.join(tmp, "case.yaml")
                     with open(yml, "w") as f:
-                        f.write(scenario(topo, seed, a.n, span))
-                    packet = durations(a.bin, yml, "packet", os.path.join(tmp, "p"))
+                        f.write(scenario(topo, seed, a.n, span, a.big, a.buffer))
+                    # (messages.csv lists messages in the order they were sent: the big ones first)
+                    packet = durations(a.bin, yml, "packet", os.path.join(tmp, "p"))[a.big:]
                     line = f"{topo:8s} seed {seed} {a.n} messages in {span} us:"
-                    m, s = compare(packet, durations(a.bin, yml, "flow", os.path.join(tmp, "f")))
+                    m, s = compare(packet, durations(a.bin, yml, "flow", os.path.join(tmp, "f"))[a.big:])
                     line += f" {m:.3f} / {s:.3f}"
                     if a.vs:
-                        m, s = compare(packet, durations(a.vs, yml, "flow", os.path.join(tmp, "v")))
+                        m, s = compare(packet, durations(a.vs, yml, "flow", os.path.join(tmp, "v"))[a.big:])
                         line += f" | {m:.3f} / {s:.3f}"
                     print(line, flush=True)
 

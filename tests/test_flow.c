@@ -1131,6 +1131,29 @@ START_TEST(test_connection_in_turn) {
   ck_assert_msg(fabs(end_s(&f, 2) - want[2]) < 1e-12, "flow 2: %.12f s", end_s(&f, 2));
   done(&f);
   done(&p);
+  /* Posted at once: 1 MB then 100 KB (0.8354016 and 0.9186496 ms at packet
+   * level; 0.919 and 0.170 ms here before), and four messages of 100
+   * packets over 10 us links, whose first loses slow start's 49.0048 us
+   * before its last bit leaves (190.2048, 310.2048, 430.2048 and 550.2048
+   * us at packet level; 190.2, 261.2, 381.2 and 501.2 us here while the
+   * next went at the first's fluid end): to the picosecond. */
+  static const char *const at_once[] = {
+      "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n"
+      "flows: [{src: w0, dst: w1, size: 1MB}, {src: w0, dst: w1, size: 100KB}]\n",
+      "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 10us}\n"
+      "flows: [{src: w0, dst: w1, size: 144200B}, {src: w0, dst: w1, size: 144200B},\n"
+      "        {src: w0, dst: w1, size: 144200B}, {src: w0, dst: w1, size: 144200B}]\n"};
+  static const double ends[][4] = {{835.4016e-6, 918.6496e-6}, {190.2048e-6, 310.2048e-6, 430.2048e-6, 550.2048e-6}};
+  for (size_t i = 0; i < G_N_ELEMENTS(at_once); i++) {
+    f = run(at_once[i], "flow", NULL);
+    p = run(at_once[i], "packet", NULL);
+    for (uint32_t m = 0; m < 4 && ends[i][m] > 0; m++) {
+      ck_assert_msg(fabs(end_s(&p, m) - ends[i][m]) < 1e-12, "case %zu, packet %u: %.12f s", i, m, end_s(&p, m));
+      ck_assert_msg(fabs(end_s(&f, m) - ends[i][m]) < 1e-12, "case %zu, flow %u: %.12f s", i, m, end_s(&f, m));
+    }
+    done(&f);
+    done(&p);
+  }
 }
 END_TEST
 

@@ -276,6 +276,7 @@ typedef struct {
   CsTime last_send; /* when the last bit of its latest message left (a fluid end); -1 before its first */
   uint32_t active;  /* its messages in flight */
   uint32_t busy;    /* its messages past the host queue's limit still sending (Flow.big): the next ones wait */
+  CsTime free_at;   /* ... and until then, the last bit of the last of them gone (big_sent) */
   uint32_t head, tail; /* those that wait, oldest first (FlowNet.later), or NONE */
 } SsConn;
 
@@ -1500,12 +1501,12 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
   flush_plans(n);
 }
 
-static void big_sent(FlowNet *n, Flow *f);
+static void big_sent(FlowNet *n, Flow *f, CsTime now, CsTime later);
 
 /* Flow fi, past its host queue's limit, is released (Flow.big). */
 static G_GNUC_NO_INLINE void big_done(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
-  if (f->big == BIG_SENDING) big_sent(n, f); /* (given up on before its fluid end) */
+  if (f->big == BIG_SENDING) big_sent(n, f, *n->clock, 0); /* (given up on before its fluid end) */
   f->big = 0;
   n->n_big--;
 }
@@ -1560,7 +1561,7 @@ static G_GNUC_NO_INLINE SsConn *conn_find(FlowNet *n, uint32_t a, uint32_t b) {
   } else {
     CS_GROW(n->conns, n->n_conns, n->cap_conns, 64);
     i = n->n_conns++;
-    n->conns[i] = (SsConn){n->ss_init, -1, 0, 0, NONE, NONE};
+    n->conns[i] = (SsConn){n->ss_init, -1, 0, 0, 0, NONE, NONE};
     g_hash_table_insert(n->conn_ids, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(i + 1));
   }
   n->conn_dst[a] = b;
@@ -2192,9 +2193,11 @@ static G_GNUC_NO_INLINE void late_end(FlowNet *n, uint32_t i, CsTime now) {
     chunk_next(n, i);
     return;
   }
-  if (G_UNLIKELY(f->big == BIG_SENDING)) big_sent(n, f); /* (its connection's next message may go) */
-  CsTime tail = f->tail;
-  if (f->ss_w > 0) tail += slow_start_adds(n, f, now);
+  CsTime tail = f->tail, ss = 0;
+  if (f->ss_w > 0) tail += ss = slow_start_adds(n, f, now);
+  /* (its connection's next message may go once its last bit has left,
+   * after the round trips slow start waited) */
+  if (G_UNLIKELY(f->big == BIG_SENDING)) big_sent(n, f, now, ss);
   if (f->route->full) { /* (placed after complete_now's loop: trains_now) */
     /* (all of the instant's at once: placed in two lots, those of the
      * second found the hops taken by the first, whatever their order) */
@@ -2968,10 +2971,13 @@ static inline __attribute__((always_inline)) void send_now(FlowNet *n, uint32_t 
  * it shared the link with the large one: 1,500 B posted on w1's
  * connection to w4 while 6.25 MB went that way, on a ring of 8 hosts, took
  * 11 us against the packet run's 9.4 ms. */
+static void on_conn_free(CsEngine *e, void *ctx, uint64_t ci);
+
 static G_GNUC_NO_INLINE bool conn_waits(FlowNet *n, uint32_t m, uint32_t src, uint32_t dst, Route *r, uint64_t payload,
                                         CsDeliverFn fn, void *ctx) {
   SsConn *c = conn_of(n, src, dst);
-  if (c->busy == 0) return false;
+  if (c->busy == 0 && *n->clock >= c->free_at) return false;
+  if (c->busy == 0 && c->head == NONE) cs_engine_schedule_at(n->engine, c->free_at, on_conn_free, n, (uint64_t)(c - n->conns));
   uint32_t k = n->free_later;
   if (k != NONE) {
     n->free_later = n->later[k].next;
@@ -2992,7 +2998,7 @@ static void on_conn_free(CsEngine *e, void *ctx, uint64_t ci) {
   (void)e;
   FlowNet *n = ctx;
   n->in_handler++;
-  while (n->conns[ci].busy == 0 && n->conns[ci].head != NONE) {
+  while (n->conns[ci].busy == 0 && n->conns[ci].head != NONE && *n->clock >= n->conns[ci].free_at) {
     SsConn *c = &n->conns[ci];
     uint32_t k = c->head;
     Later l = n->later[k];
@@ -3016,14 +3022,16 @@ static G_GNUC_NO_INLINE void send_beside_big(FlowNet *n, uint32_t m, uint32_t sr
   send_now(n, m, src, dst, r, fn, ctx, true);
 }
 
-/* Flow f, past its host queue's limit, has left its host (its fluid end,
- * or given up on): its connection's next message may go (on_conn_free). */
-static void big_sent(FlowNet *n, Flow *f) {
+/* Flow f, past its host queue's limit, has left its host `later` after
+ * `now` (its fluid end, and slow start's waits; or given up on): its
+ * connection's next message may go then (on_conn_free). */
+static void big_sent(FlowNet *n, Flow *f, CsTime now, CsTime later) {
   f->big = BIG_SENT;
   const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
   SsConn *c = conn_of(n, st->src, st->dst);
   g_assert(c->busy > 0);
-  if (--c->busy == 0 && c->head != NONE) cs_engine_schedule_at(n->engine, *n->clock, on_conn_free, n, (uint64_t)(c - n->conns));
+  c->free_at = MAX(c->free_at, now + later); /* (what is posted before then waits its turn too: conn_waits) */
+  if (--c->busy == 0 && c->head != NONE) cs_engine_schedule_at(n->engine, c->free_at, on_conn_free, n, (uint64_t)(c - n->conns));
 }
 
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {

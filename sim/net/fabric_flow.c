@@ -1747,6 +1747,22 @@ static G_GNUC_NO_INLINE CsTime standing_wait(FlowNet *n, const Route *r, uint32_
   return (CsTime)llround(q * 1e12);
 }
 
+/* What chunked flow f's ACKs wait, on average, behind the standing queues
+ * on their way back (a receiver's own connection's, those of hosts that
+ * forward them), which delays its next window.  On a 3 x 3 torus, 40,000
+ * B from w4 to w1 while w1 sends 3 MB to w4: 126.15 us at packet level,
+ * 35.72 us here before, 76.50 us now (half a full queue, the average
+ * wait, for the first window's first ACK). */
+static CsTime acks_standing(FlowNet *n, const Flow *f) {
+  if (G_LIKELY(n->n_big == 0)) return 0;
+  const Route *r = f->route;
+  const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+  double q = 0;
+  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++)
+    if (n->dirs[r->dirs[k]].n_uses > 0) q += standing_q(n, r->dirs[k], st->src, st->dst, true);
+  return (CsTime)llround(q * 1e12);
+}
+
 /* Message m's flow f, which asked its connection's window, is delivered
  * (its last bit left its tail ago: at its fluid end and after what slow
  * start added, the round trips it waited) or given up on (`failed`): the
@@ -2035,7 +2051,8 @@ static void on_rest(CsEngine *e, void *ctx, uint64_t arg) {
     const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
     at += standing_wait(n, f->route, st->src, st->dst);
   }
-  if (ch->rest > 0) cs_engine_schedule_at(n->engine, at + (CsTime)(f->route->rtt * 1e12 + 0.5), on_rest, n, fi);
+  if (ch->rest > 0)
+    cs_engine_schedule_at(n->engine, at + (CsTime)(f->route->rtt * 1e12 + 0.5) + acks_standing(n, f), on_rest, n, fi);
   CsTime now = *n->clock;
   if (!ch->paused && ch->n == 0 && f->live && at <= f->end_at) {
     /* its turn comes before its flow has sent what it has: the window
@@ -2590,7 +2607,7 @@ static void on_first_ack(CsEngine *e, void *ctx, uint64_t arg) {
   const Route *r = n->flows[(uint32_t)arg].route;
   const Turns *q = &n->turns[r->dirs[r->n_fwd]];
   CsTime now = *n->clock, wait = MAX(q->at, q->acks);
-  CsTime back = (CsTime)((r->rtt - r->out) * 1e12 + 0.5);
+  CsTime back = (CsTime)((r->rtt - r->out) * 1e12 + 0.5) + acks_standing(n, &n->flows[(uint32_t)arg]);
   uint32_t last = r->dirs[r->n_fwd + r->n_rev - 1]; /* (a star's: its switch's to the sender) */
   if (wait > now && r->n_rev > 1 && n->dirs[last].n_uses > 0) {
     /* data comes to this sender as well (the receiver's own, in an
@@ -2655,7 +2672,7 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
     if (first_ack_waits(n, r))
       cs_engine_schedule_at(n->engine, at + (CsTime)(r->out * 1e12 + 0.5), on_first_ack, n, fi);
     else
-      cs_engine_schedule_at(n->engine, at + (CsTime)(r->rtt * 1e12 + 0.5), on_rest, n, fi);
+      cs_engine_schedule_at(n->engine, at + (CsTime)(r->rtt * 1e12 + 0.5) + acks_standing(n, f), on_rest, n, fi);
   }
   return fi;
 }

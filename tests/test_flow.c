@@ -1136,18 +1136,27 @@ START_TEST(test_connection_in_turn) {
    * packets over 10 us links, whose first loses slow start's 49.0048 us
    * before its last bit leaves (190.2048, 310.2048, 430.2048 and 550.2048
    * us at packet level; 190.2, 261.2, 381.2 and 501.2 us here while the
-   * next went at the first's fluid end): to the picosecond. */
+   * next went at the first's fluid end): to the picosecond.  A fifth
+   * posted at the instant the connection frees, 169.0048 us (a review's
+   * case), goes behind the three that wait (670.2048 us), not ahead of
+   * them (310.2048 us, while the send looked at the time alone). */
   static const char *const at_once[] = {
       "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n"
       "flows: [{src: w0, dst: w1, size: 1MB}, {src: w0, dst: w1, size: 100KB}]\n",
       "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 10us}\n"
       "flows: [{src: w0, dst: w1, size: 144200B}, {src: w0, dst: w1, size: 144200B},\n"
-      "        {src: w0, dst: w1, size: 144200B}, {src: w0, dst: w1, size: 144200B}]\n"};
-  static const double ends[][4] = {{835.4016e-6, 918.6496e-6}, {190.2048e-6, 310.2048e-6, 430.2048e-6, 550.2048e-6}};
+      "        {src: w0, dst: w1, size: 144200B}, {src: w0, dst: w1, size: 144200B}]\n",
+      "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 10us}\n"
+      "flows: [{src: w0, dst: w1, size: 144200B}, {src: w0, dst: w1, size: 144200B},\n"
+      "        {src: w0, dst: w1, size: 144200B}, {src: w0, dst: w1, size: 144200B},\n"
+      "        {src: w0, dst: w1, size: 144200B, start: 169.0048us}]\n"};
+  static const double ends[][5] = {{835.4016e-6, 918.6496e-6},
+                                   {190.2048e-6, 310.2048e-6, 430.2048e-6, 550.2048e-6},
+                                   {190.2048e-6, 310.2048e-6, 430.2048e-6, 550.2048e-6, 670.2048e-6}};
   for (size_t i = 0; i < G_N_ELEMENTS(at_once); i++) {
     f = run(at_once[i], "flow", NULL);
     p = run(at_once[i], "packet", NULL);
-    for (uint32_t m = 0; m < 4 && ends[i][m] > 0; m++) {
+    for (uint32_t m = 0; m < 5 && ends[i][m] > 0; m++) {
       ck_assert_msg(fabs(end_s(&p, m) - ends[i][m]) < 1e-12, "case %zu, packet %u: %.12f s", i, m, end_s(&p, m));
       ck_assert_msg(fabs(end_s(&f, m) - ends[i][m]) < 1e-12, "case %zu, flow %u: %.12f s", i, m, end_s(&f, m));
     }

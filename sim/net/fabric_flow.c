@@ -2993,7 +2993,9 @@ static void on_conn_free(CsEngine *e, void *ctx, uint64_t ci);
 static G_GNUC_NO_INLINE bool conn_waits(FlowNet *n, uint32_t m, uint32_t src, uint32_t dst, Route *r, uint64_t payload,
                                         CsDeliverFn fn, void *ctx) {
   SsConn *c = conn_of(n, src, dst);
-  if (c->busy == 0 && *n->clock >= c->free_at) return false;
+  /* (none ahead of it: at free_at those that waited go first, at their
+   * event of this instant, which may come after this send's) */
+  if (c->busy == 0 && c->head == NONE && *n->clock >= c->free_at) return false;
   if (c->busy == 0 && c->head == NONE) cs_engine_schedule_at(n->engine, c->free_at, on_conn_free, n, (uint64_t)(c - n->conns));
   uint32_t k = n->free_later;
   if (k != NONE) {

@@ -1139,7 +1139,11 @@ START_TEST(test_connection_in_turn) {
    * next went at the first's fluid end): to the picosecond.  A fifth
    * posted at the instant the connection frees, 169.0048 us (a review's
    * case), goes behind the three that wait (670.2048 us), not ahead of
-   * them (310.2048 us, while the send looked at the time alone). */
+   * them (310.2048 us, while the send looked at the time alone).  And
+   * 1,500 B posted 1 us after 100,000 B (within the host queue's limit,
+   * in its host's queue window by window) goes in behind its last window:
+   * 87.7408 us, the packet run's (16.5 us while it went into the queue
+   * ahead of the later windows). */
   static const char *const at_once[] = {
       "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n"
       "flows: [{src: w0, dst: w1, size: 1MB}, {src: w0, dst: w1, size: 100KB}]\n",
@@ -1149,10 +1153,13 @@ START_TEST(test_connection_in_turn) {
       "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 10us}\n"
       "flows: [{src: w0, dst: w1, size: 144200B}, {src: w0, dst: w1, size: 144200B},\n"
       "        {src: w0, dst: w1, size: 144200B}, {src: w0, dst: w1, size: 144200B},\n"
-      "        {src: w0, dst: w1, size: 144200B, start: 169.0048us}]\n"};
+      "        {src: w0, dst: w1, size: 144200B, start: 169.0048us}]\n",
+      "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n"
+      "flows: [{src: w0, dst: w1, size: 100000B}, {src: w0, dst: w1, size: 1500B, start: 1us}]\n"};
   static const double ends[][5] = {{835.4016e-6, 918.6496e-6},
                                    {190.2048e-6, 310.2048e-6, 430.2048e-6, 550.2048e-6},
-                                   {190.2048e-6, 310.2048e-6, 430.2048e-6, 550.2048e-6, 670.2048e-6}};
+                                   {190.2048e-6, 310.2048e-6, 430.2048e-6, 550.2048e-6, 670.2048e-6},
+                                   {86.448e-6, 87.7408e-6}};
   for (size_t i = 0; i < G_N_ELEMENTS(at_once); i++) {
     f = run(at_once[i], "flow", NULL);
     p = run(at_once[i], "packet", NULL);

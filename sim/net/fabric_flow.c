@@ -280,7 +280,9 @@ typedef struct {
   uint32_t head, tail; /* those that wait, oldest first (FlowNet.later), or NONE */
 } SsConn;
 
-enum { BIG_SENDING = 1, BIG_SENT = 2 };
+enum { BIG_SENDING = 1, BIG_SENT = 2,
+       CHUNK_HOLD = 3 }; /* (Flow.big) a message past init_cwnd within the host queue's limit, its later windows
+                          * not in its host's queue yet: its connection's next messages wait (chunk_send) */
 
 /* A message that waits for its connection's message before it to have
  * left its host (conn_waits): what flow_send had of it. */
@@ -404,6 +406,7 @@ typedef struct {
   uint32_t cap_ss_q;
   uint32_t *ss_pend;          /* flows (index, message) whose standing queues are read a picosecond after they began */
   uint32_t n_big;             /* live flows with Flow.big: while none, no message looks for standing queues */
+  uint32_t n_hold;            /* live flows holding their connections at CHUNK_HOLD */
   uint8_t *hq_dir;            /* per direction: 1 once a Flow.big has had its host queue there (standing_q) */
   Later *later;               /* messages waiting on their connections (conn_waits), a pool */
   uint32_t n_later, cap_later, free_later;
@@ -1503,9 +1506,16 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
 
 static void big_sent(FlowNet *n, Flow *f, CsTime now, CsTime later);
 
-/* Flow fi, past its host queue's limit, is released (Flow.big). */
+static void chunk_all_in(FlowNet *n, Flow *f);
+
+/* Flow fi, past its host queue's limit or holding its connection, is
+ * released (Flow.big). */
 static G_GNUC_NO_INLINE void big_done(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
+  if (f->big == CHUNK_HOLD) { /* (given up on before its last window went in) */
+    chunk_all_in(n, f);
+    return;
+  }
   if (f->big == BIG_SENDING) big_sent(n, f, *n->clock, 0); /* (given up on before its fluid end) */
   f->big = 0;
   n->n_big--;
@@ -1693,7 +1703,7 @@ static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b, bool m
     const Flow *g = &n->flows[USES(d)[u]];
     const Route *o = g->route;
     /* (its host's queue: a GPU's is its machine's NIC) */
-    if (!g->big || o->dirs[o->nic ? 1 : 0] != di || g->waiting) continue;
+    if ((g->big != BIG_SENDING && g->big != BIG_SENT) || o->dirs[o->nic ? 1 : 0] != di || g->waiting) continue;
     const CsMessageStats *st = cs_stats_at(&n->stats, g->msg);
     if (st->src == a && st->dst == b) continue; /* (its own connection's: in turn) */
     if (limit < 0)
@@ -2047,6 +2057,7 @@ static void on_rest(CsEngine *e, void *ctx, uint64_t arg) {
   ch->rest -= bits;
   ch->next = fmax(1, fmin(2 * ch->next, n->ss_window));
   CsTime at = fifo_turn_wire(n, f->route, *n->clock, bits / 8);
+  if (ch->rest <= 0 && f->big == CHUNK_HOLD) chunk_all_in(n, f); /* (what its connection sends next goes in behind) */
   if (G_UNLIKELY(n->n_big)) { /* (behind the standing queues on its way too) */
     const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
     at += standing_wait(n, f->route, st->src, st->dst);
@@ -2669,6 +2680,11 @@ static G_GNUC_NO_INLINE uint32_t chunk_send(FlowNet *n, uint32_t m, uint32_t a, 
     n->chunks[fi] = (Chunk){.rest = f->remaining - 8 * first, .next = fmax(1, fmin(2 * w, n->ss_window))};
     f->remaining = 8 * first;
     f->chunked = true;
+    if (!n->ss_fresh) { /* its connection's next messages wait for its last window to go in (conn_waits) */
+      f->big = CHUNK_HOLD;
+      n->n_hold++;
+      conn_of(n, a, b)->busy++;
+    }
     if (first_ack_waits(n, r))
       cs_engine_schedule_at(n->engine, at + (CsTime)(r->out * 1e12 + 0.5), on_first_ack, n, fi);
     else
@@ -3038,7 +3054,19 @@ static void on_conn_free(CsEngine *e, void *ctx, uint64_t ci) {
 static G_GNUC_NO_INLINE void send_beside_big(FlowNet *n, uint32_t m, uint32_t src, uint32_t dst, Route *r,
                                              uint64_t payload, CsDeliverFn fn, void *ctx) {
   if (!n->ss_fresh && conn_waits(n, m, src, dst, r, payload, fn, ctx)) return;
-  send_now(n, m, src, dst, r, fn, ctx, true);
+  send_now(n, m, src, dst, r, fn, ctx, n->n_big > 0);
+}
+
+/* Chunked flow f's last window has gone into its host's queue (or it is
+ * given up on): its connection's next messages go in behind it. */
+static void chunk_all_in(FlowNet *n, Flow *f) {
+  f->big = 0;
+  n->n_hold--;
+  const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+  SsConn *c = conn_of(n, st->src, st->dst);
+  g_assert(c->busy > 0);
+  c->free_at = MAX(c->free_at, *n->clock);
+  if (--c->busy == 0 && c->head != NONE) cs_engine_schedule_at(n->engine, c->free_at, on_conn_free, n, (uint64_t)(c - n->conns));
 }
 
 /* Flow f, past its host queue's limit, has left its host `later` after
@@ -3062,7 +3090,7 @@ static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t paylo
   Route *r = route_of(n, src, dst, m);
   if (r->shape.payload != payload) shape_of(n, r, payload); /* a collective sends one size again and again */
   message_begins(n, m, src, dst, payload, r->shape.wire_bytes, r->shape.packets);
-  if (G_UNLIKELY(n->n_big)) send_beside_big(n, m, src, dst, r, payload, fn, ctx);
+  if (G_UNLIKELY(n->n_big | n->n_hold)) send_beside_big(n, m, src, dst, r, payload, fn, ctx);
   else send_now(n, m, src, dst, r, fn, ctx, false);
   return m;
 }

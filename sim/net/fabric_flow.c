@@ -281,8 +281,10 @@ typedef struct {
 } SsConn;
 
 enum { BIG_SENDING = 1, BIG_SENT = 2,
-       CHUNK_HOLD = 3 }; /* (Flow.big) a message past init_cwnd within the host queue's limit, its later windows
-                          * not in its host's queue yet: its connection's next messages wait (chunk_send) */
+       CHUNK_HOLD = 3, /* (Flow.big) a message past init_cwnd within the host queue's limit, its later windows
+                        * not in its host's queue yet: its connection's next messages wait (chunk_send) */
+       BIG_HOLD = 4 }; /* a message past that limit whose window is not counted (roce, fixed, a lossy route), until
+                        * its fluid end: they wait too (send_now) */
 
 /* A message that waits for its connection's message before it to have
  * left its host (conn_waits): what flow_send had of it. */
@@ -1507,12 +1509,13 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
 static void big_sent(FlowNet *n, Flow *f, CsTime now, CsTime later);
 
 static void chunk_all_in(FlowNet *n, Flow *f);
+static void hold_ends(FlowNet *n, Flow *f, CsTime at);
 
 /* Flow fi, past its host queue's limit or holding its connection, is
  * released (Flow.big). */
 static G_GNUC_NO_INLINE void big_done(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
-  if (f->big == CHUNK_HOLD) { /* (given up on before its last window went in) */
+  if (f->big == CHUNK_HOLD || f->big == BIG_HOLD) { /* (given up on before its last window went in, or its end) */
     chunk_all_in(n, f);
     return;
   }
@@ -1611,6 +1614,17 @@ static double conn_begins(FlowNet *n, uint32_t a, uint32_t b, const Route *r, ui
 static double standing_on(FlowNet *n, const Route *r, uint32_t a, uint32_t b);
 
 static void on_standing(CsEngine *e, void *ctx, uint64_t arg);
+
+/* Flow fi of a message from a to b past the host queue's limit, whose
+ * window is not counted here (roce's queue pairs, `fixed`, a lossy
+ * route): its connection's next messages wait for its fluid end
+ * (BIG_HOLD, conn_waits); complete_now asks it then (late_end). */
+static G_GNUC_NO_INLINE void conn_hold(FlowNet *n, uint32_t fi, uint32_t a, uint32_t b) {
+  n->flows[fi].big = BIG_HOLD;
+  n->n_hold++;
+  n->late = true;
+  conn_of(n, a, b)->busy++;
+}
 
 static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t fi, uint32_t a, uint32_t b, const Route *r,
                                          uint64_t packets) {
@@ -2226,6 +2240,7 @@ static G_GNUC_NO_INLINE void late_end(FlowNet *n, uint32_t i, CsTime now) {
   /* (its connection's next message may go once its last bit has left,
    * after the round trips slow start waited) */
   if (G_UNLIKELY(f->big == BIG_SENDING)) big_sent(n, f, now, ss);
+  else if (G_UNLIKELY(f->big == BIG_HOLD)) hold_ends(n, f, now + ss);
   if (f->route->full) { /* (placed after complete_now's loop: trains_now) */
     /* (all of the instant's at once: placed in two lots, those of the
      * second found the hops taken by the first, whatever their order) */
@@ -2991,6 +3006,9 @@ static inline __attribute__((always_inline)) void send_now(FlowNet *n, uint32_t 
   }
   if (G_UNLIKELY(r->shape.q_time[1] > 0)) nic_interleave(n, r, fi, m);
   if (r->shape.ss_ask) n->flows[fi].ss_w = slow_start(n, fi, src, dst, r, r->shape.packets);
+  /* (past the host queue's limit, its window not counted: it holds its
+   * connection all the same) */
+  if (!r->shape.q_time[0] && !n->flows[fi].big && !n->ss_fresh && n->flows[fi].route) conn_hold(n, fi, src, dst);
 }
 
 /* A connection's messages in turn.  A persistent TCP connection sends
@@ -3058,14 +3076,17 @@ static G_GNUC_NO_INLINE void send_beside_big(FlowNet *n, uint32_t m, uint32_t sr
 }
 
 /* Chunked flow f's last window has gone into its host's queue (or it is
- * given up on): its connection's next messages go in behind it. */
-static void chunk_all_in(FlowNet *n, Flow *f) {
+ * given up on), or a BIG_HOLD's last bit has left: its connection's next
+ * messages go in behind it. */
+static void chunk_all_in(FlowNet *n, Flow *f) { hold_ends(n, f, *n->clock); }
+
+static void hold_ends(FlowNet *n, Flow *f, CsTime at) {
   f->big = 0;
   n->n_hold--;
   const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
   SsConn *c = conn_of(n, st->src, st->dst);
   g_assert(c->busy > 0);
-  c->free_at = MAX(c->free_at, *n->clock);
+  c->free_at = MAX(c->free_at, at);
   if (--c->busy == 0 && c->head != NONE) cs_engine_schedule_at(n->engine, c->free_at, on_conn_free, n, (uint64_t)(c - n->conns));
 }
 

@@ -227,9 +227,9 @@ typedef struct {
   bool waiting;     /* its burst waits for its turn in its host's queue (fifo_turn; on_turn) */
   bool chunked;     /* the rest of its message, past its connection's window, is still to go into the queue (chunk_send) */
   bool ss_q;        /* its round trips wait behind other flows' standing queues: FlowNet.ss_q[its index] (standing_q) */
-  uint8_t big;      /* past its host queue's limit, on a connection that counts it: it may keep a queue standing
-                     * (FlowNet.n_big); BIG_SENDING until its fluid end, while its connection's next messages wait
-                     * (SsConn.busy), then BIG_SENT */
+  uint8_t big;      /* 0, or how it holds its connection (SsConn.busy): past its host queue's limit, its window
+                     * counted, it may keep a queue standing (FlowNet.n_big), BIG_SENDING until its last bit has
+                     * left, then BIG_SENT; CHUNK_HOLD or BIG_HOLD (FlowNet.n_hold) */
   float ss_w;       /* its connection's window when it began, in packets (slow_start); 0: not asked, < 0: counted
                      * only (minus that window: -1 for a message chunk_send counts) */
 } Flow;
@@ -275,7 +275,7 @@ typedef struct {
   double cwnd;      /* packets */
   CsTime last_send; /* when the last bit of its latest message left (a fluid end); -1 before its first */
   uint32_t active;  /* its messages in flight */
-  uint32_t busy;    /* its messages past the host queue's limit still sending (Flow.big): the next ones wait */
+  uint32_t busy;    /* its messages still going into its host's queue (Flow.big): the next ones wait */
   CsTime free_at;   /* ... and until then, the last bit of the last of them gone (big_sent) */
   uint32_t head, tail; /* those that wait, oldest first (FlowNet.later), or NONE */
 } SsConn;
@@ -408,7 +408,7 @@ typedef struct {
   uint32_t cap_ss_q;
   uint32_t *ss_pend;          /* flows (index, message) whose standing queues are read a picosecond after they began */
   uint32_t n_big;             /* live flows with Flow.big: while none, no message looks for standing queues */
-  uint32_t n_hold;            /* live flows holding their connections at CHUNK_HOLD */
+  uint32_t n_hold;            /* live flows holding their connections at CHUNK_HOLD or BIG_HOLD */
   uint8_t *hq_dir;            /* per direction: 1 once a Flow.big has had its host queue there (standing_q) */
   Later *later;               /* messages waiting on their connections (conn_waits), a pool */
   uint32_t n_later, cap_later, free_later;
@@ -1516,7 +1516,7 @@ static void hold_ends(FlowNet *n, Flow *f, CsTime at);
 static G_GNUC_NO_INLINE void big_done(FlowNet *n, uint32_t fi) {
   Flow *f = &n->flows[fi];
   if (f->big == CHUNK_HOLD || f->big == BIG_HOLD) { /* (given up on before its last window went in, or its end) */
-    chunk_all_in(n, f);
+    hold_ends(n, f, *n->clock);
     return;
   }
   if (f->big == BIG_SENDING) big_sent(n, f, *n->clock, 0); /* (given up on before its fluid end) */
@@ -1702,10 +1702,11 @@ static G_GNUC_NO_INLINE CsTime slow_start_adds(FlowNet *n, const Flow *f, CsTime
  * connection and w2 -> w0, whose ACKs come back through w3: the second
  * took 5.433 ms at packet level, its slow start's rounds 105 us each,
  * and 5.204 ms here while its round trip was the empty path's 8.8 us).
- * Direction d's: the bytes that the flows sent by its own node keep
- * waiting there (other than a's to b), as seconds of its line; their
- * windows grow from what they began with, doubling each round trip of
- * their own. */
+ * Direction di's: the bytes that the flows whose host's queue it is keep
+ * waiting there (other than a's to b), as seconds of its line; on
+ * average over their refills (`mean`: what a message that comes in
+ * waits), or all of them (what slow start's round trips wait, at most
+ * one full queue). */
 static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b, bool mean) {
   const Dir *d = &n->dirs[di];
   /* (a link its flows do not fill keeps no queue: their windows wait
@@ -3075,11 +3076,11 @@ static G_GNUC_NO_INLINE void send_beside_big(FlowNet *n, uint32_t m, uint32_t sr
   send_now(n, m, src, dst, r, fn, ctx, n->n_big > 0);
 }
 
-/* Chunked flow f's last window has gone into its host's queue (or it is
- * given up on), or a BIG_HOLD's last bit has left: its connection's next
- * messages go in behind it. */
+/* Chunked flow f's last window has gone into its host's queue. */
 static void chunk_all_in(FlowNet *n, Flow *f) { hold_ends(n, f, *n->clock); }
 
+/* Flow f's hold on its connection (CHUNK_HOLD, BIG_HOLD) ends at `at`, or
+ * it is given up on: its connection's next messages go in behind it. */
 static void hold_ends(FlowNet *n, Flow *f, CsTime at) {
   f->big = 0;
   n->n_hold--;

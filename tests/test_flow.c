@@ -1146,7 +1146,10 @@ START_TEST(test_connection_in_turn) {
    * ahead of the later windows).  A roce queue pair's messages, posted at
    * once, 2 MB, 100 KB and 4,000 B: 1.6675568, 1.7508048 and 1.754144 ms
    * (the small ones 0.173 and 0.096 ms, the 2 MB 1.754 ms, while they
-   * shared the link). */
+   * shared the link).  1 MB, 200 B and 130 KB at once: the 200 B comes
+   * in right behind the 1 MB's last packet, 835.608 us (834.821 us, before
+   * it, with a lone message's tail from the 1 MB's fluid end; a review's
+   * case), then the 130 KB at 943.8304 us. */
   static const char *const at_once[] = {
       "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n"
       "flows: [{src: w0, dst: w1, size: 1MB}, {src: w0, dst: w1, size: 100KB}]\n",
@@ -1160,12 +1163,15 @@ START_TEST(test_connection_in_turn) {
       "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n"
       "flows: [{src: w0, dst: w1, size: 100000B}, {src: w0, dst: w1, size: 1500B, start: 1us}]\n",
       "topology: {type: star, workers: 2}\ntransport: {protocol: roce}\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n"
-      "flows: [{src: w0, dst: w1, size: 2MB}, {src: w0, dst: w1, size: 100KB}, {src: w0, dst: w1, size: 4000B}]\n"};
+      "flows: [{src: w0, dst: w1, size: 2MB}, {src: w0, dst: w1, size: 100KB}, {src: w0, dst: w1, size: 4000B}]\n",
+      "topology: {type: star, workers: 2}\ndefaults: {bandwidth: 10Gbps, latency: 1us}\n"
+      "flows: [{src: w0, dst: w1, size: 1MB}, {src: w0, dst: w1, size: 200B}, {src: w0, dst: w1, size: 130KB}]\n"};
   static const double ends[][5] = {{835.4016e-6, 918.6496e-6},
                                    {190.2048e-6, 310.2048e-6, 430.2048e-6, 550.2048e-6},
                                    {190.2048e-6, 310.2048e-6, 430.2048e-6, 550.2048e-6, 670.2048e-6},
                                    {86.448e-6, 87.7408e-6},
-                                   {1667.5568e-6, 1750.8048e-6, 1754.144e-6}};
+                                   {1667.5568e-6, 1750.8048e-6, 1754.144e-6},
+                                   {835.4016e-6, 835.608e-6, 943.8304e-6}};
   for (size_t i = 0; i < G_N_ELEMENTS(at_once); i++) {
     f = run(at_once[i], "flow", NULL);
     p = run(at_once[i], "packet", NULL);

@@ -277,6 +277,8 @@ typedef struct {
   uint32_t active;  /* its messages in flight */
   uint32_t busy;    /* its messages still going into its host's queue (Flow.big): the next ones wait */
   CsTime free_at;   /* ... and until then, the last bit of the last of them gone (big_sent) */
+  CsTime dlv_at;    /* when the last of those past the host queue's limit is delivered, on dlv_route (late_end) */
+  const struct Route *dlv_route;
   uint32_t head, tail; /* those that wait, oldest first (FlowNet.later), or NONE */
 } SsConn;
 
@@ -409,6 +411,7 @@ typedef struct {
   uint32_t *ss_pend;          /* flows (index, message) whose standing queues are read a picosecond after they began */
   uint32_t n_big;             /* live flows with Flow.big: while none, no message looks for standing queues */
   uint32_t n_hold;            /* live flows holding their connections at CHUNK_HOLD or BIG_HOLD */
+  GHashTable *floors;         /* message + 1 -> its delivery's floor (a CsTime): behind its connection's last (on_conn_free) */
   uint8_t *hq_dir;            /* per direction: 1 once a Flow.big has had its host queue there (standing_q) */
   Later *later;               /* messages waiting on their connections (conn_waits), a pool */
   uint32_t n_later, cap_later, free_later;
@@ -1574,7 +1577,7 @@ static G_GNUC_NO_INLINE SsConn *conn_find(FlowNet *n, uint32_t a, uint32_t b) {
   } else {
     CS_GROW(n->conns, n->n_conns, n->cap_conns, 64);
     i = n->n_conns++;
-    n->conns[i] = (SsConn){n->ss_init, -1, 0, 0, 0, NONE, NONE};
+    n->conns[i] = (SsConn){n->ss_init, -1, 0, 0, 0, 0, NULL, NONE, NONE};
     g_hash_table_insert(n->conn_ids, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(i + 1));
   }
   n->conn_dst[a] = b;
@@ -2191,6 +2194,14 @@ static G_GNUC_NO_INLINE void acks_pass(FlowNet *n, const Route *r, uint32_t m, u
 static G_GNUC_NO_INLINE void delivered_after(FlowNet *n, uint32_t i, CsTime tail, CsTime now) {
   const Flow *f = &n->flows[i];
   CsTime at = tail > CS_TIME_MAX - now ? CS_TIME_MAX : now + tail;
+  if (G_UNLIKELY(n->floors) && f->msg != NONE && g_hash_table_size(n->floors)) {
+    /* a message of a connection behind a large one: not before it */
+    const CsTime *floor = g_hash_table_lookup(n->floors, GUINT_TO_POINTER(f->msg + 1));
+    if (floor) {
+      at = MAX(at, *floor);
+      g_hash_table_remove(n->floors, GUINT_TO_POINTER(f->msg + 1));
+    }
+  }
   if (G_UNLIKELY(n->trains) && f->ack_w == 0 && n->ack > 0 && f->route->n_rev > 0 && f->msg != NONE) {
     const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
     acks_pass(n, f->route, f->msg, st->packets, (double)st->wire_bytes, at);
@@ -2240,8 +2251,15 @@ static G_GNUC_NO_INLINE void late_end(FlowNet *n, uint32_t i, CsTime now) {
   if (f->ss_w > 0) tail += ss = slow_start_adds(n, f, now);
   /* (its connection's next message may go once its last bit has left,
    * after the round trips slow start waited) */
-  if (G_UNLIKELY(f->big == BIG_SENDING)) big_sent(n, f, now, ss);
-  else if (G_UNLIKELY(f->big == BIG_HOLD)) hold_ends(n, f, now + ss);
+  if (G_UNLIKELY(f->big == BIG_SENDING || f->big == BIG_HOLD)) {
+    /* (what its connection sends next comes in behind it: on_conn_free) */
+    const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
+    SsConn *c = conn_of(n, st->src, st->dst);
+    c->dlv_at = now + tail;
+    c->dlv_route = f->route;
+    if (f->big == BIG_SENDING) big_sent(n, f, now, ss);
+    else hold_ends(n, f, now + ss);
+  }
   if (f->route->full) { /* (placed after complete_now's loop: trains_now) */
     /* (all of the instant's at once: placed in two lots, those of the
      * second found the hops taken by the first, whatever their order) */
@@ -3046,6 +3064,19 @@ static G_GNUC_NO_INLINE bool conn_waits(FlowNet *n, uint32_t m, uint32_t src, ui
   return true;
 }
 
+/* Waiting message l goes by the way of its connection's message before
+ * it, delivered at `dlv`: it comes in behind that one's last packet, not
+ * before it with a lone message's shorter tail (200 B behind 1 MB ended
+ * 0.6 us before it; now 835.608 us, the packet run's). */
+static G_GNUC_NO_INLINE void floor_behind(FlowNet *n, const Later *l, CsTime dlv) {
+  uint64_t pk = (l->payload + n->mss - 1) / n->mss;
+  double last = (double)(l->payload - (pk ? pk - 1 : 0) * n->mss + n->header);
+  CsTime *floor = g_new(CsTime, 1);
+  *floor = dlv + line_ps(last, n->t->links[l->route->dirs[0] / 2].spec.bandwidth);
+  if (!n->floors) n->floors = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  g_hash_table_insert(n->floors, GUINT_TO_POINTER(l->m + 1), floor);
+}
+
 /* Connection ci's messages that waited (conn_waits) go, in turn, until
  * one of them is past the host queue's limit in its turn. */
 static void on_conn_free(CsEngine *e, void *ctx, uint64_t ci) {
@@ -3061,6 +3092,7 @@ static void on_conn_free(CsEngine *e, void *ctx, uint64_t ci) {
     n->later[k] = (Later){.next = n->free_later};
     n->free_later = k;
     if (l.route->shape.payload != l.payload) shape_of(n, l.route, l.payload);
+    if (c->dlv_at > *n->clock && c->dlv_route == l.route) floor_behind(n, &l, c->dlv_at);
     send_now(n, l.m, l.src, l.dst, l.route, l.fn, l.ctx, n->n_big > 0);
   }
   refill_after(n);
@@ -3481,6 +3513,7 @@ static void flow_free(void *impl) {
   g_free(n->ss_q);
   g_free(n->ss_pend);
   g_free(n->later);
+  if (n->floors) g_hash_table_destroy(n->floors);
   g_free(n->hq_dir);
   g_free(n);
 }

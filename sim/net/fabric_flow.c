@@ -408,7 +408,7 @@ typedef struct {
   bool ss_ecmp;               /* ss with ECMP and persistent connections: every message's connection counts */
   double *ss_q;               /* per flow with Flow.ss_q: what the standing queues on its way add to its round trip, s */
   uint32_t cap_ss_q;
-  uint32_t *ss_pend;          /* flows (index, message) whose standing queues are read a picosecond after they began */
+  struct SsPend { uint32_t flow, msg; } *ss_pend; /* flows whose standing queues are read a picosecond after they began */
   uint32_t n_big;             /* live flows with Flow.big: while none, no message looks for standing queues */
   uint32_t n_hold;            /* live flows holding their connections at CHUNK_HOLD or BIG_HOLD */
   GHashTable *floors;         /* message + 1 -> its delivery's floor (a CsTime): behind its connection's last (on_conn_free) */
@@ -1511,7 +1511,6 @@ static void on_refill(CsEngine *e, void *ctx, uint64_t arg) {
 
 static void big_sent(FlowNet *n, Flow *f, CsTime now, CsTime later);
 
-static void chunk_all_in(FlowNet *n, Flow *f);
 static void hold_ends(FlowNet *n, Flow *f, CsTime at);
 
 /* Flow fi, past its host queue's limit or holding its connection, is
@@ -1647,9 +1646,7 @@ static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t fi, uint32_t a, ui
   if (r->keep >= 1 && (double)packets > w) {
     if (n->n_ss_pend == 0) cs_engine_schedule_at(n->engine, *n->clock + 1, on_standing, n, 0);
     CS_GROW(n->ss_pend, n->n_ss_pend, n->cap_ss_pend, 64);
-    n->ss_pend[n->n_ss_pend++] = fi;
-    CS_GROW(n->ss_pend, n->n_ss_pend, n->cap_ss_pend, 64);
-    n->ss_pend[n->n_ss_pend++] = n->flows[fi].msg;
+    n->ss_pend[n->n_ss_pend++] = (struct SsPend){fi, n->flows[fi].msg};
   }
   /* (a window that fills the round trip at the line rate loses nothing at
    * any rate: its end need not ask) */
@@ -1662,10 +1659,10 @@ static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t fi, uint32_t a, ui
 static void on_standing(CsEngine *e, void *ctx, uint64_t arg) {
   (void)e, (void)arg;
   FlowNet *n = ctx;
-  for (uint32_t i = 0; i < n->n_ss_pend; i += 2) {
-    uint32_t fi = n->ss_pend[i];
+  for (uint32_t i = 0; i < n->n_ss_pend; i++) {
+    uint32_t fi = n->ss_pend[i].flow;
     Flow *f = &n->flows[fi];
-    if (f->msg != n->ss_pend[i + 1] || !f->route || f->ss_w == 0) continue; /* (gone) */
+    if (f->msg != n->ss_pend[i].msg || !f->route || f->ss_w == 0) continue; /* (gone) */
     const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
     const Route *r = f->route;
     double q = standing_on(n, r, st->src, st->dst), w = fabs(f->ss_w);
@@ -1753,11 +1750,16 @@ static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b, bool m
  * there they gain, and where it ends after them it loses nothing. Counted
  * too, a star's w0 -> w2 of 6.25 MB beside w0's warm connection to w1 took
  * 1.021 of the packet run, against 1.000 without them.) */
-static double standing_on(FlowNet *n, const Route *r, uint32_t a, uint32_t b) {
+/* standing_q over directions r->dirs[from .. to) */
+static double standing_sum(FlowNet *n, const Route *r, uint32_t from, uint32_t to, uint32_t a, uint32_t b, bool mean) {
   double q = 0;
-  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++)
-    if (n->dirs[r->dirs[k]].n_uses > 0) q += standing_q(n, r->dirs[k], a, b, false);
+  for (uint32_t k = from; k < to; k++)
+    if (n->dirs[r->dirs[k]].n_uses > 0) q += standing_q(n, r->dirs[k], a, b, mean);
   return q;
+}
+
+static double standing_on(FlowNet *n, const Route *r, uint32_t a, uint32_t b) {
+  return standing_sum(n, r, r->n_fwd, r->n_fwd + r->n_rev, a, b, false);
 }
 
 /* What a burst or a window of a message from a to b on route r waits, on
@@ -1769,10 +1771,7 @@ static double standing_on(FlowNet *n, const Route *r, uint32_t a, uint32_t b) {
  * queue they came to was full or nearly empty; 9.9 us each here before,
  * 59.9 us now. */
 static G_GNUC_NO_INLINE CsTime standing_wait(FlowNet *n, const Route *r, uint32_t a, uint32_t b) {
-  double q = 0;
-  for (uint32_t k = 0; k < r->n_fwd; k++)
-    if (n->dirs[r->dirs[k]].n_uses > 0) q += standing_q(n, r->dirs[k], a, b, true);
-  return (CsTime)llround(q * 1e12);
+  return (CsTime)llround(standing_sum(n, r, 0, r->n_fwd, a, b, true) * 1e12);
 }
 
 /* What chunked flow f's ACKs wait, on average, behind the standing queues
@@ -1785,10 +1784,7 @@ static CsTime acks_standing(FlowNet *n, const Flow *f) {
   if (G_LIKELY(n->n_big == 0)) return 0;
   const Route *r = f->route;
   const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
-  double q = 0;
-  for (uint32_t k = r->n_fwd; k < r->n_fwd + r->n_rev; k++)
-    if (n->dirs[r->dirs[k]].n_uses > 0) q += standing_q(n, r->dirs[k], st->src, st->dst, true);
-  return (CsTime)llround(q * 1e12);
+  return (CsTime)llround(standing_sum(n, r, r->n_fwd, r->n_fwd + r->n_rev, st->src, st->dst, true) * 1e12);
 }
 
 /* Message m's flow f, which asked its connection's window, is delivered
@@ -2075,7 +2071,7 @@ static void on_rest(CsEngine *e, void *ctx, uint64_t arg) {
   ch->rest -= bits;
   ch->next = fmax(1, fmin(2 * ch->next, n->ss_window));
   CsTime at = fifo_turn_wire(n, f->route, *n->clock, bits / 8);
-  if (ch->rest <= 0 && f->big == CHUNK_HOLD) chunk_all_in(n, f); /* (what its connection sends next goes in behind) */
+  if (ch->rest <= 0 && f->big == CHUNK_HOLD) hold_ends(n, f, *n->clock); /* (what its connection sends next goes in behind) */
   if (G_UNLIKELY(n->n_big)) { /* (behind the standing queues on its way too) */
     const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
     at += standing_wait(n, f->route, st->src, st->dst);
@@ -3050,13 +3046,8 @@ static G_GNUC_NO_INLINE bool conn_waits(FlowNet *n, uint32_t m, uint32_t src, ui
    * event of this instant, which may come after this send's) */
   if (c->busy == 0 && c->head == NONE && *n->clock >= c->free_at) return false;
   if (c->busy == 0 && c->head == NONE) cs_engine_schedule_at(n->engine, c->free_at, on_conn_free, n, (uint64_t)(c - n->conns));
-  uint32_t k = n->free_later;
-  if (k != NONE) {
-    n->free_later = n->later[k].next;
-  } else {
-    CS_GROW(n->later, n->n_later, n->cap_later, 16);
-    k = n->n_later++;
-  }
+  uint32_t k;
+  CS_POOL_TAKE(n->later, n->n_later, n->cap_later, n->free_later, next, 16, k);
   n->later[k] = (Later){r, payload, fn, ctx, m, src, dst, NONE};
   if (c->tail != NONE) n->later[c->tail].next = k;
   else c->head = k;
@@ -3089,8 +3080,8 @@ static void on_conn_free(CsEngine *e, void *ctx, uint64_t ci) {
     Later l = n->later[k];
     c->head = l.next;
     if (c->head == NONE) c->tail = NONE;
-    n->later[k] = (Later){.next = n->free_later};
-    n->free_later = k;
+    n->later[k].route = NULL; /* (free: flow_run_ends, kept_audit) */
+    CS_POOL_PUT(n->later, n->free_later, next, k);
     if (l.route->shape.payload != l.payload) shape_of(n, l.route, l.payload);
     if (c->dlv_at > *n->clock && c->dlv_route == l.route) floor_behind(n, &l, c->dlv_at);
     send_now(n, l.m, l.src, l.dst, l.route, l.fn, l.ctx, n->n_big > 0);
@@ -3108,14 +3099,9 @@ static G_GNUC_NO_INLINE void send_beside_big(FlowNet *n, uint32_t m, uint32_t sr
   send_now(n, m, src, dst, r, fn, ctx, n->n_big > 0);
 }
 
-/* Chunked flow f's last window has gone into its host's queue. */
-static void chunk_all_in(FlowNet *n, Flow *f) { hold_ends(n, f, *n->clock); }
-
-/* Flow f's hold on its connection (CHUNK_HOLD, BIG_HOLD) ends at `at`, or
- * it is given up on: its connection's next messages go in behind it. */
-static void hold_ends(FlowNet *n, Flow *f, CsTime at) {
-  f->big = 0;
-  n->n_hold--;
+/* Flow f lets go of its connection at `at`: what is posted before then
+ * waits its turn too (conn_waits), and what waits goes then (on_conn_free). */
+static void conn_frees(FlowNet *n, const Flow *f, CsTime at) {
   const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
   SsConn *c = conn_of(n, st->src, st->dst);
   g_assert(c->busy > 0);
@@ -3123,16 +3109,20 @@ static void hold_ends(FlowNet *n, Flow *f, CsTime at) {
   if (--c->busy == 0 && c->head != NONE) cs_engine_schedule_at(n->engine, c->free_at, on_conn_free, n, (uint64_t)(c - n->conns));
 }
 
+/* Flow f's hold on its connection (CHUNK_HOLD: its last window has gone
+ * into its host's queue; BIG_HOLD: its last bit has left) ends at `at`,
+ * or it is given up on. */
+static void hold_ends(FlowNet *n, Flow *f, CsTime at) {
+  f->big = 0;
+  n->n_hold--;
+  conn_frees(n, f, at);
+}
+
 /* Flow f, past its host queue's limit, has left its host `later` after
- * `now` (its fluid end, and slow start's waits; or given up on): its
- * connection's next message may go then (on_conn_free). */
+ * `now` (its fluid end, and slow start's waits; or given up on). */
 static void big_sent(FlowNet *n, Flow *f, CsTime now, CsTime later) {
   f->big = BIG_SENT;
-  const CsMessageStats *st = cs_stats_at(&n->stats, f->msg);
-  SsConn *c = conn_of(n, st->src, st->dst);
-  g_assert(c->busy > 0);
-  c->free_at = MAX(c->free_at, now + later); /* (what is posted before then waits its turn too: conn_waits) */
-  if (--c->busy == 0 && c->head != NONE) cs_engine_schedule_at(n->engine, c->free_at, on_conn_free, n, (uint64_t)(c - n->conns));
+  conn_frees(n, f, now + later);
 }
 
 static uint32_t flow_send(void *impl, uint32_t src, uint32_t dst, uint64_t payload, CsDeliverFn fn, void *ctx) {
@@ -3547,7 +3537,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->last_route = g_new0(Route *, t->n_hosts + 1);
   n->ports = g_new(uint32_t, t->n_nodes + 1);
   n->free_flow = CS_POOL_NONE;
-  n->free_later = NONE;
+  n->free_later = CS_POOL_NONE;
   n->next_at = CS_TIME_MAX;
   n->dlv_at = CS_TIME_MAX;
   /* slow start: the protocols whose window grows from init_cwnd by the

@@ -12,7 +12,8 @@
  *                                 + one last packet's store-and-forward at each other hop)
  *
  * on the routes the simulation uses (ECMP: spread evenly over the
- * equal-cost next hops).  A collective's `model` hook evaluates its rounds
+ * equal-cost next hops; a round at least as long as a message's wire
+ * bytes on its path's slowest link, since one message takes one path).  A collective's `model` hook evaluates its rounds
  * (cs_model_round), records them for the report (cs_model_record), and
  * gives each pair of participants the time of its messages
  * (cs_model_pair); the simulation's own steps (cs_coll_plan_new) are then

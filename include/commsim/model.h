@@ -12,7 +12,9 @@
  *                                + one last packet's store-and-forward at each other hop)
  *
  * on the routes the simulation uses (ECMP: the bytes spread evenly over
- * the equal-cost next hops, ideal ECMP), with messages cut into packets of
+ * the equal-cost next hops, ideal ECMP, but a step at least as long as
+ * its largest message's wire bytes on its path's slowest link: a
+ * message takes one path), with messages cut into packets of
  * `mtu` with their headers.  On an idle network this is Hockney's
  * alpha-beta with the collective formulas of Thakur, Rabenseifner and
  * Gropp (2005), made exact by the packetization terms; where the

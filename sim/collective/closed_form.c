@@ -125,7 +125,8 @@ static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double byte
  * time on the path, packet by packet (cs_path_message_time), less the
  * slowest link's serialization of its wire bytes, which the busiest-link
  * term counts. */
-static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packets, double *wire, double *slowest_bps) {
+static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packets, double *wire, double *slowest_bps,
+                            uint32_t *slowest_dir) {
   const CsTopology *t = c->t;
   uint64_t n = (m->payload + c->mss - 1) / c->mss;
   if (n == 0) n = 1;
@@ -145,24 +146,38 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
   c->hop_sum += h;
   c->hop_n++;
   *slowest_bps = INFINITY;
-  for (int i = 0; i < h; i++) *slowest_bps = fmin(*slowest_bps, bps[i]);
+  *slowest_dir = 0;
+  for (int i = 0; i < h; i++)
+    if (bps[i] < *slowest_bps) *slowest_bps = bps[i], *slowest_dir = dir_of(t, c->ports[i]);
   /* the busiest link's serialization of the wire bytes is its own term */
   return h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, cut, h) : 0;
 }
 
-/* (turns: cs_model_round_turns, with each) */
+/* (turns: cs_model_round_turns, with each)
+ *
+ * Spread over ECMP's equal-cost paths, a message's bytes load each of
+ * them with a part; but one message takes one path (its hash's), so its
+ * own time is at least its wire bytes over its path's slowest link, and
+ * so is the round's.  (With ecmp-packet its packets do take several.) */
 static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns) {
   CsModelCtx *c = op->ctx;
   const CsTopology *t = c->t;
   CsModelStep st = {0};
   st.messages = n;
   double *alone = turns ? g_new(double, n ? n : 1) : NULL; /* a burst's time alone, else -1 */
+  double *own = g_new(double, n ? n : 1);                  /* its wire bytes over its slowest link */
+  double own_most = 0, own_bytes = 0;
+  uint32_t own_dir = 0;
+  bool one_path = c->routing != CS_ROUTING_ECMP_PACKET;
   for (uint32_t i = 0; i < n; i++) {
     uint64_t packets;
     double wire, slowest;
-    double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest);
+    uint32_t sdir;
+    double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest, &sdir);
     if (lat > st.latency_s) st.latency_s = lat;
     if (each) each[i] = lat;
+    own[i] = one_path && isfinite(slowest) ? 8.0 * wire / slowest : 0;
+    if (own[i] > own_most) own_most = own[i], own_dir = sdir, own_bytes = wire;
     bool burst = c->burst_pkts >= 1 && cs_model_burst_s(op, msgs[i].src, msgs[i].dst, msgs[i].payload) > 0;
     if (alone) alone[i] = burst ? lat + 8.0 * wire / slowest : -1;
     spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire, true);
@@ -173,11 +188,12 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
       spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), true);
   }
   for (uint32_t i = 0; each && i < n; i++) { /* its own way's busiest direction, of the round's load */
-    double busy = spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, false);
+    double busy = fmax(spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, false), own[i]);
     if (turns) turns[i] = alone[i] >= 0 ? fmax(busy, alone[i]) : each[i] + busy;
     each[i] += busy;
   }
   g_free(alone);
+  g_free(own);
   for (uint32_t i = 0; i < c->n_touched; i++) {
     uint32_t d = c->touched[i];
     double s = 8.0 * c->load[d] / (double)t->links[d / 2].spec.bandwidth;
@@ -190,6 +206,12 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     c->load[d] = 0;
   }
   c->n_touched = 0;
+  if (own_most > st.bound_s) { /* a message alone on its path's slowest link */
+    st.bound_s = own_most;
+    st.link = own_dir / 2;
+    st.dir = (int)(own_dir % 2);
+    st.bound_bytes = own_bytes;
+  }
   st.seconds = st.bound_s + st.latency_s;
   return st;
 }

@@ -259,7 +259,9 @@ bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, 
       g_string_append_printf(terms, " (the last %s)", cs_format_count((int64_t)plan.elements[nb - 1], b2));
   }
   g_string_append_printf(terms, "; messages cross %.2f hops on average (%s)", m->hops_mean,
-                         routing != CS_ROUTING_SHORTEST ? "ECMP: bytes spread evenly over the equal-cost paths" : "shortest paths");
+                         routing == CS_ROUTING_SHORTEST ? "shortest paths"
+                         : routing == CS_ROUTING_ECMP   ? "ECMP: bytes spread evenly over the equal-cost paths, a message on one"
+                                                        : "ecmp-packet: bytes spread evenly over the equal-cost paths");
   m->terms = g_string_free(terms, FALSE);
 
   for (uint32_t k = 0; k < n_evals; k++) bucket_clear(&e.evals[k]);

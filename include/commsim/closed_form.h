@@ -77,6 +77,7 @@ struct CsModelOp {
   GHashTable *pair_s; /* (src << 32 | dst) participant -> the time of each message between them */
   void *state;        /* the collective's own (freed with g_free) */
   double codec_s;     /* a worker's codec work in the operation; the model hook may set it, else (-1) from the plan */
+  uint32_t rounds;    /* rounds evaluated so far (cs_model_pair: which one a pair's messages were in) */
 };
 
 /* A round: its messages evaluated together on the routes. */
@@ -96,8 +97,11 @@ CsModelStep cs_model_round_each(CsModelOp *op, const CsModelMsg *msgs, uint32_t 
 CsModelStep cs_model_round_turns(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns);
 /* Record a round for the report (its label copied), `count` times per operation. */
 void cs_model_record(CsModelOp *op, CsModelStep st, const char *label, uint32_t count);
-/* Participants a -> b: each of their messages takes `seconds` in the replay. */
-void cs_model_pair(CsModelOp *op, uint32_t a, uint32_t b, double seconds);
+/* Participants a -> b: each of their messages of `payload` bytes takes
+ * `seconds` in the replay, and what slow start adds to it on their
+ * connection (TCP's window growth: the first messages of a connection
+ * past init_cwnd packets wait for ACKs). */
+void cs_model_pair(CsModelOp *op, uint32_t a, uint32_t b, double seconds, uint64_t payload);
 /* Participant p's node (workers by rank, then servers). */
 static inline uint32_t cs_model_node(const CsModelOp *op, uint32_t p) {
   return p < op->spec.n_workers ? op->spec.workers[p] : op->spec.servers[p - op->spec.n_workers];

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "commsim/cc.h"
 #include "commsim/closed_form.h"
 #include "commsim/ring.h"
 
@@ -17,6 +18,9 @@ struct CsModelCtx {
   uint64_t mss, header, ack;
   double burst_pkts;        /* cs_transport_burst_packets */
   CsTransportSpec tr;       /* (its host queue's limit) */
+  bool ss;                  /* slow start: windows grow from init_cwnd by the ACKs (flow fidelity's FlowNet.ss) */
+  bool ss_fresh;            /* per-message connections: every message from init_cwnd */
+  double ss_init, ss_window; /* packets */
   double *load;       /* per link direction: bytes in the round */
   uint32_t *touched;  /* directions with load, this round */
   uint32_t n_touched;
@@ -36,6 +40,11 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   c->ack = (uint64_t)tr->ack;
   c->burst_pkts = cs_transport_burst_packets(tr);
   c->tr = *tr;
+  const CsCcOps *cc = cs_protocols[tr->protocol].ops;
+  c->ss_window = tr->window_bytes ? (double)tr->window / (double)tr->mtu : (double)tr->window;
+  c->ss_init = (double)tr->init_cwnd;
+  c->ss = (cc->cong_avoid != NULL || cc->rate) && routing != CS_ROUTING_ECMP_PACKET && c->ss_init < c->ss_window;
+  c->ss_fresh = tr->connections == CS_CONN_PER_MESSAGE;
   size_t dirs = 2 * (size_t)t->n_links + 1;
   c->load = g_new0(double, dirs);
   c->touched = g_new(uint32_t, dirs);
@@ -153,6 +162,33 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
   return h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, cut, h) : 0;
 }
 
+/* The bandwidth of the link whose queue is src's host queue toward dst:
+ * its own link's, or from a GPU to another machine its machine's NIC's
+ * (the packet transport's small queues are there). */
+static double host_queue_bps(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+  const CsTopology *t = c->t;
+  uint32_t host = (uint32_t)t->nodes[dst].host;
+  if (t->gpus_per_host > 1 && t->nodes[src].role == CS_ROLE_WORKER) {
+    int h = cs_routes_path(c->r, src, host, 0, c->ports, (int)t->n_nodes);
+    if (h > 2) return (double)t->links[t->ports[c->ports[1]].link].spec.bandwidth;
+  }
+  return (double)t->links[t->ports[cs_routes_next_port(c->r, src, host, 0)].link].spec.bandwidth;
+}
+
+/* Whether message i's receiver sends a message back to its sender in
+ * the round that its host's queue takes whole (within host_queue): i's
+ * ACKs wait behind it there, and then follow it, delaying nothing. */
+static bool sends_back(const CsModelOp *op, const CsModelMsg *msgs, uint32_t n, uint32_t i) {
+  const CsModelCtx *c = op->ctx;
+  for (uint32_t j = 0; j < n; j++)
+    if (msgs[j].src == msgs[i].dst && msgs[j].dst == msgs[i].src) {
+      uint64_t pk = (msgs[j].payload + c->mss - 1) / c->mss;
+      double hq = cs_transport_host_queue_bytes(&c->tr, host_queue_bps(c, msgs[j].src, msgs[j].dst));
+      return hq <= 0 || (double)(msgs[j].payload + (pk ? pk : 1) * c->header) <= hq;
+    }
+  return false;
+}
+
 /* (turns: cs_model_round_turns, with each)
  *
  * Spread over ECMP's equal-cost paths, a message's bytes load each of
@@ -164,6 +200,7 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
   const CsTopology *t = c->t;
   CsModelStep st = {0};
   st.messages = n;
+  op->rounds++;
   double *alone = turns ? g_new(double, n ? n : 1) : NULL; /* a burst's time alone, else -1 */
   double *own = g_new(double, n ? n : 1);                  /* its wire bytes over its slowest link */
   double own_most = 0, own_bytes = 0;
@@ -183,8 +220,10 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire, true);
     /* the ACKs come back the other way; on a star a burst's wait in the
      * receiver's queue behind its own burst and load no link while it is
-     * sent (the flow fidelity's burst_acks) */
-    if (!burst || t->n_nodes != t->n_hosts + 1)
+     * sent (the flow fidelity's burst_acks); and anywhere when the
+     * receiver sends a message back to its sender in the round that its
+     * queue takes whole: they follow it on its own way */
+    if ((!burst || t->n_nodes != t->n_hosts + 1) && !sends_back(op, msgs, n, i))
       spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), true);
   }
   for (uint32_t i = 0; each && i < n; i++) { /* its own way's busiest direction, of the round's load */
@@ -233,11 +272,18 @@ void cs_model_record(CsModelOp *op, CsModelStep st, const char *label, uint32_t 
   g_array_append_val(op->steps, st);
 }
 
-void cs_model_pair(CsModelOp *op, uint32_t a, uint32_t b, double seconds) {
+/* (cs_model_pair's record) */
+typedef struct {
+  double sec;
+  uint64_t payload;
+  uint32_t round;
+} PairTime;
+
+void cs_model_pair(CsModelOp *op, uint32_t a, uint32_t b, double seconds, uint64_t payload) {
   gint64 *k = g_new(gint64, 1);
   *k = ((gint64)a << 32) | b;
-  double *v = g_new(double, 1);
-  *v = seconds;
+  PairTime *v = g_new(PairTime, 1);
+  *v = (PairTime){seconds, payload, op->rounds};
   g_hash_table_replace(op->pair_s, k, v);
 }
 
@@ -249,18 +295,6 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
   return 8.0 * (double)(payload + (pk ? pk : 1) * c->header) / (double)t->links[t->ports[port].link].spec.bandwidth;
 }
 
-/* The bandwidth of the link whose queue is src's host queue toward dst:
- * its own link's, or from a GPU to another machine its machine's NIC's
- * (the packet transport's small queues are there). */
-static double host_queue_bps(const CsModelCtx *c, uint32_t src, uint32_t dst) {
-  const CsTopology *t = c->t;
-  uint32_t host = (uint32_t)t->nodes[dst].host;
-  if (t->gpus_per_host > 1 && t->nodes[src].role == CS_ROLE_WORKER) {
-    int h = cs_routes_path(c->r, src, host, 0, c->ports, (int)t->n_nodes);
-    if (h > 2) return (double)t->links[t->ports[c->ports[1]].link].spec.bandwidth;
-  }
-  return (double)t->links[t->ports[cs_routes_next_port(c->r, src, host, 0)].link].spec.bandwidth;
-}
 
 double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
   const CsModelCtx *c = op->ctx;
@@ -285,6 +319,26 @@ static double round_trip_s(const CsModelCtx *c, uint32_t src, uint32_t dst) {
   for (int i = 0; i < h; i++)
     rtt += cs_path_hop_adds((double)(c->mss + c->header), bps, cut, i) + cs_path_hop_adds((double)c->ack, bps, cut, i);
   return rtt;
+}
+
+/* When src's last packet of a window of w full packets sent at once has
+ * reached dst, and an ACK right behind it too (slow start's first round
+ * trip behind the receiver's own burst: rpair_new); also the path's
+ * slowest packet time into *pt. */
+static double burst_in_s(const CsModelCtx *c, uint32_t src, uint32_t dst, double w, double *pt) {
+  const CsTopology *t = c->t;
+  int h = cs_routes_path(c->r, src, (uint32_t)t->nodes[dst].host, 0, c->ports, (int)t->n_nodes);
+  double *bps = g_newa(double, h > 0 ? h : 1), *cut = g_newa(double, h > 0 ? h : 1), s = 0, slowest = INFINITY;
+  for (int i = 0; i < h; i++) {
+    const CsPort *p = &t->ports[c->ports[i]];
+    bps[i] = (double)t->links[p->link].spec.bandwidth;
+    cut[i] = (double)cs_dir_cut_bytes(t, 2 * p->link + p->dir);
+    s += (double)t->links[p->link].spec.latency * 1e-12;
+    slowest = fmin(slowest, bps[i]);
+  }
+  for (int i = 0; i < h; i++) s += cs_path_hop_adds((double)(c->mss + c->header), bps, cut, i);
+  *pt = 8.0 * (double)(c->mss + c->header) / slowest;
+  return h > 0 ? s + (w - 1) * *pt + 8.0 * (double)c->ack / bps[h - 1] : 0;
 }
 
 /* A window in a host's queue (cs_model_queue_turns): when it goes in, and whose. */
@@ -373,6 +427,11 @@ typedef struct {
   uint32_t scan;     /* the receiver's steps before it take none of the next messages */
   uint32_t same_end; /* the receiver's steps from scan up to it all wait for this sender (recv_same) */
   double sec;        /* each message's time (cs_model_pair; 0 if none was given) */
+  /* slow start (ss_adds): its messages' packets, its round trip, a
+   * packet's time in a message, and its connection's window (packets);
+   * packets 0 when slow start cannot cost it anything */
+  double packets, rtt, pt, cwnd;
+  double rtt1; /* the first round trip: behind the receiver's own first window when it sends one back in the round */
 } RPair;
 
 #define REPLAY_RUN 64
@@ -388,10 +447,53 @@ static void rpair_free(gpointer p) {
 
 static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
   RPair *x = g_new0(RPair, 1);
-  double *sec = g_hash_table_lookup(o->pair_s, &key);
-  x->sec = sec ? *sec : 0;
+  const PairTime *rec = g_hash_table_lookup(o->pair_s, &key);
+  x->sec = rec ? rec->sec : 0;
+  const CsModelCtx *c = o->ctx;
+  if (rec && c->ss && rec->payload > 0) {
+    uint32_t a = cs_model_node(o, (uint32_t)(key >> 32)), b = cs_model_node(o, (uint32_t)key);
+    x->packets = (double)((rec->payload + c->mss - 1) / c->mss);
+    x->rtt = round_trip_s(c, a, b);
+    /* a full packet at the path's slowest rate, or the message's own pace
+     * when slower (its time less one packet's way: sharing a link) */
+    double pt, one = burst_in_s(c, a, b, 1, &pt);
+    x->pt = fmax(pt, (x->sec - one) / x->packets);
+    x->cwnd = c->ss_init;
+    x->rtt1 = x->rtt;
+    /* the receiver sends back in the same round: its first window's
+     * packets are in its queue ahead of the ACKs (burst_acks) */
+    gint64 back = ((key & 0xffffffff) << 32) | (key >> 32);
+    const PairTime *bk = g_hash_table_lookup(o->pair_s, &back);
+    if (bk && bk->round == rec->round && bk->payload > 0) {
+      double wb = fmin(c->ss_init, (double)((bk->payload + c->mss - 1) / c->mss)), ptb;
+      x->rtt1 = fmax(x->rtt, burst_in_s(c, b, a, wb, &ptb));
+    }
+  }
   g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), x);
   return x;
+}
+
+/* What slow start adds to the next message on pair x, whose connection's
+ * window then grows, as the flow fidelity has it (slow_start_adds,
+ * conn_begins): each round trip its window is under what the message's
+ * pace carries in one, and more is left to send, loses rtt - w pt; the
+ * window grows by a packet per packet acknowledged, to twice the
+ * message's packets at most (Linux's tcp_is_cwnd_limited).  Per-message
+ * connections start each message from init_cwnd.  (Idle restarts are
+ * left out: the replay's steps follow one another.) */
+static double ss_adds(const CsModelCtx *c, RPair *x) {
+  if (x->packets == 0) return 0;
+  double k = x->packets, w = c->ss_fresh ? c->ss_init : x->cwnd, left = k, extra = 0, rtt = x->rtt1;
+  for (double r = w; r * x->pt < rtt && left > r; r *= 2, rtt = x->rtt) {
+    extra += rtt - r * x->pt;
+    left -= r;
+  }
+  x->rtt1 = x->rtt; /* (the connection's first message only) */
+  if (!c->ss_fresh) {
+    double grown = k > w ? w + k : 2 * k > w ? fmin(w + k, 2 * k) : w;
+    x->cwnd = fmin(grown, c->ss_window);
+  }
+  return extra;
 }
 
 /* Post a message: the ones taken before the last taken go first, when
@@ -497,10 +599,11 @@ static void replay(CsModelOp *o, CsCollPlan *const *plans, uint32_t V, double *c
           if (!in || in->consumed >= in->len) break; /* not sent yet */
           RMsg *m = &in->msgs[in->consumed];
           if (!m->resolved) {
+            double ss = ss_adds(o->ctx, in);
             for (uint32_t v = 0; v < V; v++) {
               double prev = in->consumed ? in->msgs[in->consumed - 1].end[v] : 0;
               m->start[v] = max2(max2(m->post[v], prev), st->rendezvous ? tl[v] : 0);
-              m->end[v] = m->start[v] + in->sec;
+              m->end[v] = m->start[v] + in->sec + ss;
             }
             m->resolved = true;
           }

@@ -46,7 +46,7 @@ static void model(CsModelOp *o) {
     CsModelStep st = cs_model_round_each(o, o->msgs, P, o->each);
     g_autofree char *label = g_strdup_printf("halving / doubling step %u (partner r xor %u)", k + 1, b);
     cs_model_record(o, st, label, 2);
-    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, r ^ b, o->each[r]);
+    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, r ^ b, o->each[r], o->msgs[r].payload);
     size /= 2;
   }
 }

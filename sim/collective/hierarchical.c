@@ -83,7 +83,7 @@ static void model(CsModelOp *o) {
     }
     CsModelStep st = cs_model_round_each(o, o->msgs, P, o->each);
     cs_model_record(o, st, "intra-machine reduce-scatter / all-gather step", 2 * (G - 1));
-    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, (r / G) * G + (r % G + 1) % G, o->each[r]);
+    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, (r / G) * G + (r % G + 1) % G, o->each[r], o->msgs[r].payload);
   }
   if (H > 1) {
     for (uint32_t r = 0; r < P; r++) {
@@ -101,7 +101,7 @@ static void model(CsModelOp *o) {
       for (uint32_t r = 0; r < P; r++) o->each[r] = (o->each[r] + (2 * (H - 1) - 1) * turns[r]) / (2 * (H - 1));
     g_free(turns);
     cs_model_record(o, st, "rail ring step across machines", 2 * (H - 1));
-    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, ((r / G + 1) % H) * G + r % G, o->each[r]);
+    for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, ((r / G + 1) % H) * G + r % G, o->each[r], o->msgs[r].payload);
   }
 }
 

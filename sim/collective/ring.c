@@ -91,7 +91,7 @@ static void model(CsModelOp *o) {
     o->msgs[r] = (CsModelMsg){cs_model_node(o, r), cs_model_node(o, (r + 1) % P), cs_model_payload(o, cs_coll_piece(n, P, r))};
   CsModelStep st = cs_model_round_each(o, o->msgs, P, o->each);
   cs_model_record(o, st, "reduce-scatter / all-gather step", 2 * (P - 1));
-  for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, (r + 1) % P, o->each[r]);
+  for (uint32_t r = 0; r < P; r++) cs_model_pair(o, r, (r + 1) % P, o->each[r], o->msgs[r].payload);
 }
 
 static const char *formula(const CsCollSpec *s) {

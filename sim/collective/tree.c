@@ -70,8 +70,9 @@ static void model(CsModelOp *o) {
       for (uint32_t r = 1, i = 0; r < P; r++)
         if ((uint32_t)__builtin_ctz(r) == k) {
           uint32_t parent = r - (1u << k);
-          if (down) cs_model_pair(o, parent, r, o->each[i++]);
-          else cs_model_pair(o, r, parent, o->each[i++]);
+          if (down) cs_model_pair(o, parent, r, o->each[i], o->msgs[i].payload);
+          else cs_model_pair(o, r, parent, o->each[i], o->msgs[i].payload);
+          i++;
         }
     }
 }

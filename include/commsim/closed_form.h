@@ -5,13 +5,20 @@
  * A collective is a sequence of rounds; in each some messages travel at
  * once.  A round takes the time its busiest link direction needs for what
  * crosses it - data, and the ACKs of the messages going the other way -
- * plus the latency terms of its slowest path:
+ * plus the latency terms of its slowest path, when the messages reach
+ * the links they share at once:
  *
  *   round = max over link directions d of 8 load(d) / B(d)
  *         + max over messages of (the path's latencies
  *                                 + one last packet's store-and-forward at each other hop)
  *
- * on the routes the simulation uses (ECMP: spread evenly over the
+ * In general a direction takes in each message's data when it can be
+ * there (the latency terms before it) and shares its rate evenly among
+ * those that have come and are not done (processor sharing; its ACKs
+ * take their part): a message ends when it is done at each direction on
+ * its way plus the latency terms after it, and a round with its last
+ * message.  So an incast's far messages' latencies pass while the near
+ * ones are sent.  All this on the routes the simulation uses (ECMP: spread evenly over the
  * equal-cost next hops; a round at least as long as a message's wire
  * bytes on its path's slowest link, since one message takes one path).  A collective's `model` hook evaluates its rounds
  * (cs_model_round), records them for the report (cs_model_record), and
@@ -44,7 +51,8 @@ typedef struct {
   uint32_t messages;   /* messages in flight at once in it */
   double seconds;      /* one round */
   double bound_s;      /* its busiest link direction's bytes over its bandwidth */
-  double latency_s;    /* its slowest path's latency and store-and-forward terms */
+  double latency_s;    /* seconds - bound_s: its slowest path's latency and store-and-forward terms, less what
+                        * passes while the busiest direction sends (an incast's far messages') */
   uint32_t link;       /* the busiest link direction */
   int dir;
   double bound_bytes;  /* bytes crossing it in the round (data and ACKs) */

@@ -11,6 +11,10 @@
  *        + max over messages of (sum of the path's latencies
  *                                + one last packet's store-and-forward at each other hop)
  *
+ * when its messages reach the links they share at once (a direction
+ * shares its rate among the messages that have reached it: the far
+ * messages' latencies of an incast pass while the near ones are sent;
+ * closed_form.h),
  * on the routes the simulation uses (ECMP: the bytes spread evenly over
  * the equal-cost next hops, ideal ECMP, but a step at least as long as
  * its largest message's wire bytes on its path's slowest link: a

@@ -36,8 +36,9 @@ int cs_cmd_model(int argc, char **argv) {
   printf("formula      %s\n", m.formula);
   printf("terms        %s\n", m.terms);
   printf("step = the busiest link direction's bytes (data and ACKs) over its bandwidth + the slowest path's latency\n"
-         "       and %s terms; on the real routes, for the largest bucket (in the estimate, a message between\n"
-         "       two workers takes its own path's terms and its own route's busiest direction):\n",
+         "       and %s terms (less what passes while a link sends messages that reach it later);\n"
+         "       on the real routes, for the largest bucket (in the estimate, a message between two workers\n"
+         "       takes its own path's terms and its own route's busiest direction):\n",
          t->cut_through ? "cut-through" : "store-and-forward");
   printf("  %-40s %5s %12s %12s %12s  %-16s %10s\n", "step", "count", "each_s", "busiest_s", "latency_s",
          "bound by", "its bytes");

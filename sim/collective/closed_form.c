@@ -11,6 +11,15 @@
 #include "commsim/closed_form.h"
 #include "commsim/ring.h"
 
+/* A message's data coming into a direction in a round: when its first
+ * packet can be there (its path's latency terms before it), and how many
+ * bytes. */
+typedef struct {
+  uint32_t d, msg, hop;
+  double pre, bytes;
+  double done; /* (arrivals_end) when its last bit has left d */
+} Arrival;
+
 struct CsModelCtx {
   CsRouting routing;
   const CsTopology *t;
@@ -27,6 +36,12 @@ struct CsModelCtx {
   double *share;      /* per node: the part of a message passing it (ECMP spreading) */
   uint32_t *frontier, *next;
   uint32_t *ports;    /* a path */
+  /* a round's data as it comes into each direction (arrivals_end) */
+  GArray *arr;        /* Arrival */
+  uint32_t msg;       /* the message whose data spread puts */
+  struct PsJob { double vend; uint32_t k; } *heap; /* (arrivals_end) */
+  uint32_t cap_heap;
+  double *pre, *tail; /* per hop of a message's path (message_terms): its data's arrival there, its latency terms after it */
   uint8_t *used;      /* per link direction: crossed by any round */
   double hop_sum;
   uint64_t hop_n;
@@ -53,6 +68,9 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   c->frontier = g_new(uint32_t, t->n_nodes + 1);
   c->next = g_new(uint32_t, t->n_nodes + 1);
   c->ports = g_new(uint32_t, t->n_nodes + 1);
+  c->arr = g_array_new(FALSE, FALSE, sizeof(Arrival));
+  c->pre = g_new0(double, t->n_nodes + 1);
+  c->tail = g_new0(double, t->n_nodes + 1);
   return c;
 }
 
@@ -65,6 +83,10 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->frontier);
   g_free(c->next);
   g_free(c->ports);
+  g_array_free(c->arr, TRUE);
+  g_free(c->heap);
+  g_free(c->pre);
+  g_free(c->tail);
   g_free(c);
 }
 
@@ -79,27 +101,28 @@ static void add_load(CsModelCtx *c, uint32_t d, double bytes) {
   c->used[d] = 1;
 }
 
-/* Direction d on a message's way: it carries `bytes` (a share of them);
- * or, with `add` false, the busiest such direction's time is kept in *most. */
-static inline void visit(CsModelCtx *c, uint32_t d, double bytes, bool add, double *most) {
-  if (add) add_load(c, d, bytes);
-  else *most = fmax(*most, 8.0 * c->load[d] / (double)c->t->links[d / 2].spec.bandwidth);
+/* Direction d on a message's way, `hop` hops from its source, carries
+ * `bytes` (a share of them) of its data (which come in c->pre[hop] after
+ * it began) or of its ACKs. */
+static inline void visit(CsModelCtx *c, uint32_t d, double bytes, bool data, int hop) {
+  add_load(c, d, bytes);
+  if (data) g_array_append_val(c->arr, ((Arrival){d, c->msg, (uint32_t)hop, c->pre[hop], bytes, 0}));
 }
 
 /* Put `bytes` on the links from node `src` to host `dst`: along the one
  * path of shortest routing, or spread evenly over the equal-cost next
- * hops at every node (ideal ECMP), layer by layer toward dst.  With `add`
- * false, nothing is put: the time the busiest of those directions needs
- * for its load is returned. */
-static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes, bool add) {
+ * hops at every node (ideal ECMP), layer by layer toward dst (equal-cost
+ * paths have as many hops: c->pre, of the first path, holds for each).
+ * `data`: message c->msg's, else ACKs. */
+static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes, bool data) {
   const CsTopology *t = c->t;
-  double most = 0;
   if (c->routing == CS_ROUTING_SHORTEST) {
     int h = cs_routes_path(c->r, src, dst_host, 0, c->ports, (int)t->n_nodes);
-    for (int i = 0; i < h; i++) visit(c, dir_of(t, c->ports[i]), bytes, add, &most);
-    return most;
+    for (int i = 0; i < h; i++) visit(c, dir_of(t, c->ports[i]), bytes, data, i);
+    return;
   }
   uint32_t nf = 1, target = t->hosts[dst_host];
+  int hop = 0;
   c->frontier[0] = src;
   c->share[src] = 1.0;
   while (nf > 0 && c->frontier[0] != target) {
@@ -115,7 +138,7 @@ static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double byte
       for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++) {
         uint32_t m = t->ports[p].peer;
         if (cs_routes_distance(c->r, m, dst_host) != want) continue;
-        visit(c, dir_of(t, p), bytes * part, add, &most);
+        visit(c, dir_of(t, p), bytes * part, data, hop);
         if (c->share[m] == 0) c->next[nn++] = m;
         c->share[m] += part;
       }
@@ -125,9 +148,65 @@ static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double byte
     c->frontier = c->next;
     c->next = tmp;
     nf = nn;
+    hop++;
   }
   for (uint32_t i = 0; i < nf; i++) c->share[c->frontier[i]] = 0;
-  return most;
+}
+
+static int arrival_before(gconstpointer a, gconstpointer b) {
+  const Arrival *x = a, *y = b;
+  if (x->d != y->d) return x->d < y->d ? -1 : 1;
+  return x->pre < y->pre ? -1 : x->pre > y->pre;
+}
+
+static int arrival_of_msg(gconstpointer a, gconstpointer b) {
+  const Arrival *x = a, *y = b;
+  return x->msg != y->msg ? (x->msg < y->msg ? -1 : 1) : 0;
+}
+
+static inline bool job_before(const struct PsJob *a, const struct PsJob *b) { return a->vend < b->vend; }
+
+/* When each message's data has left each direction of the round
+ * (Arrival.done): its data come in as they reach it (Arrival.pre), and
+ * the direction shares its rate evenly among the messages that have come
+ * and are not done (processor sharing, as TCP's flows share a link; its
+ * ACKs, which come all along, take their part of it: each message's
+ * bytes are counted with the direction's ACKs over its data).  Messages
+ * that come in at once end together, as the busiest direction's load
+ * says; the messages of an incast 1 to 4 hops away, short enough to be
+ * sent before the next comes in, one after the other: each far one's
+ * latency passes while the near ones are sent.  Then sorted by message. */
+static void arrivals_end(CsModelCtx *c) {
+  const CsTopology *t = c->t;
+  g_array_sort(c->arr, arrival_before);
+  Arrival *a = (Arrival *)(void *)c->arr->data;
+  for (guint lo = 0, hi; lo < c->arr->len; lo = hi) {
+    uint32_t d = a[lo].d;
+    double data = 0;
+    for (hi = lo; hi < c->arr->len && a[hi].d == d; hi++) data += a[hi].bytes;
+    double bps = (double)t->links[d / 2].spec.bandwidth / 8.0 * (data / c->load[d]); /* bytes a second, less the ACKs' part */
+    /* virtual time v: the bytes each message present has been given */
+    uint32_t n = 0;
+    double now = a[lo].pre, v = 0;
+    for (guint k = lo; k < hi || n > 0;) {
+      double next = k < hi ? a[k].pre : INFINITY;
+      double fin = n > 0 ? now + (c->heap[0].vend - v) * n / bps : INFINITY;
+      if (fin <= next) { /* the least left ends */
+        struct PsJob j;
+        CS_HEAP_POP(c->heap, n, j, job_before);
+        v = j.vend;
+        now = fin;
+        a[j.k].done = fin;
+        continue;
+      }
+      if (n > 0) v += (next - now) * bps / n;
+      now = next;
+      struct PsJob j = {v + a[k].bytes, k};
+      CS_HEAP_PUSH(c->heap, n, c->cap_heap, 16, j, job_before);
+      k++;
+    }
+  }
+  g_array_sort(c->arr, arrival_of_msg);
 }
 
 /* Packets, wire bytes and the latency terms of one message: its lone
@@ -152,14 +231,21 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
     lat_s[i] = (double)l->spec.latency * 1e-12;
     cut[i] = (double)cs_dir_cut_bytes(t, 2 * pt->link + pt->dir);
   }
-  c->hop_sum += h;
-  c->hop_n++;
   *slowest_bps = INFINITY;
   *slowest_dir = 0;
   for (int i = 0; i < h; i++)
     if (bps[i] < *slowest_bps) *slowest_bps = bps[i], *slowest_dir = dir_of(t, c->ports[i]);
   /* the busiest link's serialization of the wire bytes is its own term */
-  return h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, cut, h) : 0;
+  double lat = h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, cut, h) : 0;
+  /* per hop: when its first packet can be there, and the latency terms
+   * left after it (spread) */
+  double first = n > 1 ? (double)(c->mss + c->header) : last;
+  c->pre[0] = 0;
+  for (int i = 0; i < h; i++) {
+    c->tail[i] = fmax(0, lat - c->pre[i]);
+    c->pre[i + 1] = c->pre[i] + cs_path_hop_adds(first, bps, cut, i) + lat_s[i];
+  }
+  return lat;
 }
 
 /* The bandwidth of the link whose queue is src's host queue toward dst:
@@ -211,12 +297,13 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     double wire, slowest;
     uint32_t sdir;
     double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest, &sdir);
-    if (lat > st.latency_s) st.latency_s = lat;
-    if (each) each[i] = lat;
+    c->hop_sum += cs_routes_distance(c->r, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host);
+    c->hop_n++;
     own[i] = one_path && isfinite(slowest) ? 8.0 * wire / slowest : 0;
     if (own[i] > own_most) own_most = own[i], own_dir = sdir, own_bytes = wire;
     bool burst = c->burst_pkts >= 1 && cs_model_burst_s(op, msgs[i].src, msgs[i].dst, msgs[i].payload) > 0;
     if (alone) alone[i] = burst ? lat + 8.0 * wire / slowest : -1;
+    c->msg = i;
     spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire, true);
     /* the ACKs come back the other way; on a star a burst's wait in the
      * receiver's queue behind its own burst and load no link while it is
@@ -224,13 +311,28 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
      * receiver sends a message back to its sender in the round that its
      * queue takes whole: they follow it on its own way */
     if ((!burst || t->n_nodes != t->n_hosts + 1) && !sends_back(op, msgs, n, i))
-      spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), true);
+      spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), false);
   }
-  for (uint32_t i = 0; each && i < n; i++) { /* its own way's busiest direction, of the round's load */
-    double busy = fmax(spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, false), own[i]);
-    if (turns) turns[i] = alone[i] >= 0 ? fmax(busy, alone[i]) : each[i] + busy;
-    each[i] += busy;
+  arrivals_end(c);
+  /* each message: when its way's directions have carried the round's
+   * load, and its data the latency terms after them; at least its own
+   * time alone (its latency terms and its bytes on its slowest link) */
+  const Arrival *arr = (const Arrival *)(void *)c->arr->data;
+  for (uint32_t i = 0, k = 0; i < n; i++) {
+    uint64_t packets;
+    double wire, slowest, busy = 0, end = 0;
+    uint32_t sdir;
+    double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest, &sdir);
+    for (; k < c->arr->len && arr[k].msg == i; k++) {
+      end = fmax(end, arr[k].done + c->tail[arr[k].hop]);
+      busy = fmax(busy, 8.0 * c->load[arr[k].d] / (double)t->links[arr[k].d / 2].spec.bandwidth);
+    }
+    end = fmax(end, lat + own[i]);
+    if (end > st.seconds) st.seconds = end;
+    if (turns) turns[i] = alone[i] >= 0 ? fmax(fmax(busy, own[i]), alone[i]) : end;
+    if (each) each[i] = end;
   }
+  g_array_set_size(c->arr, 0);
   g_free(alone);
   g_free(own);
   for (uint32_t i = 0; i < c->n_touched; i++) {
@@ -251,7 +353,9 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     st.dir = (int)(own_dir % 2);
     st.bound_bytes = own_bytes;
   }
-  st.seconds = st.bound_s + st.latency_s;
+  /* (a direction of ACKs alone may be the busiest) */
+  st.seconds = fmax(st.seconds, st.bound_s);
+  st.latency_s = st.seconds - st.bound_s;
   return st;
 }
 
@@ -349,24 +453,67 @@ typedef struct {
 
 static bool qwin_before(const QWin *a, const QWin *b) { return a->at < b->at || (a->at == b->at && a->seq < b->seq); }
 
+/* The link direction whose queue is src's host queue toward dst
+ * (host_queue_bps's link); UINT32_MAX when ECMP draws it among several
+ * (a host of a torus toward one a hop away on each axis). */
+static uint32_t host_queue_dir(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+  const CsTopology *t = c->t;
+  uint32_t host = (uint32_t)t->nodes[dst].host;
+  int h = cs_routes_path(c->r, src, host, 0, c->ports, (int)t->n_nodes);
+  uint32_t at = t->gpus_per_host > 1 && t->nodes[src].role == CS_ROLE_WORKER && h > 2 ? 1 : 0;
+  if (h <= (int)at) return 0;
+  uint32_t d = dir_of(t, c->ports[at]);
+  if (c->routing == CS_ROUTING_SHORTEST) return d;
+  const CsNode *node = &t->nodes[at ? t->ports[c->ports[0]].peer : src];
+  int want = cs_routes_distance(c->r, at ? t->ports[c->ports[0]].peer : src, host) - 1;
+  uint32_t ways = 0;
+  for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++)
+    ways += cs_routes_distance(c->r, t->ports[p].peer, host) == want;
+  return ways > 1 ? UINT32_MAX : d;
+}
+
 bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst, uint32_t n, uint64_t payload,
                           double *out) {
   const CsModelCtx *c = op->ctx;
   if (n == 0) return true;
   uint64_t pk = (payload + c->mss - 1) / c->mss;
   pk = pk ? pk : 1;
-  double bps = host_queue_bps(c, src, dst[0]), wire = (double)(payload + pk * c->header);
-  double hq = cs_transport_host_queue_bytes(&c->tr, bps), full = (double)(c->mss + c->header);
-  if (hq > 0 && wire > hq) return false;
+  double wire = (double)(payload + pk * c->header), full = (double)(c->mss + c->header);
   if (c->burst_pkts < 1) return false; /* (paced, or a window under an mtu: no bursts) */
-  double burst = cs_model_burst_s(op, src, dst[0], payload);
-  if (burst > 0) { /* bursts: one after another */
-    for (uint32_t i = 0; i < n; i++) out[i] = (i + 1) * burst;
+  /* each message's queue: its host's toward it (a host of a ring or a
+   * torus has one per link), each queue its own turns */
+  uint32_t *qi = g_new(uint32_t, n), nq = 0;
+  uint32_t *qdir = g_new(uint32_t, n);
+  double *qbps = g_new(double, n), *q = g_new0(double, n), *qburst = g_new(double, n);
+  bool drawn = false; /* (a queue ECMP draws may be any other's: then all take turns in one) */
+  for (uint32_t i = 0; i < n && !drawn; i++) drawn = host_queue_dir(c, src, dst[i]) == UINT32_MAX;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t d = drawn ? UINT32_MAX : host_queue_dir(c, src, dst[i]), k = 0;
+    while (k < nq && qdir[k] != d) k++;
+    if (k == nq) {
+      qdir[nq] = d;
+      qbps[nq] = host_queue_bps(c, src, dst[i]);
+      qburst[nq] = cs_model_burst_s(op, src, dst[i], payload);
+      double hq = cs_transport_host_queue_bytes(&c->tr, qbps[nq]);
+      nq++;
+      if (hq > 0 && wire > hq) {
+        g_free(qi), g_free(qdir), g_free(qbps), g_free(q), g_free(qburst);
+        return false;
+      }
+    }
+    qi[i] = k;
+  }
+  /* bursts: one after another in their queue */
+  bool bursts = true;
+  for (uint32_t k = 0; k < nq; k++) bursts = bursts && qburst[k] > 0;
+  if (bursts) {
+    for (uint32_t i = 0; i < n; i++) out[i] = q[qi[i]] += qburst[qi[i]];
+    g_free(qi), g_free(qdir), g_free(qbps), g_free(q), g_free(qburst);
     return true;
   }
   /* window by window: the first ones at once, in order; each next one,
    * twice as large, a round trip after the one before began to leave;
-   * the queue takes them in the order they go in, at its line rate */
+   * each queue takes them in the order they go in, at its line rate */
   double window = c->tr.window_bytes ? (double)c->tr.window / (double)c->tr.mtu : (double)c->tr.window;
   double *rtt = g_new(double, n), *left = g_new(double, n), *w = g_new(double, n);
   uint32_t len = 0, seq = 0, cap = n + 1;
@@ -377,15 +524,14 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
     QWin x = {0, seq++, i};
     CS_HEAP_PUSH(heap, len, cap, 8, x, qwin_before);
   }
-  double q = 0;
   while (len > 0) {
     QWin x;
     CS_HEAP_POP(heap, len, x, qwin_before);
-    uint32_t i = x.msg;
-    double bytes = fmin(left[i], w[i] * full), turn = fmax(x.at, q);
+    uint32_t i = x.msg, k = qi[i];
+    double bytes = fmin(left[i], w[i] * full), turn = fmax(x.at, q[k]);
     left[i] -= bytes;
-    q = turn + 8.0 * bytes / bps;
-    out[i] = q;
+    q[k] = turn + 8.0 * bytes / qbps[k];
+    out[i] = q[k];
     w[i] = fmin(2 * w[i], window);
     if (left[i] > 0.5) {
       QWin y = {turn + rtt[i], seq++, i};
@@ -393,6 +539,7 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
     }
   }
   g_free(rtt), g_free(left), g_free(w), g_free(heap);
+  g_free(qi), g_free(qdir), g_free(qbps), g_free(q), g_free(qburst);
   return true;
 }
 
@@ -484,15 +631,19 @@ static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
 static double ss_adds(const CsModelCtx *c, RPair *x) {
   if (x->packets == 0) return 0;
   double k = x->packets, w = c->ss_fresh ? c->ss_init : x->cwnd, left = k, extra = 0, rtt = x->rtt1;
+  bool plain = x->rtt1 == x->rtt; /* (not a first round trip behind the receiver's window) */
   for (double r = w; r * x->pt < rtt && left > r; r *= 2, rtt = x->rtt) {
     extra += rtt - r * x->pt;
     left -= r;
   }
   x->rtt1 = x->rtt; /* (the connection's first message only) */
-  if (!c->ss_fresh) {
-    double grown = k > w ? w + k : 2 * k > w ? fmin(w + k, 2 * k) : w;
-    x->cwnd = fmin(grown, c->ss_window);
+  if (c->ss_fresh) {
+    if (plain) x->sec += extra, x->packets = 0; /* (each next message loses as much: counted once for all) */
+    return extra;
   }
+  double grown = k > w ? w + k : 2 * k > w ? fmin(w + k, 2 * k) : w;
+  x->cwnd = fmin(grown, c->ss_window);
+  if (x->cwnd >= k || x->cwnd * x->pt >= x->rtt) x->packets = 0; /* (its window only grows: nothing more to lose) */
   return extra;
 }
 

@@ -39,9 +39,16 @@ struct CsModelCtx {
   /* a round's data as it comes into each direction (arrivals_end) */
   GArray *arr;        /* Arrival */
   uint32_t msg;       /* the message whose data spread puts */
+  bool arr_over;      /* the round's arrivals were past ARRIVALS_MAX: not kept */
   struct PsJob { double vend; uint32_t k; } *heap; /* (arrivals_end) */
   uint32_t cap_heap;
-  double *pre, *tail; /* per hop of a message's path (message_terms): its data's arrival there, its latency terms after it */
+  uint32_t *from;     /* per node: the first message it sends in the round being evaluated (acks_behind), or UINT32_MAX */
+  /* per hop of a message's path (message_terms): when its data can be
+   * there, the link's latency, and what its last packet adds there */
+  double *pre, *lat_h, *last_h, *hop_done;
+  double arrive;      /* (message_terms) when its first packet can be at its destination */
+  uint32_t *cnt;      /* per direction, then per message: counts for arrivals_end's sorts */
+  GArray *arr2;       /* (arrivals_end's scratch) */
   uint8_t *used;      /* per link direction: crossed by any round */
   double hop_sum;
   uint64_t hop_n;
@@ -69,8 +76,14 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   c->next = g_new(uint32_t, t->n_nodes + 1);
   c->ports = g_new(uint32_t, t->n_nodes + 1);
   c->arr = g_array_new(FALSE, FALSE, sizeof(Arrival));
+  c->from = g_new(uint32_t, t->n_nodes + 1);
+  for (uint32_t i = 0; i <= t->n_nodes; i++) c->from[i] = UINT32_MAX;
   c->pre = g_new0(double, t->n_nodes + 1);
-  c->tail = g_new0(double, t->n_nodes + 1);
+  c->lat_h = g_new0(double, t->n_nodes + 1);
+  c->last_h = g_new0(double, t->n_nodes + 1);
+  c->hop_done = g_new0(double, t->n_nodes + 1);
+  c->cnt = g_new0(uint32_t, dirs);
+  c->arr2 = g_array_new(FALSE, FALSE, sizeof(Arrival));
   return c;
 }
 
@@ -85,8 +98,13 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->ports);
   g_array_free(c->arr, TRUE);
   g_free(c->heap);
+  g_free(c->from);
   g_free(c->pre);
-  g_free(c->tail);
+  g_free(c->lat_h);
+  g_free(c->last_h);
+  g_free(c->hop_done);
+  g_free(c->cnt);
+  g_array_free(c->arr2, TRUE);
   g_free(c);
 }
 
@@ -101,25 +119,48 @@ static void add_load(CsModelCtx *c, uint32_t d, double bytes) {
   c->used[d] = 1;
 }
 
-/* Direction d on a message's way, `hop` hops from its source, carries
- * `bytes` (a share of them) of its data (which come in c->pre[hop] after
- * it began) or of its ACKs. */
-static inline void visit(CsModelCtx *c, uint32_t d, double bytes, bool data, int hop) {
+/* What spread does at each direction on a message's way. */
+typedef enum {
+  PUT_DATA, /* carries `bytes` of message c->msg's data (a share of them), which come c->pre[hop] after it began */
+  PUT_ACKS, /* carries `bytes` of ACKs */
+  LOOK,     /* puts nothing: the busiest direction's time for its load (round_of without arrivals) */
+} Visit;
+
+/* A round whose messages cross more directions than this, all together,
+ * is timed without their arrivals (its busiest direction's time and its
+ * slowest path's latency terms), keeping the model's memory to tens of
+ * MB: halving-doubling's first step on a ring of 4,096 hosts crosses
+ * 16 M. */
+#define ARRIVALS_MAX (1u << 20)
+
+static inline void visit(CsModelCtx *c, uint32_t d, double bytes, Visit v, int hop, double *most) {
+  if (v == LOOK) {
+    *most = fmax(*most, 8.0 * c->load[d] / (double)c->t->links[d / 2].spec.bandwidth);
+    return;
+  }
   add_load(c, d, bytes);
-  if (data) g_array_append_val(c->arr, ((Arrival){d, c->msg, (uint32_t)hop, c->pre[hop], bytes, 0}));
+  if (v == PUT_DATA && !c->arr_over) {
+    if (c->arr->len == ARRIVALS_MAX) {
+      c->arr_over = true;
+      g_array_set_size(c->arr, 0);
+      return;
+    }
+    g_array_append_val(c->arr, ((Arrival){d, c->msg, (uint32_t)hop, c->pre[hop], bytes, 0}));
+  }
 }
 
 /* Put `bytes` on the links from node `src` to host `dst`: along the one
  * path of shortest routing, or spread evenly over the equal-cost next
  * hops at every node (ideal ECMP), layer by layer toward dst (equal-cost
  * paths have as many hops: c->pre, of the first path, holds for each).
- * `data`: message c->msg's, else ACKs. */
-static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes, bool data) {
+ * LOOK returns the busiest direction's time for its load. */
+static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes, Visit v) {
   const CsTopology *t = c->t;
+  double most = 0;
   if (c->routing == CS_ROUTING_SHORTEST) {
     int h = cs_routes_path(c->r, src, dst_host, 0, c->ports, (int)t->n_nodes);
-    for (int i = 0; i < h; i++) visit(c, dir_of(t, c->ports[i]), bytes, data, i);
-    return;
+    for (int i = 0; i < h; i++) visit(c, dir_of(t, c->ports[i]), bytes, v, i, &most);
+    return most;
   }
   uint32_t nf = 1, target = t->hosts[dst_host];
   int hop = 0;
@@ -138,7 +179,7 @@ static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes,
       for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++) {
         uint32_t m = t->ports[p].peer;
         if (cs_routes_distance(c->r, m, dst_host) != want) continue;
-        visit(c, dir_of(t, p), bytes * part, data, hop);
+        visit(c, dir_of(t, p), bytes * part, v, hop, &most);
         if (c->share[m] == 0) c->next[nn++] = m;
         c->share[m] += part;
       }
@@ -151,17 +192,12 @@ static void spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes,
     hop++;
   }
   for (uint32_t i = 0; i < nf; i++) c->share[c->frontier[i]] = 0;
+  return most;
 }
 
-static int arrival_before(gconstpointer a, gconstpointer b) {
+static int arrival_before(const void *a, const void *b) {
   const Arrival *x = a, *y = b;
-  if (x->d != y->d) return x->d < y->d ? -1 : 1;
   return x->pre < y->pre ? -1 : x->pre > y->pre;
-}
-
-static int arrival_of_msg(gconstpointer a, gconstpointer b) {
-  const Arrival *x = a, *y = b;
-  return x->msg != y->msg ? (x->msg < y->msg ? -1 : 1) : 0;
 }
 
 static inline bool job_before(const struct PsJob *a, const struct PsJob *b) { return a->vend < b->vend; }
@@ -176,14 +212,31 @@ static inline bool job_before(const struct PsJob *a, const struct PsJob *b) { re
  * says; the messages of an incast 1 to 4 hops away, short enough to be
  * sent before the next comes in, one after the other: each far one's
  * latency passes while the near ones are sent.  Then sorted by message. */
-static void arrivals_end(CsModelCtx *c) {
+static void arrivals_end(CsModelCtx *c, uint32_t n_msgs) {
   const CsTopology *t = c->t;
-  g_array_sort(c->arr, arrival_before);
-  Arrival *a = (Arrival *)(void *)c->arr->data;
-  for (guint lo = 0, hi; lo < c->arr->len; lo = hi) {
+  /* by direction (a counting sort over the round's directions), then by
+   * arrival within each */
+  guint len = c->arr->len;
+  g_array_set_size(c->arr2, len);
+  Arrival *in = (Arrival *)(void *)c->arr->data, *a = (Arrival *)(void *)c->arr2->data;
+  for (guint k = 0; k < len; k++) c->cnt[in[k].d]++;
+  uint32_t at = 0;
+  for (uint32_t i = 0; i < c->n_touched; i++) {
+    uint32_t d = c->touched[i], k = c->cnt[d];
+    c->cnt[d] = at;
+    at += k;
+  }
+  for (guint k = 0; k < len; k++) a[c->cnt[in[k].d]++] = in[k];
+  for (uint32_t i = 0; i < c->n_touched; i++) c->cnt[c->touched[i]] = 0;
+  for (guint lo = 0, hi; lo < len; lo = hi) {
     uint32_t d = a[lo].d;
     double data = 0;
-    for (hi = lo; hi < c->arr->len && a[hi].d == d; hi++) data += a[hi].bytes;
+    bool sorted = true;
+    for (hi = lo; hi < len && a[hi].d == d; hi++) {
+      data += a[hi].bytes;
+      sorted = sorted && (hi == lo || a[hi - 1].pre <= a[hi].pre);
+    }
+    if (!sorted) qsort(a + lo, hi - lo, sizeof *a, arrival_before);
     double bps = (double)t->links[d / 2].spec.bandwidth / 8.0 * (data / c->load[d]); /* bytes a second, less the ACKs' part */
     /* virtual time v: the bytes each message present has been given */
     uint32_t n = 0;
@@ -206,7 +259,12 @@ static void arrivals_end(CsModelCtx *c) {
       k++;
     }
   }
-  g_array_sort(c->arr, arrival_of_msg);
+  /* then by message (a counting sort) back into c->arr */
+  uint32_t *cm = g_new0(uint32_t, (size_t)n_msgs + 1);
+  for (guint k = 0; k < len; k++) cm[a[k].msg + 1]++;
+  for (uint32_t m = 0; m < n_msgs; m++) cm[m + 1] += cm[m];
+  for (guint k = 0; k < len; k++) in[cm[a[k].msg]++] = a[k];
+  g_free(cm);
 }
 
 /* Packets, wire bytes and the latency terms of one message: its lone
@@ -237,14 +295,18 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
     if (bps[i] < *slowest_bps) *slowest_bps = bps[i], *slowest_dir = dir_of(t, c->ports[i]);
   /* the busiest link's serialization of the wire bytes is its own term */
   double lat = h > 0 ? cs_path_message_tail(n, (double)(c->mss + c->header), last, bps, lat_s, cut, h) : 0;
-  /* per hop: when its first packet can be there, and the latency terms
-   * left after it (spread) */
+  /* per hop: when it can begin to send the message (its first packet
+   * there, or with cut-through its first bytes), its latency, and what
+   * the last packet adds there (round_of's chain) */
   double first = n > 1 ? (double)(c->mss + c->header) : last;
   c->pre[0] = 0;
   for (int i = 0; i < h; i++) {
-    c->tail[i] = fmax(0, lat - c->pre[i]);
-    c->pre[i + 1] = c->pre[i] + cs_path_hop_adds(first, bps, cut, i) + lat_s[i];
+    double in = i + 1 < h && cut[i + 1] > 0 ? fmin(cut[i + 1], first) : first;
+    c->pre[i + 1] = c->pre[i] + 8.0 * in / bps[i] + lat_s[i];
+    c->lat_h[i] = lat_s[i];
+    c->last_h[i] = cs_path_hop_adds(last, bps, cut, i);
   }
+  c->arrive = h > 0 ? c->pre[h - 1] + 8.0 * first / bps[h - 1] + lat_s[h - 1] : 0;
   return lat;
 }
 
@@ -261,17 +323,49 @@ static double host_queue_bps(const CsModelCtx *c, uint32_t src, uint32_t dst) {
   return (double)t->links[t->ports[cs_routes_next_port(c->r, src, host, 0)].link].spec.bandwidth;
 }
 
-/* Whether message i's receiver sends a message back to its sender in
- * the round that its host's queue takes whole (within host_queue): i's
- * ACKs wait behind it there, and then follow it, delaying nothing. */
-static bool sends_back(const CsModelOp *op, const CsModelMsg *msgs, uint32_t n, uint32_t i) {
+/* The link direction whose queue is src's host queue toward dst
+ * (host_queue_bps's link); UINT32_MAX when ECMP draws it among several
+ * (a host of a torus toward one a hop away on each axis). */
+static uint32_t host_queue_dir(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+  const CsTopology *t = c->t;
+  uint32_t host = (uint32_t)t->nodes[dst].host;
+  int h = cs_routes_path(c->r, src, host, 0, c->ports, (int)t->n_nodes);
+  uint32_t at = t->gpus_per_host > 1 && t->nodes[src].role == CS_ROLE_WORKER && h > 2 ? 1 : 0;
+  if (h <= (int)at) return 0;
+  uint32_t d = dir_of(t, c->ports[at]);
+  if (c->routing == CS_ROUTING_SHORTEST) return d;
+  const CsNode *node = &t->nodes[at ? t->ports[c->ports[0]].peer : src];
+  int want = cs_routes_distance(c->r, at ? t->ports[c->ports[0]].peer : src, host) - 1;
+  uint32_t ways = 0;
+  for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++)
+    ways += cs_routes_distance(c->r, t->ports[p].peer, host) == want;
+  return ways > 1 ? UINT32_MAX : d;
+}
+
+/* Whether message m's host queue (toward its destination) takes it
+ * whole: within host_queue. */
+static bool queued_whole(const CsModelCtx *c, const CsModelMsg *m) {
+  uint64_t pk = (m->payload + c->mss - 1) / c->mss;
+  double hq = cs_transport_host_queue_bytes(&c->tr, host_queue_bps(c, m->src, m->dst));
+  return hq <= 0 || (double)(m->payload + (pk ? pk : 1) * c->header) <= hq;
+}
+
+/* Whether message i's receiver sends in the round a message its host's
+ * queue takes whole, ahead of i's ACKs in the queue they go into: back to
+ * i's sender (the ACKs wait behind it, then follow it on its way,
+ * delaying nothing), or on a star to any host (the ACKs wait behind it,
+ * and the switch passes them on to the sender's link between its
+ * packets, as in the packet run; off a star, elsewhere, they meet data
+ * on their way that the run shows they delay).  (A message gone by when
+ * the first ACK is made leaves it an empty queue, but ACKs made after the
+ * round's data has passed delay none of it either.)  (from[node]: the
+ * first message the node sends in the round, next[] the others.) */
+static bool acks_behind(const CsModelOp *op, const CsModelMsg *msgs, const uint32_t *from, const uint32_t *next,
+                        uint32_t i) {
   const CsModelCtx *c = op->ctx;
-  for (uint32_t j = 0; j < n; j++)
-    if (msgs[j].src == msgs[i].dst && msgs[j].dst == msgs[i].src) {
-      uint64_t pk = (msgs[j].payload + c->mss - 1) / c->mss;
-      double hq = cs_transport_host_queue_bytes(&c->tr, host_queue_bps(c, msgs[j].src, msgs[j].dst));
-      return hq <= 0 || (double)(msgs[j].payload + (pk ? pk : 1) * c->header) <= hq;
-    }
+  bool star = c->t->n_nodes == c->t->n_hosts + 1;
+  for (uint32_t j = from[msgs[i].dst]; j != UINT32_MAX; j = next[j])
+    if ((msgs[j].dst == msgs[i].src || star) && queued_whole(c, &msgs[j])) return true;
   return false;
 }
 
@@ -292,6 +386,9 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
   double own_most = 0, own_bytes = 0;
   uint32_t own_dir = 0;
   bool one_path = c->routing != CS_ROUTING_ECMP_PACKET;
+  /* the messages each node sends in the round (acks_behind) */
+  uint32_t *next = g_new(uint32_t, n ? n : 1);
+  for (uint32_t i = n; i-- > 0;) next[i] = c->from[msgs[i].src], c->from[msgs[i].src] = i;
   for (uint32_t i = 0; i < n; i++) {
     uint64_t packets;
     double wire, slowest;
@@ -304,35 +401,53 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     bool burst = c->burst_pkts >= 1 && cs_model_burst_s(op, msgs[i].src, msgs[i].dst, msgs[i].payload) > 0;
     if (alone) alone[i] = burst ? lat + 8.0 * wire / slowest : -1;
     c->msg = i;
-    spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire, true);
+    spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, wire, PUT_DATA);
     /* the ACKs come back the other way; on a star a burst's wait in the
      * receiver's queue behind its own burst and load no link while it is
      * sent (the flow fidelity's burst_acks); and anywhere when the
-     * receiver sends a message back to its sender in the round that its
-     * queue takes whole: they follow it on its own way */
-    if ((!burst || t->n_nodes != t->n_hosts + 1) && !sends_back(op, msgs, n, i))
-      spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), false);
+     * receiver sends in the round a message that its queue takes whole,
+     * by the link they take: they follow it (acks_behind) */
+    if ((!burst || t->n_nodes != t->n_hosts + 1) && !acks_behind(op, msgs, c->from, next, i))
+      spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), PUT_ACKS);
   }
-  arrivals_end(c);
-  /* each message: when its way's directions have carried the round's
-   * load, and its data the latency terms after them; at least its own
-   * time alone (its latency terms and its bytes on its slowest link) */
+  for (uint32_t i = 0; i < n; i++) c->from[msgs[i].src] = UINT32_MAX;
+  g_free(next);
+  if (!c->arr_over) arrivals_end(c, n);
+  /* each message: its last bit leaves a hop's link when the link has sent
+   * its part of it, and not before it has left the hop before and come
+   * (that hop's latency and what its last packet adds); it ends a
+   * latency after the last hop; at least its own time alone (its latency
+   * terms and its bytes on its slowest link) */
   const Arrival *arr = (const Arrival *)(void *)c->arr->data;
   for (uint32_t i = 0, k = 0; i < n; i++) {
     uint64_t packets;
     double wire, slowest, busy = 0, end = 0;
-    uint32_t sdir;
+    uint32_t sdir, h = 0;
     double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest, &sdir);
+    if (c->arr_over) { /* (the busiest direction on its way, and its latency terms) */
+      busy = spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, LOOK);
+      end = lat + fmax(busy, own[i]);
+      if (end > st.seconds) st.seconds = end;
+      if (turns) turns[i] = alone[i] >= 0 ? fmax(fmax(busy, own[i]), alone[i]) : end;
+      if (each) each[i] = end;
+      continue;
+    }
     for (; k < c->arr->len && arr[k].msg == i; k++) {
-      end = fmax(end, arr[k].done + c->tail[arr[k].hop]);
+      uint32_t hop = arr[k].hop;
+      for (; h <= hop; h++) c->hop_done[h] = 0;
+      c->hop_done[hop] = fmax(c->hop_done[hop], arr[k].done);
       busy = fmax(busy, 8.0 * c->load[arr[k].d] / (double)t->links[arr[k].d / 2].spec.bandwidth);
     }
+    for (uint32_t j = 0; j < h; j++)
+      end = j == 0 ? c->hop_done[0] : fmax(c->hop_done[j], end + c->lat_h[j - 1] + c->last_h[j]);
+    if (h > 0) end += c->lat_h[h - 1];
     end = fmax(end, lat + own[i]);
     if (end > st.seconds) st.seconds = end;
     if (turns) turns[i] = alone[i] >= 0 ? fmax(fmax(busy, own[i]), alone[i]) : end;
     if (each) each[i] = end;
   }
   g_array_set_size(c->arr, 0);
+  c->arr_over = false;
   g_free(alone);
   g_free(own);
   for (uint32_t i = 0; i < c->n_touched; i++) {
@@ -383,7 +498,18 @@ typedef struct {
   uint32_t round;
 } PairTime;
 
+/* (CsModelOp.sends) */
+struct CsModelSend {
+  uint32_t round, to;
+  uint64_t payload;
+};
+
 void cs_model_pair(CsModelOp *op, uint32_t a, uint32_t b, double seconds, uint64_t payload) {
+  if (!op->sends) {
+    op->sends = g_new(struct CsModelSend, (size_t)op->spec.n_workers + op->spec.n_servers);
+    for (uint32_t p = 0; p < op->spec.n_workers + op->spec.n_servers; p++) op->sends[p].round = 0;
+  }
+  op->sends[a] = (struct CsModelSend){op->rounds, b, payload};
   gint64 *k = g_new(gint64, 1);
   *k = ((gint64)a << 32) | b;
   PairTime *v = g_new(PairTime, 1);
@@ -425,6 +551,19 @@ static double round_trip_s(const CsModelCtx *c, uint32_t src, uint32_t dst) {
   return rtt;
 }
 
+/* An ACK's way from src to dst alone: latencies, and its serialization at
+ * each hop. */
+static double ack_way_s(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+  const CsTopology *t = c->t;
+  int h = cs_routes_path(c->r, src, (uint32_t)t->nodes[dst].host, 0, c->ports, (int)t->n_nodes);
+  double s = 0;
+  for (int i = 0; i < h; i++) {
+    const CsLink *l = &t->links[t->ports[c->ports[i]].link];
+    s += (double)l->spec.latency * 1e-12 + 8.0 * (double)c->ack / (double)l->spec.bandwidth;
+  }
+  return s;
+}
+
 /* When src's last packet of a window of w full packets sent at once has
  * reached dst, and an ACK right behind it too (slow start's first round
  * trip behind the receiver's own burst: rpair_new); also the path's
@@ -453,24 +592,6 @@ typedef struct {
 
 static bool qwin_before(const QWin *a, const QWin *b) { return a->at < b->at || (a->at == b->at && a->seq < b->seq); }
 
-/* The link direction whose queue is src's host queue toward dst
- * (host_queue_bps's link); UINT32_MAX when ECMP draws it among several
- * (a host of a torus toward one a hop away on each axis). */
-static uint32_t host_queue_dir(const CsModelCtx *c, uint32_t src, uint32_t dst) {
-  const CsTopology *t = c->t;
-  uint32_t host = (uint32_t)t->nodes[dst].host;
-  int h = cs_routes_path(c->r, src, host, 0, c->ports, (int)t->n_nodes);
-  uint32_t at = t->gpus_per_host > 1 && t->nodes[src].role == CS_ROLE_WORKER && h > 2 ? 1 : 0;
-  if (h <= (int)at) return 0;
-  uint32_t d = dir_of(t, c->ports[at]);
-  if (c->routing == CS_ROUTING_SHORTEST) return d;
-  const CsNode *node = &t->nodes[at ? t->ports[c->ports[0]].peer : src];
-  int want = cs_routes_distance(c->r, at ? t->ports[c->ports[0]].peer : src, host) - 1;
-  uint32_t ways = 0;
-  for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++)
-    ways += cs_routes_distance(c->r, t->ports[p].peer, host) == want;
-  return ways > 1 ? UINT32_MAX : d;
-}
 
 bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst, uint32_t n, uint64_t payload,
                           double *out) {
@@ -614,6 +735,16 @@ static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
     if (bk && bk->round == rec->round && bk->payload > 0) {
       double wb = fmin(c->ss_init, (double)((bk->payload + c->mss - 1) / c->mss)), ptb;
       x->rtt1 = fmax(x->rtt, burst_in_s(c, b, a, wb, &ptb));
+    } else if (o->sends && o->sends[key & 0xffffffff].round == rec->round) {
+      /* it sends elsewhere by the link the ACKs take: they come back
+       * once its first window has left its queue */
+      const struct CsModelSend *sb = &o->sends[key & 0xffffffff];
+      uint32_t to = cs_model_node(o, sb->to), q = host_queue_dir(c, b, a);
+      if (q != UINT32_MAX && q == host_queue_dir(c, b, to) && sb->payload > 0) {
+        double wb = fmin(c->ss_init, (double)((sb->payload + c->mss - 1) / c->mss)), ptb;
+        burst_in_s(c, b, to, 1, &ptb);
+        x->rtt1 = fmax(x->rtt, wb * ptb + ack_way_s(c, b, a));
+      }
     }
   }
   g_hash_table_insert(pairs, g_memdup2(&key, sizeof key), x);
@@ -638,8 +769,10 @@ static double ss_adds(const CsModelCtx *c, RPair *x) {
   }
   x->rtt1 = x->rtt; /* (the connection's first message only) */
   if (c->ss_fresh) {
-    if (plain) x->sec += extra, x->packets = 0; /* (each next message loses as much: counted once for all) */
-    return extra;
+    if (!plain) return extra;
+    x->sec += extra; /* (each next message, this one too, loses as much: counted once for all) */
+    x->packets = 0;
+    return 0;
   }
   double grown = k > w ? w + k : 2 * k > w ? fmin(w + k, 2 * k) : w;
   x->cwnd = fmin(grown, c->ss_window);
@@ -821,6 +954,7 @@ CsModelOp *cs_model_op_new(CsModelCtx *ctx, const CsCollSpec *spec, GArray *reco
 void cs_model_op_free(CsModelOp *op) {
   if (!op) return;
   g_hash_table_destroy(op->pair_s);
+  g_free(op->sends);
   g_free(op->msgs);
   g_free(op->each);
   g_free(op->state);

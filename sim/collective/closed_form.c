@@ -700,6 +700,11 @@ typedef struct {
    * packets 0 when slow start cannot cost it anything */
   double packets, rtt, pt, cwnd;
   double rtt1; /* the first round trip: behind the receiver's own first window when it sends one back in the round */
+  /* the queue its messages go into at the sender (host_queue_dir), and
+   * the one the receiver's ACK for its last packet goes into, with that
+   * ACK's time there (replay: a send waits for it) */
+  uint32_t qdir, ack_qdir;
+  double ack_s;
 } RPair;
 
 #define REPLAY_RUN 64
@@ -718,6 +723,12 @@ static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
   const PairTime *rec = g_hash_table_lookup(o->pair_s, &key);
   x->sec = rec ? rec->sec : 0;
   const CsModelCtx *c = o->ctx;
+  {
+    uint32_t a = cs_model_node(o, (uint32_t)(key >> 32)), b = cs_model_node(o, (uint32_t)key);
+    x->qdir = host_queue_dir(c, a, b);
+    x->ack_qdir = host_queue_dir(c, b, a);
+    x->ack_s = c->ack > 0 && x->ack_qdir != UINT32_MAX ? 8.0 * (double)c->ack / (double)c->t->links[x->ack_qdir / 2].spec.bandwidth : 0;
+  }
   if (rec && c->ss && rec->payload > 0) {
     uint32_t a = cs_model_node(o, (uint32_t)(key >> 32)), b = cs_model_node(o, (uint32_t)key);
     x->packets = (double)((rec->payload + c->mss - 1) / c->mss);
@@ -832,6 +843,12 @@ static void replay(CsModelOp *o, CsCollPlan *const *plans, uint32_t V, double *c
   }
   bool *sent = g_new0(bool, (size_t)N * L);
   double *t = g_new0(double, (size_t)N * L * V); /* t[lp * V + v] */
+  /* per participant: when the ACK for the last message it took has left
+   * its queue, and which queue (RPair.ack_qdir) */
+  double *ack_end = g_new0(double, (size_t)N * V);
+  uint32_t *ack_dir = g_new(uint32_t, N);
+  double *ack_s = g_new0(double, N);
+  for (uint32_t p = 0; p < N; p++) ack_dir[p] = UINT32_MAX;
   /* per lane: the pairs it last sent on and received from (a ring's are always the same) */
   gint64 *out_key = g_new(gint64, (size_t)N * L), *in_key = g_new(gint64, (size_t)N * L);
   RPair **out_at = g_new0(RPair *, (size_t)N * L), **in_at = g_new0(RPair *, (size_t)N * L);
@@ -873,7 +890,16 @@ static void replay(CsModelOp *o, CsCollPlan *const *plans, uint32_t V, double *c
           if (!out) out = rpair_new(pairs, o, key);
           if (!sent[lp]) {
             out->scan = cs_coll_plan_next_recv_run(plan, (uint32_t)st->send_to, p, out->scan, &out->same_end) + 1;
-            rpair_post(out, tl, V);
+            /* behind the ACK its host sent for the last message it took,
+             * in the queue this one goes into, when it is still there
+             * (the lanes are replayed out of time order: an ACK made after
+             * the send delays nothing) */
+            double post[VARIANTS];
+            for (uint32_t v = 0; v < V; v++) {
+              double a = ack_end[p * V + v];
+              post[v] = ack_dir[p] == out->qdir && out->qdir != UINT32_MAX && tl[v] < a && tl[v] >= a - ack_s[p] ? a : tl[v];
+            }
+            rpair_post(out, post, V);
           }
         }
         sent[lp] = true;
@@ -892,7 +918,12 @@ static void replay(CsModelOp *o, CsCollPlan *const *plans, uint32_t V, double *c
             m->resolved = true;
           }
           in->consumed++;
-          for (uint32_t v = 0; v < V; v++) tl[v] = max2(tl[v], m->end[v]);
+          for (uint32_t v = 0; v < V; v++) {
+            tl[v] = max2(tl[v], m->end[v]);
+            ack_end[p * V + v] = m->end[v] + in->ack_s;
+          }
+          ack_dir[p] = in->ack_qdir;
+          ack_s[p] = in->ack_s;
         }
         if (st->wait_delivered) {
           const RMsg *m = &out->msgs[out->len - 1];
@@ -929,6 +960,9 @@ static void replay(CsModelOp *o, CsCollPlan *const *plans, uint32_t V, double *c
   g_free(cur);
   g_free(sent);
   g_free(t);
+  g_free(ack_end);
+  g_free(ack_dir);
+  g_free(ack_s);
   g_free(out_key), g_free(in_key), g_free(out_at), g_free(in_at);
   g_free(st_at), g_free(st_compute), g_free(st_k);
   g_hash_table_destroy(pairs);

@@ -11,9 +11,10 @@
 #include "commsim/closed_form.h"
 #include "commsim/ring.h"
 
-/* A message's data coming into a direction in a round: when its first
- * packet can be there (its path's latency terms before it), and how many
- * bytes. */
+/* A message's data coming into a direction in a round: when the
+ * direction can begin to send it (its first packet there, or with
+ * cut-through its first bytes: message_terms' pre), at which hop of its
+ * way, and how many bytes (a share of them, spread over ECMP's paths). */
 typedef struct {
   uint32_t d, msg, hop;
   double pre, bytes;
@@ -46,7 +47,6 @@ struct CsModelCtx {
   /* per hop of a message's path (message_terms): when its data can be
    * there, the link's latency, and what its last packet adds there */
   double *pre, *lat_h, *last_h, *hop_done;
-  double arrive;      /* (message_terms) when its first packet can be at its destination */
   uint32_t *cnt;      /* per direction, then per message: counts for arrivals_end's sorts */
   GArray *arr2;       /* (arrivals_end's scratch) */
   uint8_t *used;      /* per link direction: crossed by any round */
@@ -306,7 +306,6 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
     c->lat_h[i] = lat_s[i];
     c->last_h[i] = cs_path_hop_adds(last, bps, cut, i);
   }
-  c->arrive = h > 0 ? c->pre[h - 1] + 8.0 * first / bps[h - 1] + lat_s[h - 1] : 0;
   return lat;
 }
 

@@ -6,7 +6,8 @@ compression (10 Gbps, 1 us links, 64 MB buffers, reno), so the iteration is
 the communication alone; it runs at `fidelity: packet` and `fidelity: flow`
 and through `commsim model`, and the script prints how many cases each
 fidelity has within 1, 2 and 5 % of the packet run, their mean distance
-from it, and the cases furthest from it. The grid: ring, tree in 1 and 4 pieces, halving-doubling,
+from it, how many flow runs are within those of the model, and the cases
+furthest from it. The grid: ring, tree in 1 and 4 pieces, halving-doubling,
 all-gather, ps with 1 and 3 servers and hierarchical on machines of 2 and 4
 GPUs, on a star, a k = 4 fat-tree (ECMP), a 4 x 4 torus and a ring, with 2 to
 16 workers and 1K, 10K and 25M fp32 parameters. Python's standard library
@@ -224,6 +225,9 @@ def main():
             mean = 100 * sum(abs(r[k + "_ratio"] - 1) for r in rs) / len(rs) if rs else 0
             print(f"  {k:6s} within 1 / 2 / 5 % of packet: {within[0]} / {within[1]} / {within[2]}"
                   f" (mean distance {mean:.2f} %)")
+        # (the flow fidelity against the closed form: two quick answers that should agree)
+        within = [sum(abs(r["flow"] / r["model"] - 1) <= e for r in rs) for e in (0.01, 0.02, 0.05)]
+        print(f"  flow   within 1 / 2 / 5 % of model:  {within[0]} / {within[1]} / {within[2]}")
     worst = sorted(ok, key=lambda r: -abs(r["flow_ratio"] - 1))[:25]
     print("furthest at flow fidelity (case, packet s, flow / packet, model / packet,"
           " retransmissions, longest switch queue B):")

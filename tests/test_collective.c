@@ -392,12 +392,28 @@ START_TEST(test_model_one_path) {
 }
 END_TEST
 
-/* The mean over workers of when each ends its first iteration's communication. */
-static double sim_comm_mean(Run *r) {
+/* The sweep's network (validation/fidelity-sweep.py): 10 Gbps, 1 us
+ * links, buffers that never fill, reno. */
+#define SWEEP_NET                                                  \
+  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n" \
+  "transport: {protocol: reno}\n"
+
+/* The mean over workers of when each ends its first iteration's
+ * communication, or (end) the iteration itself, in seconds. */
+static double sim_mean_end(Run *r, bool end) {
   uint32_t P = cs_workload_workers(cs_sim_workload(r->sim));
   double mean = 0;
-  for (uint32_t w = 0; w < P; w++) mean += (double)sim_rec(r, w, 1)->comm_end * 1e-12 / P;
+  for (uint32_t w = 0; w < P; w++) mean += (double)(end ? sim_rec(r, w, 1)->end : sim_rec(r, w, 1)->comm_end) * 1e-12 / P;
   return mean;
+}
+
+/* The model's iteration (m, cleared) within `tol` of the packet run's
+ * mean over workers (r, freed); `what` names the case. */
+static void model_near_run(CsModel *m, Run *r, double tol, const char *what) {
+  double sim = sim_mean_end(r, true);
+  ck_assert_msg(fabs(m->iter_serial_s / sim - 1) <= tol, "%s: model %.9f s, packet %.9f s", what, m->iter_serial_s, sim);
+  done(r);
+  cs_model_clear(m);
 }
 
 /* 3b'''. Slow start in the model.  Two workers on a star (10 Gbps, 1 us
@@ -416,8 +432,7 @@ static double sim_comm_mean(Run *r) {
  * loaded the links: 1.037 of it. */
 START_TEST(test_model_slow_start) {
   const char *y = "topology: {type: star, workers: 2}\n"
-                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
-                  "transport: {protocol: reno}\n"
+                  SWEEP_NET
                   "workload: {params: 10K, iterations: 1, compute: 0, buckets: 0, collective: ring,\n"
                   "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}}\n";
   CsModel m = model_of(y, NULL), warm = model_of(y, (const char *const[]){"transport.init_cwnd=100pkt", NULL});
@@ -428,23 +443,18 @@ START_TEST(test_model_slow_start) {
   const CsMessageStats *first = cs_fabric_message(f, m0), *second = cs_fabric_message(f, m0 + 2);
   ck_assert_int_eq(first->end - first->start, 23100800);
   ck_assert_int_eq(second->end - second->start, 19900800);
-  double sim = sim_comm_mean(&r); /* (42.950 us and 43.002 us: an ACK's time apart) */
+  double sim = sim_mean_end(&r, false); /* (42.950 us and 43.002 us: an ACK's time apart) */
   ck_assert_msg(fabs(m.comm_mean_s / sim - 1) <= 0.002, "model %.9f s, packet %.9f s", m.comm_mean_s, sim);
   done(&r);
   cs_model_clear(&m);
   cs_model_clear(&warm);
 
   const char *ring = "topology: {type: ring, workers: 2}\n"
-                     "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
-                     "transport: {protocol: reno}\n"
+                     SWEEP_NET
                      "workload: {params: 1K, iterations: 1, compute: 0, buckets: 0, collective: ring}\n";
   m = model_of(ring, NULL); /* (with the codec's sums between the steps, as in the sweep) */
   r = run(ring, NULL);
-  sim = 0;
-  for (uint32_t w = 0; w < 2; w++) sim += (double)sim_rec(&r, w, 1)->end * 1e-12 / 2;
-  ck_assert_msg(fabs(m.iter_serial_s / sim - 1) <= 0.001, "ring of 2: model %.9f s, packet %.9f s", m.iter_serial_s, sim);
-  done(&r);
-  cs_model_clear(&m);
+  model_near_run(&m, &r, 0.001, "ring of 2");
 
   /* Per-message connections: each starts from init_cwnd, and slow start
    * is counted once per message (the first try of this counted it twice
@@ -478,8 +488,7 @@ END_TEST
  * 20.957 us. */
 START_TEST(test_model_arrivals) {
   const char *y = "topology: {type: ring, workers: 7, servers: 1}\n"
-                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
-                  "transport: {protocol: reno}\n"
+                  SWEEP_NET
                   "workload: {params: 1K, iterations: 1, compute: 0, buckets: 0, collective: ps,\n"
                   "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}}\n";
   CsModel m = model_of(y, NULL);
@@ -511,12 +520,7 @@ START_TEST(test_model_arrivals) {
     const char *const sets[] = {sf ? "switching=store-and-forward" : "switching=cut-through", NULL};
     m = model_of(ct, sets);
     r = run(ct, sets);
-    double sim = 0;
-    for (uint32_t w = 0; w < 4; w++) sim += (double)sim_rec(&r, w, 1)->end * 1e-12 / 4;
-    ck_assert_msg(fabs(m.iter_serial_s / sim - 1) <= 0.02, "%s: model %.9f s, packet %.9f s", sets[0], m.iter_serial_s,
-                  sim);
-    done(&r);
-    cs_model_clear(&m);
+    model_near_run(&m, &r, 0.02, sets[0]);
   }
 }
 END_TEST
@@ -532,8 +536,7 @@ END_TEST
  * in one then.) */
 START_TEST(test_model_queues_apart) {
   const char *y = "topology: {type: ring, workers: 2, servers: 1}\n"
-                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
-                  "transport: {protocol: reno}\n"
+                  SWEEP_NET
                   "workload: {params: 10K, iterations: 1, compute: 0, buckets: 0, collective: ps}\n";
   CsModel m = model_of(y, NULL);
   Run r = run(y, NULL);
@@ -543,11 +546,7 @@ START_TEST(test_model_queues_apart) {
     const CsMessageStats *st = cs_fabric_message(f, k);
     ck_assert_int_eq(st->end - st->start, 34299200);
   }
-  double sim = 0;
-  for (uint32_t w = 0; w < 2; w++) sim += (double)sim_rec(&r, w, 1)->end * 1e-12 / 2;
-  ck_assert_msg(fabs(m.iter_serial_s / sim - 1) <= 0.001, "model %.9f s, packet %.9f s", m.iter_serial_s, sim);
-  done(&r);
-  cs_model_clear(&m);
+  model_near_run(&m, &r, 0.001, "ps on a ring of 3");
 }
 END_TEST
 
@@ -561,8 +560,7 @@ END_TEST
  * Without it the model was 0.989 of the packet run (until 2026-12-12). */
 START_TEST(test_model_ack_ahead) {
   const char *y = "topology: {type: star, workers: 8}\n"
-                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
-                  "transport: {protocol: reno}\n"
+                  SWEEP_NET
                   "workload: {params: 1K, iterations: 1, compute: 0, buckets: 0, collective: ring}\n";
   CsModel m = model_of(y, NULL);
   Run r = run(y, NULL);
@@ -577,11 +575,7 @@ START_TEST(test_model_ack_ahead) {
   ck_assert_int_eq(took[0], 2892800);
   ck_assert_int_eq(took[1], 2911750);
   ck_assert_int_eq(took[2], 2944000);
-  double sim = 0;
-  for (uint32_t w = 0; w < 8; w++) sim += (double)sim_rec(&r, w, 1)->end * 1e-12 / 8;
-  ck_assert_msg(fabs(m.iter_serial_s / sim - 1) <= 0.0005, "model %.9f s, packet %.9f s", m.iter_serial_s, sim);
-  done(&r);
-  cs_model_clear(&m);
+  model_near_run(&m, &r, 0.0005, "ring of 8");
 }
 END_TEST
 

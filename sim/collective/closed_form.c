@@ -47,6 +47,7 @@ struct CsModelCtx {
   /* per hop of a message's path (message_terms): when its data can be
    * there, the link's latency, and what its last packet adds there */
   double *pre, *lat_h, *last_h, *hop_done;
+  double *p_bps, *p_lat, *p_cut; /* (path_terms) */
   uint32_t *cnt;      /* per direction, then per message: counts for arrivals_end's sorts */
   GArray *arr2;       /* (arrivals_end's scratch) */
   uint8_t *used;      /* per link direction: crossed by any round */
@@ -82,6 +83,9 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   c->lat_h = g_new0(double, t->n_nodes + 1);
   c->last_h = g_new0(double, t->n_nodes + 1);
   c->hop_done = g_new0(double, t->n_nodes + 1);
+  c->p_bps = g_new0(double, 3 * ((size_t)t->n_nodes + 1));
+  c->p_lat = c->p_bps + t->n_nodes + 1;
+  c->p_cut = c->p_lat + t->n_nodes + 1;
   c->cnt = g_new0(uint32_t, dirs);
   c->arr2 = g_array_new(FALSE, FALSE, sizeof(Arrival));
   return c;
@@ -103,6 +107,7 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->lat_h);
   g_free(c->last_h);
   g_free(c->hop_done);
+  g_free(c->p_bps);
   g_free(c->cnt);
   g_array_free(c->arr2, TRUE);
   g_free(c);
@@ -267,6 +272,22 @@ static void arrivals_end(CsModelCtx *c, uint32_t n_msgs) {
   g_free(cm);
 }
 
+/* The first path from node src to host dst_host, into c->ports, and its
+ * hops' rates (c->p_bps), latencies in seconds (c->p_lat) and cut bytes
+ * (c->p_cut): its hop count. */
+static int path_terms(const CsModelCtx *c, uint32_t src, uint32_t dst_host) {
+  const CsTopology *t = c->t;
+  int h = cs_routes_path(c->r, src, dst_host, 0, c->ports, (int)t->n_nodes);
+  for (int i = 0; i < h; i++) {
+    const CsPort *pt = &t->ports[c->ports[i]];
+    const CsLink *l = &t->links[pt->link];
+    c->p_bps[i] = (double)l->spec.bandwidth;
+    c->p_lat[i] = (double)l->spec.latency * 1e-12;
+    c->p_cut[i] = (double)cs_dir_cut_bytes(t, 2 * pt->link + pt->dir);
+  }
+  return h;
+}
+
 /* Packets, wire bytes and the latency terms of one message: its lone
  * time on the path, packet by packet (cs_path_message_time), less the
  * slowest link's serialization of its wire bytes, which the busiest-link
@@ -279,16 +300,8 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
   *packets = n;
   *wire = (double)m->payload + (double)(n * c->header);
   double last = (double)(m->payload - (n - 1) * c->mss + c->header);
-  uint32_t dst_host = (uint32_t)t->nodes[m->dst].host;
-  int h = cs_routes_path(c->r, m->src, dst_host, 0, c->ports, (int)t->n_nodes);
-  double *bps = g_newa(double, h > 0 ? h : 1), *lat_s = g_newa(double, h > 0 ? h : 1), *cut = g_newa(double, h > 0 ? h : 1);
-  for (int i = 0; i < h; i++) {
-    const CsPort *pt = &t->ports[c->ports[i]];
-    const CsLink *l = &t->links[pt->link];
-    bps[i] = (double)l->spec.bandwidth;
-    lat_s[i] = (double)l->spec.latency * 1e-12;
-    cut[i] = (double)cs_dir_cut_bytes(t, 2 * pt->link + pt->dir);
-  }
+  int h = path_terms(c, m->src, (uint32_t)t->nodes[m->dst].host);
+  const double *bps = c->p_bps, *lat_s = c->p_lat, *cut = c->p_cut;
   *slowest_bps = INFINITY;
   *slowest_dir = 0;
   for (int i = 0; i < h; i++)
@@ -309,32 +322,38 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
   return lat;
 }
 
-/* The bandwidth of the link whose queue is src's host queue toward dst:
- * its own link's, or from a GPU to another machine its machine's NIC's
- * (the packet transport's small queues are there). */
-static double host_queue_bps(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+/* The port whose queue is src's host queue toward dst: its own link's,
+ * or from a GPU to another machine its machine's NIC's (the packet
+ * transport's small queues are there); *at the node it belongs to. */
+static uint32_t host_queue_port(const CsModelCtx *c, uint32_t src, uint32_t dst, uint32_t *at) {
   const CsTopology *t = c->t;
   uint32_t host = (uint32_t)t->nodes[dst].host;
+  *at = src;
   if (t->gpus_per_host > 1 && t->nodes[src].role == CS_ROLE_WORKER) {
     int h = cs_routes_path(c->r, src, host, 0, c->ports, (int)t->n_nodes);
-    if (h > 2) return (double)t->links[t->ports[c->ports[1]].link].spec.bandwidth;
+    if (h > 2) {
+      *at = t->ports[c->ports[0]].peer;
+      return c->ports[1];
+    }
   }
-  return (double)t->links[t->ports[cs_routes_next_port(c->r, src, host, 0)].link].spec.bandwidth;
+  return cs_routes_next_port(c->r, src, host, 0);
 }
 
-/* The link direction whose queue is src's host queue toward dst
- * (host_queue_bps's link); UINT32_MAX when ECMP draws it among several
- * (a host of a torus toward one a hop away on each axis). */
+/* The bandwidth of the link whose queue is src's host queue toward dst. */
+static double host_queue_bps(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+  uint32_t at;
+  return (double)c->t->links[c->t->ports[host_queue_port(c, src, dst, &at)].link].spec.bandwidth;
+}
+
+/* The link direction whose queue is src's host queue toward dst;
+ * UINT32_MAX when ECMP draws it among several (a host of a torus toward
+ * one a hop away on each axis). */
 static uint32_t host_queue_dir(const CsModelCtx *c, uint32_t src, uint32_t dst) {
   const CsTopology *t = c->t;
-  uint32_t host = (uint32_t)t->nodes[dst].host;
-  int h = cs_routes_path(c->r, src, host, 0, c->ports, (int)t->n_nodes);
-  uint32_t at = t->gpus_per_host > 1 && t->nodes[src].role == CS_ROLE_WORKER && h > 2 ? 1 : 0;
-  if (h <= (int)at) return 0;
-  uint32_t d = dir_of(t, c->ports[at]);
+  uint32_t at, host = (uint32_t)t->nodes[dst].host, d = dir_of(t, host_queue_port(c, src, dst, &at));
   if (c->routing == CS_ROUTING_SHORTEST) return d;
-  const CsNode *node = &t->nodes[at ? t->ports[c->ports[0]].peer : src];
-  int want = cs_routes_distance(c->r, at ? t->ports[c->ports[0]].peer : src, host) - 1;
+  const CsNode *node = &t->nodes[at];
+  int want = cs_routes_distance(c->r, at, host) - 1;
   uint32_t ways = 0;
   for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++)
     ways += cs_routes_distance(c->r, t->ports[p].peer, host) == want;
@@ -505,8 +524,7 @@ struct CsModelSend {
 
 void cs_model_pair(CsModelOp *op, uint32_t a, uint32_t b, double seconds, uint64_t payload) {
   if (!op->sends) {
-    op->sends = g_new(struct CsModelSend, (size_t)op->spec.n_workers + op->spec.n_servers);
-    for (uint32_t p = 0; p < op->spec.n_workers + op->spec.n_servers; p++) op->sends[p].round = 0;
+    op->sends = g_new0(struct CsModelSend, (size_t)op->spec.n_workers + op->spec.n_servers); /* (round 0: none) */
   }
   op->sends[a] = (struct CsModelSend){op->rounds, b, payload};
   gint64 *k = g_new(gint64, 1);
@@ -536,30 +554,20 @@ double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_
 /* A packet's round trip from src to dst and its ACK's back (on the
  * forward path's links both ways), as the flow fidelity's routes have it. */
 static double round_trip_s(const CsModelCtx *c, uint32_t src, uint32_t dst) {
-  const CsTopology *t = c->t;
-  int h = cs_routes_path(c->r, src, (uint32_t)t->nodes[dst].host, 0, c->ports, (int)t->n_nodes);
-  double *bps = g_newa(double, h > 0 ? h : 1), *cut = g_newa(double, h > 0 ? h : 1), rtt = 0;
-  for (int i = 0; i < h; i++) {
-    const CsPort *pt = &t->ports[c->ports[i]];
-    bps[i] = (double)t->links[pt->link].spec.bandwidth;
-    cut[i] = (double)cs_dir_cut_bytes(t, 2 * pt->link + pt->dir);
-    rtt += 2 * (double)t->links[pt->link].spec.latency * 1e-12;
-  }
+  int h = path_terms(c, src, (uint32_t)c->t->nodes[dst].host);
+  double rtt = 0;
   for (int i = 0; i < h; i++)
-    rtt += cs_path_hop_adds((double)(c->mss + c->header), bps, cut, i) + cs_path_hop_adds((double)c->ack, bps, cut, i);
+    rtt += 2 * c->p_lat[i] + cs_path_hop_adds((double)(c->mss + c->header), c->p_bps, c->p_cut, i) +
+           cs_path_hop_adds((double)c->ack, c->p_bps, c->p_cut, i);
   return rtt;
 }
 
 /* An ACK's way from src to dst alone: latencies, and its serialization at
  * each hop. */
 static double ack_way_s(const CsModelCtx *c, uint32_t src, uint32_t dst) {
-  const CsTopology *t = c->t;
-  int h = cs_routes_path(c->r, src, (uint32_t)t->nodes[dst].host, 0, c->ports, (int)t->n_nodes);
+  int h = path_terms(c, src, (uint32_t)c->t->nodes[dst].host);
   double s = 0;
-  for (int i = 0; i < h; i++) {
-    const CsLink *l = &t->links[t->ports[c->ports[i]].link];
-    s += (double)l->spec.latency * 1e-12 + 8.0 * (double)c->ack / (double)l->spec.bandwidth;
-  }
+  for (int i = 0; i < h; i++) s += c->p_lat[i] + 8.0 * (double)c->ack / c->p_bps[i];
   return s;
 }
 
@@ -568,19 +576,14 @@ static double ack_way_s(const CsModelCtx *c, uint32_t src, uint32_t dst) {
  * trip behind the receiver's own burst: rpair_new); also the path's
  * slowest packet time into *pt. */
 static double burst_in_s(const CsModelCtx *c, uint32_t src, uint32_t dst, double w, double *pt) {
-  const CsTopology *t = c->t;
-  int h = cs_routes_path(c->r, src, (uint32_t)t->nodes[dst].host, 0, c->ports, (int)t->n_nodes);
-  double *bps = g_newa(double, h > 0 ? h : 1), *cut = g_newa(double, h > 0 ? h : 1), s = 0, slowest = INFINITY;
+  int h = path_terms(c, src, (uint32_t)c->t->nodes[dst].host);
+  double s = 0, slowest = INFINITY;
   for (int i = 0; i < h; i++) {
-    const CsPort *p = &t->ports[c->ports[i]];
-    bps[i] = (double)t->links[p->link].spec.bandwidth;
-    cut[i] = (double)cs_dir_cut_bytes(t, 2 * p->link + p->dir);
-    s += (double)t->links[p->link].spec.latency * 1e-12;
-    slowest = fmin(slowest, bps[i]);
+    s += c->p_lat[i] + cs_path_hop_adds((double)(c->mss + c->header), c->p_bps, c->p_cut, i);
+    slowest = fmin(slowest, c->p_bps[i]);
   }
-  for (int i = 0; i < h; i++) s += cs_path_hop_adds((double)(c->mss + c->header), bps, cut, i);
   *pt = 8.0 * (double)(c->mss + c->header) / slowest;
-  return h > 0 ? s + (w - 1) * *pt + 8.0 * (double)c->ack / bps[h - 1] : 0;
+  return h > 0 ? s + (w - 1) * *pt + 8.0 * (double)c->ack / c->p_bps[h - 1] : 0;
 }
 
 /* A window in a host's queue (cs_model_queue_turns): when it goes in, and whose. */

@@ -1077,6 +1077,38 @@ START_TEST(test_standing_queue) {
 }
 END_TEST
 
+/* Slow start behind a standing queue that refills (ss_wait).  Two GPUs of
+ * one machine (100 Gbps and 500 ns to its NIC): w1 sends 12.5 MB to w0,
+ * and 71 us later w0 sends as much to w1, whose ACKs wait in w1's queue
+ * behind what w1's connection keeps there, 125 KB a microsecond of the
+ * line, 1.25 MB full (transport.host_queue, 100 us).  At packet level
+ * w0's windows of 10 and 20 packets wait 70 and 65 us (the queue still
+ * filling, then running down from full), and every later one 100 us: an
+ * ACK leaves as the queue runs empty, w1 refills it then, and the next
+ * window's ACKs come in 2.25 us later, behind nearly all of it.  Here the
+ * queue holds 66.142 us when w0 begins and fills 33.858 us later; the
+ * round trips (2.25 us empty) are 68.392, 67.716 and then 100 us, and
+ * windows of 10 to 640 packets of 0.124764 us lose 67.144 + 65.221 +
+ * 95.010 + 90.020 + 80.040 + 60.080 + 20.150 = 477.665 us.  The message
+ * took 1541.5016 us at packet level; 1414.45 us here with the queue's
+ * 66 us in every round trip (8.2 % early), 1560.36 us now (the fluid's
+ * share of the machine's link is the rest: w1's ACKs beside w0's data
+ * from the start, where at packet level w0 fills it only once its window
+ * has grown). */
+START_TEST(test_standing_refills) {
+  const char *y = "topology: {type: star, workers: 4, gpus_per_host: 2, intra: {bandwidth: 100Gbps, latency: 500ns}}\n"
+                  "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                  "flows: [{src: w1, dst: w0, size: 12500000B}, {src: w0, dst: w1, size: 12500000B, start: 71us}]\n";
+  Run f = run(y, "flow", NULL), p = run(y, "packet", NULL);
+  double took_p = end_s(&p, 1) - 71e-6, took_f = end_s(&f, 1) - 71e-6;
+  ck_assert_msg(fabs(took_p - 1541.5016e-6) < 1e-10, "packet: %.10f s", took_p);
+  ck_assert_msg(fabs(took_f / took_p - 1) < 0.015, "flow %.10f s, packet %.10f s", took_f, took_p);
+  ck_assert_msg(took_f > 1414.46e-6 + 60e-6, "flow %.10f s: every round trip behind the queue as it was at the start", took_f);
+  done(&f);
+  done(&p);
+}
+END_TEST
+
 /* A burst behind a standing queue (standing_wait).  On a star of 4, w0
  * sends 12.5 MB to w1, and from 1 ms 40 messages of 4,000 B to w2, 137 us
  * apart.  At packet level each waits behind what the first connection
@@ -1978,6 +2010,7 @@ static Suite *flow_suite(void) {
   tcase_add_test(tc, test_kept_routes);
   tcase_add_test(tc, test_slow_start);
   tcase_add_test(tc, test_standing_queue);
+  tcase_add_test(tc, test_standing_refills);
   tcase_add_test(tc, test_standing_wait);
   tcase_add_test(tc, test_connection_in_turn);
   tcase_add_test(tc, test_host_queue_in_turn);

@@ -551,6 +551,11 @@ double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_
   return (double)(pk ? pk : 1) <= c->burst_pkts && (hq <= 0 || wire <= hq) ? 8.0 * wire / bps : 0;
 }
 
+double cs_model_burst_packet_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
+  uint64_t pk = (payload + op->ctx->mss - 1) / op->ctx->mss;
+  return cs_model_burst_s(op, src, dst, payload) / (double)(pk ? pk : 1);
+}
+
 /* A packet's round trip from src to dst and its ACK's back (on the
  * forward path's links both ways), as the flow fidelity's routes have it. */
 static double round_trip_s(const CsModelCtx *c, uint32_t src, uint32_t dst) {

@@ -582,14 +582,14 @@ END_TEST
 /* 3b''''. Rails that share a NIC.  A hierarchical all-reduce of 10K fp32
  * on two machines of two GPUs (the sweep's network, 100 Gbps inside a
  * machine): each rail step's messages are bursts of 7 packets (10,406 B,
- * 1.1893 us a packet at 10 Gbps, b = 8.325 us a burst).  In the first
+ * its last of 1,370 B p = 1.096 us at 10 Gbps, b = 8.325 us a burst).  In the first
  * rail step the two rails' bursts leave the NIC packet by packet and the
  * first rail's ends a packet before the other's (19.9573 and 21.0821 us
  * at packet level); in the second, its burst goes in whole ahead of the
  * other's, which ends when the NIC has carried both from the first's
  * start (12.8085 and 20.0085 us).  The model, from the round's end E =
- * 21.0821 us: E - p and E - b for the first rail (19.89 and 12.76 us), E
- * and E - p for the other (21.08 and 19.89 us); its iteration within 0.3
+ * 21.0821 us: E - p and E - b for the first rail (19.99 and 12.76 us), E
+ * and E - p for the other (21.08 and 19.99 us); its iteration within 0.3
  * % of the packet run's mean (0.959 while every rail took the mean of E
  * and the NIC's busy time, until 2026-12-13); with 1K fp32, one packet a
  * burst, 0.998 (1.030 then). */
@@ -629,7 +629,9 @@ END_TEST
  * both rails' bytes and the latency); pulls of 10K fp32 to 4 workers (28
  * packets) go into the server's queue window by window, 10 then 18
  * packets, and take turns there (15.6 % above).  The ps model within 1 %
- * of the flow fidelity (its turns the same). */
+ * of the flow fidelity (its turns the same), and the hierarchical one
+ * within 1 % of both (0.981 of the packet run until 2026-12-13, 0.991
+ * now). */
 START_TEST(test_model_turns) {
   const char *ps = "topology: {type: star, workers: 8, servers: 1}\n"
                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
@@ -648,8 +650,10 @@ START_TEST(test_model_turns) {
     double packet = cs_sim_summary(p.sim)->iter_mean_s, flow = cs_sim_summary(f.sim)->iter_mean_s;
     ck_assert_msg(fabs(m.iter_overlap_s / packet - 1) < 0.05, "%s: model %.9f s, packet %.9f s", names[i], m.iter_overlap_s,
                   packet);
-    if (i != 1)
-      ck_assert_msg(fabs(m.iter_overlap_s / flow - 1) < 0.01, "%s: model %.9f s, flow %.9f s", names[i], m.iter_overlap_s, flow);
+    ck_assert_msg(fabs(m.iter_overlap_s / flow - 1) < 0.01, "%s: model %.9f s, flow %.9f s", names[i], m.iter_overlap_s, flow);
+    if (i == 1) /* (the rails' places, and their ACKs behind their machine's bursts: test_model_rails) */
+      ck_assert_msg(fabs(m.iter_overlap_s / packet - 1) < 0.01, "%s: model %.9f s, packet %.9f s", names[i], m.iter_overlap_s,
+                    packet);
     cs_model_clear(&m);
     done(&p);
     done(&f);

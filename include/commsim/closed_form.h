@@ -126,9 +126,8 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
  * cs_transport_burst_packets: it leaves after those put in before it,
  * at the line rate), else 0. */
 double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
-/* The time of one of such a burst's packets (its wire bytes over its
- * packets) at src's queue's rate, else 0. */
-double cs_model_burst_packet_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
+/* The time of such a burst's last packet at src's queue's rate, else 0. */
+double cs_model_burst_last_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
 /* n messages of `payload` bytes from src, one to each of dst[0 .. n),
  * sent at once in that order, each on a connection that starts at its
  * initial window: when each one's last bit leaves src's queue, in

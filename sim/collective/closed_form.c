@@ -371,7 +371,8 @@ static bool queued_whole(const CsModelCtx *c, const CsModelMsg *m) {
 /* Whether message i's receiver sends in the round a message its host's
  * queue takes whole, ahead of i's ACKs in the queue they go into: back to
  * i's sender (the ACKs wait behind it, then follow it on its way,
- * delaying nothing), or on a star to any host (the ACKs wait behind it,
+ * delaying nothing), or on a star (of hosts, or of machines: behind its
+ * machine's NIC's bursts) to any host (the ACKs wait behind it,
  * and the switch passes them on to the sender's link between its
  * packets, as in the packet run; off a star, elsewhere, they meet data
  * on their way that the run shows they delay).  (A message gone by when
@@ -381,7 +382,9 @@ static bool queued_whole(const CsModelCtx *c, const CsModelMsg *m) {
 static bool acks_behind(const CsModelOp *op, const CsModelMsg *msgs, const uint32_t *from, const uint32_t *next,
                         uint32_t i) {
   const CsModelCtx *c = op->ctx;
-  bool star = c->t->n_nodes == c->t->n_hosts + 1;
+  const CsTopology *t = c->t;
+  uint32_t G = t->gpus_per_host > 1 ? t->gpus_per_host : 1;
+  bool star = t->n_nodes == t->n_hosts + (G > 1 ? t->n_hosts / G : 0) + 1; /* (of hosts, or of machines) */
   for (uint32_t j = from[msgs[i].dst]; j != UINT32_MAX; j = next[j])
     if ((msgs[j].dst == msgs[i].src || star) && queued_whole(c, &msgs[j])) return true;
   return false;
@@ -551,9 +554,11 @@ double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_
   return (double)(pk ? pk : 1) <= c->burst_pkts && (hq <= 0 || wire <= hq) ? 8.0 * wire / bps : 0;
 }
 
-double cs_model_burst_packet_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
-  uint64_t pk = (payload + op->ctx->mss - 1) / op->ctx->mss;
-  return cs_model_burst_s(op, src, dst, payload) / (double)(pk ? pk : 1);
+double cs_model_burst_last_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
+  const CsModelCtx *c = op->ctx;
+  uint64_t pk = (payload + c->mss - 1) / c->mss;
+  if (pk == 0 || cs_model_burst_s(op, src, dst, payload) <= 0) return 0;
+  return 8.0 * (double)(payload - (pk - 1) * c->mss + c->header) / host_queue_bps(c, src, dst);
 }
 
 /* A packet's round trip from src to dst and its ACK's back (on the

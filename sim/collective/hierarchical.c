@@ -94,7 +94,7 @@ static void model(CsModelOp *o) {
       o->msgs[r] = (CsModelMsg){cs_model_node(o, r), cs_model_node(o, ((h + 1) % H) * G + g), cs_model_payload(o, cs_coll_piece(m, H, h))};
     }
     /* A machine's G rails share its NIC.  Their small messages (bursts,
-     * b each there, packets of p) leave it together in the first step,
+     * b each there, its last packet p) leave it together in the first step,
      * packet by packet: the round's end E is the last rail's, and the
      * k-th rail's comes G - 1 - k packets before.  In the second, the
      * rails' bursts go in whole in that order, each k packets after the
@@ -106,7 +106,7 @@ static void model(CsModelOp *o) {
      * last are the same either way).  A hierarchical all-reduce of 10K
      * fp32 on two machines of two GPUs: the rail steps take 19.96 and
      * 12.81 us for the first rail and 21.08 and 20.01 us for the last at
-     * packet level; 19.89 and 12.75, 21.08 and 19.89 us here. */
+     * packet level; 19.99 and 12.76, 21.08 and 19.99 us here. */
     double *turns = g_new(double, P);
     CsModelStep st = cs_model_round_turns(o, o->msgs, P, o->each, turns);
     if (G > 1)
@@ -114,7 +114,7 @@ static void model(CsModelOp *o) {
         const CsModelMsg *m = &o->msgs[r];
         double b = cs_model_burst_s(o, m->src, m->dst, m->payload), steps = 2 * (H - 1), k = r % G, first, second;
         if (b > 0) {
-          double p = cs_model_burst_packet_s(o, m->src, m->dst, m->payload);
+          double p = cs_model_burst_last_s(o, m->src, m->dst, m->payload);
           first = o->each[r] - (G - 1 - k) * p;
           second = o->each[r] - (G - 1 - k) * b - k * p;
         } else {

@@ -638,6 +638,36 @@ START_TEST(test_model_rails) {
 }
 END_TEST
 
+/* 3b'''''. A ps's shards on a star.  Three workers push 1K fp32 to three
+ * servers (one packet each: 1,394 B to ps0, 1,390 B to the others; 1.1152
+ * and 1.112 us at 10 Gbps): each worker's shards leave its queue one
+ * after another in the servers' order, and each server's three come in
+ * together and take turns at its link.  ps0's last push ends at 1.1152 +
+ * 1 + 3 x 1.1152 + 1 = 6.4608 us, ps1's a shard later (2.2272 + 1 + 3 x
+ * 1.112 + 1 = 7.5632 us), ps2's another later (8.6752 us); each server's
+ * pulls then leave its queue one after another, the servers a shard
+ * apart, so they never meet at a worker's link.  The model had every
+ * server's pushes end with the busiest link's and the pulls of several
+ * servers end together: 0.934 of the packet run (until 2026-12-13). */
+START_TEST(test_model_ps_shards) {
+  const char *y = "topology: {type: star, workers: 3, servers: 3}\n"
+                  SWEEP_NET
+                  "workload: {params: 1K, iterations: 1, compute: 0, collective: ps}\n";
+  CsModel m = model_of(y, NULL);
+  Run r = run(y, NULL);
+  const CsFabric *f = cs_sim_fabric(r.sim);
+  CsTime last[3] = {0};
+  for (uint32_t k = cs_fabric_first_message(f); k < cs_fabric_messages(f); k++) {
+    const CsMessageStats *st = cs_fabric_message(f, k);
+    if (st->dst >= 3 && st->dst < 6) last[st->dst - 3] = MAX(last[st->dst - 3], st->end);
+  }
+  ck_assert_int_eq(last[0], 6460800);
+  ck_assert_int_eq(last[1], 7563200);
+  ck_assert_int_eq(last[2], 8675200);
+  model_near_run(&m, &r, 0.015, "ps, 3 workers and 3 servers on a star");
+}
+END_TEST
+
 /* 3b'. Small messages take turns in their host's queue (a burst: the
  * transport puts the whole message in at once, within init_cwnd).  A
  * server's pulls of 1K fp32 to 8 workers leave it one after another, and
@@ -1389,6 +1419,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_model_queues_apart);
   tcase_add_test(tc, test_model_ack_ahead);
   tcase_add_test(tc, test_model_rails);
+  tcase_add_test(tc, test_model_ps_shards);
   tcase_add_test(tc, test_model_turns);
   tcase_add_test(tc, test_model_replay_memory);
   tcase_add_test(tc, test_model_ps_not_slower);

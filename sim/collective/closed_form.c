@@ -1041,4 +1041,5 @@ void cs_model_op_schedule(CsModelOp *op, const double *start, double *end, doubl
   op->def->schedule(op, start, end, carry, codec, server_add);
 }
 
+const CsTopology *cs_model_topology(const CsModelOp *op) { return op->ctx->t; }
 const char *cs_model_node_name(const CsModelOp *op, uint32_t p) { return op->ctx->t->nodes[cs_model_node(op, p)].name; }

@@ -39,6 +39,8 @@ typedef struct {
   double up_s;                   /* one shard on a worker's first link */
   double *out;                   /* its pulls taking turns in its queue (cs_model_queue_turns): when each leaves it; else NULL */
   double push_all_s, pull_all_s; /* every server's pushes (pulls) at once: the busiest link's time */
+  double lead_s, last_s;         /* bursts: when a worker's shard to it starts to leave the worker's queue, the
+                                  * first worker's and the last's (behind its shards to the servers before it); -1 if not */
 } Server;
 
 static void model(CsModelOp *o) {
@@ -48,6 +50,8 @@ static void model(CsModelOp *o) {
   Server *sv = g_malloc0(sizeof(Server) * (S + 1) + sizeof(double) * (size_t)P * S);
   o->state = sv;
   uint32_t *workers = g_new(uint32_t, P + 1);
+  const CsTopology *t = cs_model_topology(o);
+  bool star = t->n_nodes == t->n_hosts + 1; /* (one switch, a link a host) */
   for (uint32_t r = 0; r < P; r++) workers[r] = cs_model_node(o, r);
   o->codec_s = o->spec.pull ? cs_model_cost(o->spec.cost.decode_ps, n) : 0;
   for (uint32_t j = 0; j < S; j++) {
@@ -60,9 +64,11 @@ static void model(CsModelOp *o) {
     /* the stagger: one shard's serialization at the worker's first hop */
     sv[j].up_s = cs_model_first_hop_s(o, cs_model_node(o, 0), server, bytes);
     double *out = (double *)(sv + S + 1) + (size_t)j * P;
-    /* (one server: with several, the workers' shards and the servers'
-     * pulls meet at the workers' links, which the turns leave out) */
-    sv[j].out = S == 1 && cs_model_queue_turns(o, server, workers, P, bytes, out) ? out : NULL;
+    /* (one server, or several on a star, whose servers' pushes end
+     * apart, their shards' turns apart at the workers: elsewhere, the
+     * workers' shards and the servers' pulls meet at the workers' links,
+     * which the turns leave out) */
+    sv[j].out = (S == 1 || star) && cs_model_queue_turns(o, server, workers, P, bytes, out) ? out : NULL;
     if (o->steps) {
       g_autofree char *a = g_strdup_printf("push to %s (every worker)", cs_model_node_name(o, P + j));
       g_autofree char *b = g_strdup_printf("pull from %s (to every worker)", cs_model_node_name(o, P + j));
@@ -70,6 +76,23 @@ static void model(CsModelOp *o) {
       cs_model_record(o, sv[j].pull, b, 1);
     }
   }
+  /* A worker's shards that are bursts leave its queue one after
+   * another, in the servers' order (cs_model_queue_turns) */
+  uint32_t *servers = g_new(uint32_t, S + 1);
+  double *wout = g_new(double, S + 1);
+  for (uint32_t j = 0; j < S; j++) servers[j] = cs_model_node(o, P + j), sv[j].lead_s = star ? INFINITY : -1, sv[j].last_s = 0;
+  for (uint32_t r = 0; r < P && star; r++) {
+    uint64_t bytes = cs_model_payload(o, cs_coll_piece(n, S, 0));
+    bool all = cs_model_queue_turns(o, workers[r], servers, S, bytes, wout);
+    for (uint32_t j = 0; j < S && all; j++) all = cs_model_burst_s(o, workers[r], servers[j], bytes) > 0;
+    for (uint32_t j = 0; j < S; j++) {
+      double own = all ? cs_model_burst_s(o, workers[r], servers[j], bytes) : -1;
+      sv[j].lead_s = own < 0 || sv[j].lead_s < 0 ? -1 : fmin(sv[j].lead_s, wout[j] - own);
+      sv[j].last_s = own < 0 ? -1 : fmax(sv[j].last_s, wout[j]);
+    }
+  }
+  g_free(servers);
+  g_free(wout);
   g_free(workers);
   /* a worker's pushes to the servers overlap (and the servers' pulls):
    * what they share, all at once */
@@ -99,10 +122,13 @@ static void model(CsModelOp *o) {
  * the last arrives and its busiest link has carried them all, it sums
  * each as it comes, encodes the sum and sends it to the workers, its P
  * connections sharing its link in turn: every pull ends when the link has
- * carried them all.  With one server, pulls the transport puts whole into
- * its queue (bursts: within the window a connection starts with), or
- * window by window, take turns there instead, in the workers' order
- * (cs_model_queue_turns). */
+ * carried them all.  With one server, or several on a star, pulls the
+ * transport puts whole into its queue (bursts: within the window a
+ * connection starts with), or window by window, take turns there
+ * instead, in the workers' order (cs_model_queue_turns); on a star a
+ * worker's shards that are bursts leave its queue in the servers' order,
+ * so server j's pushes start to come in after those to the servers
+ * before it (Server.lead_s). */
 static void schedule(CsModelOp *o, const double *start, double *end, double *pull_free, bool codec, double *server_add) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
@@ -121,6 +147,8 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
     /* the last worker's pushes end with its last shard; the busiest link
      * carries all of them from the first */
     double arrived = fmax(fmax(last + up, first + sv[j].push.bound_s), first + sv[j].push_all_s) + sv[j].push.latency_s;
+    if (sv[j].lead_s >= 0) /* (bursts: its shards leave the workers' queues after those to the servers before it) */
+      arrived = fmax(last + sv[j].last_s, first + sv[j].lead_s + sv[j].push.bound_s) + sv[j].push.latency_s;
     /* summed as they come: pushes that start together share the link and
      * end together, so all P sums follow the last; pushes spread out (the
      * workers' starts apart) are summed one by one as they land */
@@ -154,8 +182,9 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
 static const char *formula(const CsCollSpec *s) {
   return s->pull ? "ps: each worker pushes shard j to server j (its shards sharing its link); a server's pushes end "
                    "when its busiest link has carried all P, it sums each as it comes, then pulls to the workers, "
-                   "which share its link and end together (with one server, pulls within host_queue take turns in "
-                   "its queue, window by window); the next bucket's pushes overlap the last pulls"
+                   "which share its link and end together (with one server, or several on a star, pulls within "
+                   "host_queue take turns in its queue, window by window, and on a star a worker's small shards leave "
+                   "in the servers' order); the next bucket's pushes overlap the last pulls"
                  : "ps (push only): each worker pushes shard j to server j; the round ends when every server has "
                    "summed its P pushes";
 }

@@ -1763,7 +1763,7 @@ static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b, bool m
   /* (a round trip waits for the connections' queues together at most a
    * full one: their refills take turns) */
   if (!mean && limit > 0) bytes = fmin(bytes, limit);
-  if (full && limit > 0) *full += 8 * limit / d->capacity;
+  if (full && limit > 0 && bytes > 0) *full += 8 * limit / d->capacity; /* (a queue that stands) */
   return 8 * bytes / d->capacity;
 }
 

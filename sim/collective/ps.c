@@ -51,7 +51,7 @@ static void model(CsModelOp *o) {
   o->state = sv;
   uint32_t *workers = g_new(uint32_t, P + 1);
   const CsTopology *t = cs_model_topology(o);
-  bool star = t->n_nodes == t->n_hosts + 1; /* (one switch, a link a host) */
+  bool star = t->n_nodes == t->n_hosts + 1; /* (one switch, a link a host: the pulls' turns) */
   for (uint32_t r = 0; r < P; r++) workers[r] = cs_model_node(o, r);
   o->codec_s = o->spec.pull ? cs_model_cost(o->spec.cost.decode_ps, n) : 0;
   for (uint32_t j = 0; j < S; j++) {
@@ -76,12 +76,13 @@ static void model(CsModelOp *o) {
       cs_model_record(o, sv[j].pull, b, 1);
     }
   }
-  /* A worker's shards that are bursts leave its queue one after
-   * another, in the servers' order (cs_model_queue_turns) */
+  /* A worker's shards that are bursts leave its queue (a queue per link
+   * on a ring or a torus) one after another, in the servers' order
+   * (cs_model_queue_turns) */
   uint32_t *servers = g_new(uint32_t, S + 1);
   double *wout = g_new(double, S + 1);
-  for (uint32_t j = 0; j < S; j++) servers[j] = cs_model_node(o, P + j), sv[j].lead_s = star ? INFINITY : -1, sv[j].last_s = 0;
-  for (uint32_t r = 0; r < P && star; r++) {
+  for (uint32_t j = 0; j < S; j++) servers[j] = cs_model_node(o, P + j), sv[j].lead_s = INFINITY, sv[j].last_s = 0;
+  for (uint32_t r = 0; r < P; r++) {
     uint64_t bytes = cs_model_payload(o, cs_coll_piece(n, S, 0));
     bool all = cs_model_queue_turns(o, workers[r], servers, S, bytes, wout);
     for (uint32_t j = 0; j < S && all; j++) all = cs_model_burst_s(o, workers[r], servers[j], bytes) > 0;
@@ -125,10 +126,10 @@ static void model(CsModelOp *o) {
  * carried them all.  With one server, or several on a star, pulls the
  * transport puts whole into its queue (bursts: within the window a
  * connection starts with), or window by window, take turns there
- * instead, in the workers' order (cs_model_queue_turns); on a star a
- * worker's shards that are bursts leave its queue in the servers' order,
- * so server j's pushes start to come in after those to the servers
- * before it (Server.lead_s). */
+ * instead, in the workers' order (cs_model_queue_turns).  A worker's
+ * shards that are bursts leave its queue in the servers' order, so server
+ * j's pushes start to come in after those to the servers before it
+ * (Server.lead_s). */
 static void schedule(CsModelOp *o, const double *start, double *end, double *pull_free, bool codec, double *server_add) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
@@ -183,8 +184,8 @@ static const char *formula(const CsCollSpec *s) {
   return s->pull ? "ps: each worker pushes shard j to server j (its shards sharing its link); a server's pushes end "
                    "when its busiest link has carried all P, it sums each as it comes, then pulls to the workers, "
                    "which share its link and end together (with one server, or several on a star, pulls within "
-                   "host_queue take turns in its queue, window by window, and on a star a worker's small shards leave "
-                   "in the servers' order); the next bucket's pushes overlap the last pulls"
+                   "host_queue take turns in its queue, window by window; a worker's small shards leave in the "
+                   "servers' order); the next bucket's pushes overlap the last pulls"
                  : "ps (push only): each worker pushes shard j to server j; the round ends when every server has "
                    "summed its P pushes";
 }

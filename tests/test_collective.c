@@ -646,9 +646,12 @@ END_TEST
  * 1 + 3 x 1.1152 + 1 = 6.4608 us, ps1's a shard later (2.2272 + 1 + 3 x
  * 1.112 + 1 = 7.5632 us), ps2's another later (8.6752 us); each server's
  * pulls then leave its queue one after another, the servers a shard
- * apart, so they never meet at a worker's link.  The model had every
- * server's pushes end with the busiest link's and the pulls of several
- * servers end together: 0.934 of the packet run (until 2026-12-13). */
+ * apart, so they never meet at a worker's link; each server sums each
+ * push as it lands (0.086 us), so only the last one's sum follows the
+ * last arrival.  The model had every server's pushes end with the
+ * busiest link's, the pulls of several servers end together and the sums
+ * follow the last push: 0.934 of the packet run (until 2026-12-13), 0.999
+ * now. */
 START_TEST(test_model_ps_shards) {
   const char *y = "topology: {type: star, workers: 3, servers: 3}\n"
                   SWEEP_NET
@@ -664,7 +667,7 @@ START_TEST(test_model_ps_shards) {
   ck_assert_int_eq(last[0], 6460800);
   ck_assert_int_eq(last[1], 7563200);
   ck_assert_int_eq(last[2], 8675200);
-  model_near_run(&m, &r, 0.015, "ps, 3 workers and 3 servers on a star");
+  model_near_run(&m, &r, 0.003, "ps, 3 workers and 3 servers on a star");
   /* on a ring of 6 hosts the shards leave each worker's two queues in the
    * servers' order too: 10K fp32, 1.040 of the packet run while every
    * server's pushes ended with the busiest link's, 1.011 now */
@@ -712,10 +715,13 @@ END_TEST
  * and 29 % above: every pull ended with the last, every rail step paid
  * both rails' bytes and the latency); pulls of 10K fp32 to 4 workers (28
  * packets) go into the server's queue window by window, 10 then 18
- * packets, and take turns there (15.6 % above).  The ps model within 1 %
- * of the flow fidelity (its turns the same), and the hierarchical one
- * within 1 % of both (0.981 of the packet run until 2026-12-13, 0.991
- * now). */
+ * packets, and take turns there (15.6 % above).  The ps models within 1 %
+ * of the flow fidelity (its turns the same), but for the pushes of one
+ * packet, which land at the server one after another and are summed as
+ * they land, where the flow fidelity's end together: the model 0.995 of
+ * the packet run, the flow fidelity 1.037 (the model 1.032 until
+ * 2026-12-13); the hierarchical one within 1 % of both (0.981 of the
+ * packet run until 2026-12-13, 0.991 now). */
 START_TEST(test_model_turns) {
   const char *ps = "topology: {type: star, workers: 8, servers: 1}\n"
                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
@@ -734,8 +740,9 @@ START_TEST(test_model_turns) {
     double packet = cs_sim_summary(p.sim)->iter_mean_s, flow = cs_sim_summary(f.sim)->iter_mean_s;
     ck_assert_msg(fabs(m.iter_overlap_s / packet - 1) < 0.05, "%s: model %.9f s, packet %.9f s", names[i], m.iter_overlap_s,
                   packet);
-    ck_assert_msg(fabs(m.iter_overlap_s / flow - 1) < 0.01, "%s: model %.9f s, flow %.9f s", names[i], m.iter_overlap_s, flow);
-    if (i == 1) /* (the rails' places, and their ACKs behind their machine's bursts: test_model_rails) */
+    if (i != 0) /* (the flow fidelity's server sums its pushes after the last: 1.037 of the packet run) */
+      ck_assert_msg(fabs(m.iter_overlap_s / flow - 1) < 0.01, "%s: model %.9f s, flow %.9f s", names[i], m.iter_overlap_s, flow);
+    if (i != 2) /* (the pushes' sums as they land; the rails' places and their ACKs: test_model_rails) */
       ck_assert_msg(fabs(m.iter_overlap_s / packet - 1) < 0.01, "%s: model %.9f s, packet %.9f s", names[i], m.iter_overlap_s,
                     packet);
     cs_model_clear(&m);

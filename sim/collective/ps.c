@@ -41,6 +41,7 @@ typedef struct {
   double push_all_s, pull_all_s; /* every server's pushes (pulls) at once: the busiest link's time */
   double lead_s, last_s;         /* bursts: when a worker's shard to it starts to leave the worker's queue, the
                                   * first worker's and the last's (behind its shards to the servers before it); -1 if not */
+  double plast_s;                /* bursts: the last packet's time of a shard to it */
 } Server;
 
 static void model(CsModelOp *o) {
@@ -90,6 +91,9 @@ static void model(CsModelOp *o) {
       double own = all ? cs_model_burst_s(o, workers[r], servers[j], bytes) : -1;
       sv[j].lead_s = own < 0 || sv[j].lead_s < 0 ? -1 : fmin(sv[j].lead_s, wout[j] - own);
       sv[j].last_s = own < 0 ? -1 : fmax(sv[j].last_s, wout[j]);
+      /* (a server of one link takes them all there) */
+      bool one_link = t->nodes[servers[j]].n_ports == 1;
+      sv[j].plast_s = own < 0 || !one_link ? 0 : fmax(sv[j].plast_s, cs_model_burst_last_s(o, workers[r], servers[j], bytes));
     }
   }
   g_free(servers);
@@ -155,6 +159,11 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
      * workers' starts apart) are summed one by one as they land */
     double proc = cs_model_cost(cost.decode_ps + cost.reduce_ps, shard);
     double first_done = fmax(first + up + sv[j].push.latency_s, arrived - (last - first));
+    /* (bursts that come in together share the server's link packet by
+     * packet: they end a last packet apart there, and it sums each as it
+     * lands; of one packet each, they take turns) */
+    if (sv[j].lead_s >= 0 && sv[j].plast_s > 0)
+      first_done = fmax(first + sv[j].lead_s, arrived - fmax(last - first, (P - 1) * sv[j].plast_s));
     double summed = fmax(arrived + proc, first_done + P * proc);
     if (summed > push_all) *server_add = summed - arrived;
     push_all = fmax(push_all, summed);

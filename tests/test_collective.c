@@ -435,6 +435,28 @@ static void model_near_run(CsModel *m, Run *r, double tol, const char *what) {
   cs_model_clear(m);
 }
 
+/* The same for a scenario (yaml, with sets) of its own. */
+static void model_near(const char *yaml, const char *const *sets, double tol, const char *what) {
+  CsModel m = model_of(yaml, sets);
+  Run r = run(yaml, sets);
+  model_near_run(&m, &r, tol, what);
+}
+
+/* The first n messages of a run from host src to host dst (-1: any), in
+ * the order they were sent, into out[]; how many there were. */
+static uint32_t messages_of(Run *r, int32_t src, int32_t dst, const CsMessageStats **out, uint32_t n) {
+  const CsFabric *f = cs_sim_fabric(r->sim);
+  uint32_t got = 0;
+  for (uint32_t k = cs_fabric_first_message(f); k < cs_fabric_messages(f) && got < n; k++) {
+    const CsMessageStats *st = cs_fabric_message(f, k);
+    if ((src < 0 || st->src == (uint32_t)src) && (dst < 0 || st->dst == (uint32_t)dst)) out[got++] = st;
+  }
+  return got;
+}
+
+/* How long message st took, in ps. */
+static CsTime took(const CsMessageStats *st) { return st->end - st->start; }
+
 /* 3b'''. Slow start in the model.  Two workers on a star (10 Gbps, 1 us
  * links, reno) exchange a ring's two messages of 10K fp32 / 2 = 20,000 B,
  * 14 packets each.  The first on each connection sends init_cwnd = 10 at
@@ -559,12 +581,10 @@ START_TEST(test_model_queues_apart) {
                   "workload: {params: 10K, iterations: 1, compute: 0, buckets: 0, collective: ps}\n";
   CsModel m = model_of(y, NULL);
   Run r = run(y, NULL);
-  const CsFabric *f = cs_sim_fabric(r.sim);
-  uint32_t m0 = cs_fabric_first_message(f);
-  for (uint32_t k = m0 + 2; k < m0 + 4; k++) { /* the pulls */
-    const CsMessageStats *st = cs_fabric_message(f, k);
-    ck_assert_int_eq(st->end - st->start, 34299200);
-  }
+  const CsMessageStats *pull[2]; /* (ps0, host 2, to each worker) */
+  ck_assert_uint_eq(messages_of(&r, 2, -1, pull, 2), 2);
+  ck_assert_int_eq(took(pull[0]), 34299200);
+  ck_assert_int_eq(took(pull[1]), 34299200);
   model_near_run(&m, &r, 0.001, "ps on a ring of 3");
 }
 END_TEST
@@ -583,17 +603,11 @@ START_TEST(test_model_ack_ahead) {
                   "workload: {params: 1K, iterations: 1, compute: 0, buckets: 0, collective: ring}\n";
   CsModel m = model_of(y, NULL);
   Run r = run(y, NULL);
-  const CsFabric *f = cs_sim_fabric(r.sim);
-  CsTime took[3] = {0};
-  for (uint32_t k = cs_fabric_first_message(f), i = 0; k < cs_fabric_messages(f); k++) {
-    const CsMessageStats *st = cs_fabric_message(f, k);
-    if (st->src != 0) continue; /* (w0's steps) */
-    if (i == 0 || i == 1 || i == 13) took[i == 0 ? 0 : i == 1 ? 1 : 2] = st->end - st->start;
-    i++;
-  }
-  ck_assert_int_eq(took[0], 2892800);
-  ck_assert_int_eq(took[1], 2911750);
-  ck_assert_int_eq(took[2], 2944000);
+  const CsMessageStats *w0[14];
+  ck_assert_uint_eq(messages_of(&r, 0, -1, w0, 14), 14); /* (w0's steps) */
+  ck_assert_int_eq(took(w0[0]), 2892800);
+  ck_assert_int_eq(took(w0[1]), 2911750);
+  ck_assert_int_eq(took(w0[13]), 2944000);
   model_near_run(&m, &r, 0.0005, "ring of 8");
 }
 END_TEST
@@ -618,23 +632,15 @@ START_TEST(test_model_rails) {
                   "workload: {params: 10K, iterations: 1, compute: 0, collective: hierarchical}\n";
   CsModel m = model_of(y, NULL);
   Run r = run(y, NULL);
-  const CsFabric *f = cs_sim_fabric(r.sim);
-  CsTime w1[2] = {0}, w0[2] = {0};
-  uint32_t n1 = 0, n0 = 0;
-  for (uint32_t k = cs_fabric_first_message(f); k < cs_fabric_messages(f); k++) {
-    const CsMessageStats *st = cs_fabric_message(f, k);
-    if (st->src == 1 && st->dst == 3 && n1 < 2) w1[n1++] = st->end - st->start;
-    if (st->src == 0 && st->dst == 2 && n0 < 2) w0[n0++] = st->end - st->start;
-  }
-  ck_assert_int_eq(w1[0], 19957280);
-  ck_assert_int_eq(w1[1], 12808480);
-  ck_assert_int_eq(w0[0], 21082080);
-  ck_assert_int_eq(w0[1], 20008480);
+  const CsMessageStats *w1[2], *w0[2];
+  ck_assert_uint_eq(messages_of(&r, 1, 3, w1, 2), 2);
+  ck_assert_uint_eq(messages_of(&r, 0, 2, w0, 2), 2);
+  ck_assert_int_eq(took(w1[0]), 19957280);
+  ck_assert_int_eq(took(w1[1]), 12808480);
+  ck_assert_int_eq(took(w0[0]), 21082080);
+  ck_assert_int_eq(took(w0[1]), 20008480);
   model_near_run(&m, &r, 0.003, "two machines of two GPUs, 10K");
-  const char *one[] = {"workload.params=1K", NULL};
-  m = model_of(y, one);
-  r = run(y, one);
-  model_near_run(&m, &r, 0.003, "two machines of two GPUs, 1K");
+  model_near(y, (const char *const[]){"workload.params=1K", NULL}, 0.003, "two machines of two GPUs, 1K");
 }
 END_TEST
 
@@ -658,25 +664,19 @@ START_TEST(test_model_ps_shards) {
                   "workload: {params: 1K, iterations: 1, compute: 0, collective: ps}\n";
   CsModel m = model_of(y, NULL);
   Run r = run(y, NULL);
-  const CsFabric *f = cs_sim_fabric(r.sim);
-  CsTime last[3] = {0};
-  for (uint32_t k = cs_fabric_first_message(f); k < cs_fabric_messages(f); k++) {
-    const CsMessageStats *st = cs_fabric_message(f, k);
-    if (st->dst >= 3 && st->dst < 6) last[st->dst - 3] = MAX(last[st->dst - 3], st->end);
+  const CsTime want[3] = {6460800, 7563200, 8675200};
+  for (int32_t j = 0; j < 3; j++) { /* (the pushes to server j, host 3 + j) */
+    const CsMessageStats *push[3];
+    ck_assert_uint_eq(messages_of(&r, -1, 3 + j, push, 3), 3);
+    ck_assert_int_eq(MAX(MAX(push[0]->end, push[1]->end), push[2]->end), want[j]);
   }
-  ck_assert_int_eq(last[0], 6460800);
-  ck_assert_int_eq(last[1], 7563200);
-  ck_assert_int_eq(last[2], 8675200);
   model_near_run(&m, &r, 0.003, "ps, 3 workers and 3 servers on a star");
   /* on a ring of 6 hosts the shards leave each worker's two queues in the
    * servers' order too: 10K fp32, 1.040 of the packet run while every
    * server's pushes ended with the busiest link's, 1.011 now */
-  const char *ring = "topology: {type: ring, workers: 3, servers: 3}\nrouting: ecmp\n"
-                     SWEEP_NET
-                     "workload: {params: 10K, iterations: 1, compute: 0, collective: ps}\n";
-  m = model_of(ring, NULL);
-  r = run(ring, NULL);
-  model_near_run(&m, &r, 0.02, "ps, 3 workers and 3 servers on a ring");
+  model_near("topology: {type: ring, workers: 3, servers: 3}\nrouting: ecmp\n" SWEEP_NET
+             "workload: {params: 10K, iterations: 1, compute: 0, collective: ps}\n",
+             NULL, 0.02, "ps, 3 workers and 3 servers on a ring");
 }
 END_TEST
 
@@ -697,11 +697,10 @@ START_TEST(test_model_two_windows) {
                   "workload: {params: 10K, iterations: 1, compute: 0, collective: allgather}\n";
   CsModel m = model_of(y, NULL);
   Run r = run(y, NULL);
-  const CsFabric *f = cs_sim_fabric(r.sim);
-  uint32_t m0 = cs_fabric_first_message(f);
-  const CsMessageStats *first = cs_fabric_message(f, m0), *second = cs_fabric_message(f, m0 + 3);
-  ck_assert_int_eq(first->end - first->start, 39750400);
-  ck_assert_int_eq(second->end - second->start, 36550400);
+  const CsMessageStats *w0[2]; /* (its two steps' messages to w1) */
+  ck_assert_uint_eq(messages_of(&r, 0, 1, w0, 2), 2);
+  ck_assert_int_eq(took(w0[0]), 39750400);
+  ck_assert_int_eq(took(w0[1]), 36550400);
   model_near_run(&m, &r, 0.0005, "all-gather on a star of 3");
 }
 END_TEST

@@ -86,7 +86,8 @@ struct CsModelOp {
   void *state;        /* the collective's own (freed with g_free) */
   double codec_s;     /* a worker's codec work in the operation; the model hook may set it, else (-1) from the plan */
   uint32_t rounds;    /* rounds evaluated so far (cs_model_pair: which one a pair's messages were in) */
-  struct CsModelSend *sends; /* per participant: its last cs_model_pair as a sender (closed_form.c) */
+  struct CsModelSend *sends; /* per participant: its last cs_model_pair as a sender, then per participant its last
+                              * as a receiver (closed_form.c) */
 };
 
 /* A round: its messages evaluated together on the routes. */

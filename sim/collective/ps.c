@@ -152,8 +152,10 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
     /* the last worker's pushes end with its last shard; the busiest link
      * carries all of them from the first */
     double arrived = fmax(fmax(last + up, first + sv[j].push.bound_s), first + sv[j].push_all_s) + sv[j].push.latency_s;
-    if (sv[j].lead_s >= 0) /* (bursts: its shards leave the workers' queues after those to the servers before it) */
-      arrived = fmax(last + sv[j].last_s, first + sv[j].lead_s + sv[j].push.bound_s) + sv[j].push.latency_s;
+    if (sv[j].lead_s >= 0) /* (bursts: its shards leave the workers' queues after those to the servers before it,
+                            * and a link every push crosses has carried those to servers 0 .. j by then) */
+      arrived = fmax(fmax(last + sv[j].last_s, first + sv[j].lead_s + sv[j].push.bound_s), first + sv[j].push_all_s * (j + 1) / S) +
+                sv[j].push.latency_s;
     /* summed as they come: pushes that start together share the link and
      * end together, so all P sums follow the last; pushes spread out (the
      * workers' starts apart) are summed one by one as they land */

@@ -120,6 +120,8 @@ static inline uint32_t cs_model_node(const CsModelOp *op, uint32_t p) {
 const char *cs_model_node_name(const CsModelOp *op, uint32_t p);
 /* The topology the model runs on. */
 const CsTopology *cs_model_topology(const CsModelOp *op);
+/* Whether it is a star: one switch and a link a host. */
+bool cs_model_on_star(const CsModelOp *op);
 /* The wire payload of n elements; codec work on n elements, in seconds. */
 static inline uint64_t cs_model_payload(const CsModelOp *op, uint64_t n) { return cs_coll_payload_bytes(&op->spec.codec, n); }
 static inline double cs_model_cost(double ps_per_element, uint64_t n) { return ps_per_element * (double)n * 1e-12; }

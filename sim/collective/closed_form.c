@@ -51,6 +51,8 @@ struct CsModelCtx {
   uint32_t *cnt;      /* per direction, then per message: counts for arrivals_end's sorts */
   GArray *arr2;       /* (arrivals_end's scratch) */
   uint8_t *used;      /* per link direction: crossed by any round */
+  bool star;          /* one switch and a link a host */
+  bool star_machines; /* one switch and a link a machine (GPUs on their machines' switches), or `star` */
   double hop_sum;
   uint64_t hop_n;
 };
@@ -58,6 +60,9 @@ struct CsModelCtx {
 CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const CsTopology *t, const CsRoutes *r) {
   CsModelCtx *c = g_new0(CsModelCtx, 1);
   c->routing = routing, c->t = t, c->r = r;
+  uint32_t G = t->gpus_per_host > 1 ? t->gpus_per_host : 1;
+  c->star = t->n_nodes == t->n_hosts + 1;
+  c->star_machines = t->n_nodes == t->n_hosts + (G > 1 ? t->n_hosts / G : 0) + 1;
   c->mss = (uint64_t)(tr->mtu - tr->header);
   c->header = (uint64_t)tr->header;
   c->ack = (uint64_t)tr->ack;
@@ -382,11 +387,8 @@ static bool queued_whole(const CsModelCtx *c, const CsModelMsg *m) {
 static bool acks_behind(const CsModelOp *op, const CsModelMsg *msgs, const uint32_t *from, const uint32_t *next,
                         uint32_t i) {
   const CsModelCtx *c = op->ctx;
-  const CsTopology *t = c->t;
-  uint32_t G = t->gpus_per_host > 1 ? t->gpus_per_host : 1;
-  bool star = t->n_nodes == t->n_hosts + (G > 1 ? t->n_hosts / G : 0) + 1; /* (of hosts, or of machines) */
   for (uint32_t j = from[msgs[i].dst]; j != UINT32_MAX; j = next[j])
-    if ((msgs[j].dst == msgs[i].src || star) && queued_whole(c, &msgs[j])) return true;
+    if ((msgs[j].dst == msgs[i].src || c->star_machines) && queued_whole(c, &msgs[j])) return true;
   return false;
 }
 
@@ -428,7 +430,7 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
      * sent (the flow fidelity's burst_acks); and anywhere when the
      * receiver sends in the round a message that its queue takes whole,
      * by the link they take: they follow it (acks_behind) */
-    if ((!burst || t->n_nodes != t->n_hosts + 1) && !acks_behind(op, msgs, c->from, next, i))
+    if ((!burst || !c->star) && !acks_behind(op, msgs, c->from, next, i))
       spread(c, msgs[i].dst, (uint32_t)t->nodes[msgs[i].src].host, (double)(packets * c->ack), PUT_ACKS);
   }
   for (uint32_t i = 0; i < n; i++) c->from[msgs[i].src] = UINT32_MAX;
@@ -560,6 +562,12 @@ double cs_model_burst_last_s(const CsModelOp *op, uint32_t src, uint32_t dst, ui
   uint64_t pk = (payload + c->mss - 1) / c->mss;
   if (pk == 0 || cs_model_burst_s(op, src, dst, payload) <= 0) return 0;
   return 8.0 * (double)(payload - (pk - 1) * c->mss + c->header) / host_queue_bps(c, src, dst);
+}
+
+/* The first window of a message of `payload` bytes, in packets: its
+ * connection's initial window, or the whole message when smaller. */
+static double first_window(const CsModelCtx *c, uint64_t payload) {
+  return fmin(c->ss_init, (double)((payload + c->mss - 1) / c->mss));
 }
 
 /* A packet's round trip from src to dst and its ACK's back (on the
@@ -736,14 +744,11 @@ static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
   const PairTime *rec = g_hash_table_lookup(o->pair_s, &key);
   x->sec = rec ? rec->sec : 0;
   const CsModelCtx *c = o->ctx;
-  {
-    uint32_t a = cs_model_node(o, (uint32_t)(key >> 32)), b = cs_model_node(o, (uint32_t)key);
-    x->qdir = host_queue_dir(c, a, b);
-    x->ack_qdir = host_queue_dir(c, b, a);
-    x->ack_s = c->ack > 0 && x->ack_qdir != UINT32_MAX ? 8.0 * (double)c->ack / (double)c->t->links[x->ack_qdir / 2].spec.bandwidth : 0;
-  }
+  uint32_t a = cs_model_node(o, (uint32_t)(key >> 32)), b = cs_model_node(o, (uint32_t)key);
+  x->qdir = host_queue_dir(c, a, b);
+  x->ack_qdir = host_queue_dir(c, b, a);
+  x->ack_s = c->ack > 0 && x->ack_qdir != UINT32_MAX ? 8.0 * (double)c->ack / (double)c->t->links[x->ack_qdir / 2].spec.bandwidth : 0;
   if (rec && c->ss && rec->payload > 0) {
-    uint32_t a = cs_model_node(o, (uint32_t)(key >> 32)), b = cs_model_node(o, (uint32_t)key);
     x->packets = (double)((rec->payload + c->mss - 1) / c->mss);
     x->rtt = round_trip_s(c, a, b);
     /* a full packet at the path's slowest rate, or the message's own pace
@@ -757,7 +762,7 @@ static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
     gint64 back = ((key & 0xffffffff) << 32) | (key >> 32);
     const PairTime *bk = g_hash_table_lookup(o->pair_s, &back);
     if (bk && bk->round == rec->round && bk->payload > 0) {
-      double wb = fmin(c->ss_init, (double)((bk->payload + c->mss - 1) / c->mss)), ptb;
+      double wb = first_window(c, bk->payload), ptb;
       x->rtt1 = fmax(x->rtt, burst_in_s(c, b, a, wb, &ptb));
     } else if (o->sends && o->sends[key & 0xffffffff].round == rec->round) {
       /* it sends elsewhere by the link the ACKs take: they come back
@@ -765,7 +770,7 @@ static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
       const struct CsModelSend *sb = &o->sends[key & 0xffffffff];
       uint32_t to = cs_model_node(o, sb->to), q = host_queue_dir(c, b, a);
       if (q != UINT32_MAX && q == host_queue_dir(c, b, to) && sb->payload > 0) {
-        double wb = fmin(c->ss_init, (double)((sb->payload + c->mss - 1) / c->mss)), ptb;
+        double wb = first_window(c, sb->payload), ptb;
         burst_in_s(c, b, to, 1, &ptb);
         double way = wb * ptb + ack_way_s(c, b, a);
         /* and the sender takes a first window as long from another host
@@ -776,7 +781,7 @@ static RPair *rpair_new(GHashTable *pairs, const CsModelOp *o, gint64 key) {
         uint32_t N = o->spec.n_workers + o->spec.n_servers, ai = (uint32_t)(key >> 32);
         const struct CsModelSend *ra = &o->sends[N + ai];
         if (ra->round == rec->round && ra->to != (uint32_t)(key & 0xffffffff) && ra->payload > 0 &&
-            fmin(c->ss_init, (double)((ra->payload + c->mss - 1) / c->mss)) >= wb) {
+            first_window(c, ra->payload) >= wb) {
           int h = path_terms(c, b, (uint32_t)c->t->nodes[a].host);
           if (h > 0) way += 8.0 * (double)(c->mss + c->header - c->ack) / c->p_bps[h - 1];
         }
@@ -1056,4 +1061,5 @@ void cs_model_op_schedule(CsModelOp *op, const double *start, double *end, doubl
 }
 
 const CsTopology *cs_model_topology(const CsModelOp *op) { return op->ctx->t; }
+bool cs_model_on_star(const CsModelOp *op) { return op->ctx->star; }
 const char *cs_model_node_name(const CsModelOp *op, uint32_t p) { return op->ctx->t->nodes[cs_model_node(op, p)].name; }

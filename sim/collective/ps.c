@@ -52,7 +52,7 @@ static void model(CsModelOp *o) {
   o->state = sv;
   uint32_t *workers = g_new(uint32_t, P + 1);
   const CsTopology *t = cs_model_topology(o);
-  bool star = t->n_nodes == t->n_hosts + 1; /* (one switch, a link a host: the pulls' turns) */
+  bool star = cs_model_on_star(o); /* (the pulls' turns) */
   for (uint32_t r = 0; r < P; r++) workers[r] = cs_model_node(o, r);
   o->codec_s = o->spec.pull ? cs_model_cost(o->spec.cost.decode_ps, n) : 0;
   for (uint32_t j = 0; j < S; j++) {
@@ -83,19 +83,21 @@ static void model(CsModelOp *o) {
   uint32_t *servers = g_new(uint32_t, S + 1);
   double *wout = g_new(double, S + 1);
   for (uint32_t j = 0; j < S; j++) servers[j] = cs_model_node(o, P + j), sv[j].lead_s = INFINITY, sv[j].last_s = 0;
+  uint64_t shard = cs_model_payload(o, cs_coll_piece(n, S, 0));
+  double *own = g_new(double, S + 1); /* (each shard's burst time, or -1 when one is not a burst) */
   for (uint32_t r = 0; r < P; r++) {
-    uint64_t bytes = cs_model_payload(o, cs_coll_piece(n, S, 0));
-    bool all = cs_model_queue_turns(o, workers[r], servers, S, bytes, wout);
-    for (uint32_t j = 0; j < S && all; j++) all = cs_model_burst_s(o, workers[r], servers[j], bytes) > 0;
+    bool all = cs_model_queue_turns(o, workers[r], servers, S, shard, wout);
+    for (uint32_t j = 0; j < S && all; j++) all = (own[j] = cs_model_burst_s(o, workers[r], servers[j], shard)) > 0;
     for (uint32_t j = 0; j < S; j++) {
-      double own = all ? cs_model_burst_s(o, workers[r], servers[j], bytes) : -1;
-      sv[j].lead_s = own < 0 || sv[j].lead_s < 0 ? -1 : fmin(sv[j].lead_s, wout[j] - own);
-      sv[j].last_s = own < 0 ? -1 : fmax(sv[j].last_s, wout[j]);
+      if (!all) own[j] = -1;
+      sv[j].lead_s = own[j] < 0 || sv[j].lead_s < 0 ? -1 : fmin(sv[j].lead_s, wout[j] - own[j]);
+      sv[j].last_s = own[j] < 0 ? -1 : fmax(sv[j].last_s, wout[j]);
       /* (a server of one link takes them all there) */
       bool one_link = t->nodes[servers[j]].n_ports == 1;
-      sv[j].plast_s = own < 0 || !one_link ? 0 : fmax(sv[j].plast_s, cs_model_burst_last_s(o, workers[r], servers[j], bytes));
+      sv[j].plast_s = own[j] < 0 || !one_link ? 0 : fmax(sv[j].plast_s, cs_model_burst_last_s(o, workers[r], servers[j], shard));
     }
   }
+  g_free(own);
   g_free(servers);
   g_free(wout);
   g_free(workers);

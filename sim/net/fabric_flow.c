@@ -282,6 +282,7 @@ typedef struct {
   uint32_t head, tail; /* those that wait, oldest first (FlowNet.later), or NONE */
 } SsConn;
 
+enum { HQ_BIG = 1, HQ_BLOCKS = 2 }; /* FlowNet.hq_dir's bits */
 enum { BIG_SENDING = 1, BIG_SENT = 2,
        CHUNK_HOLD = 3, /* (Flow.big) a message past init_cwnd within the host queue's limit, its later windows
                         * not in its host's queue yet: its connection's next messages wait (chunk_send) */
@@ -413,7 +414,12 @@ typedef struct {
   uint32_t n_big;             /* live flows with Flow.big: while none, no message looks for standing queues */
   uint32_t n_hold;            /* live flows holding their connections at CHUNK_HOLD or BIG_HOLD */
   GHashTable *floors;         /* message + 1 -> its delivery's floor (a CsTime): behind its connection's last (on_conn_free) */
-  uint8_t *hq_dir;            /* per direction: 1 once a Flow.big has had its host queue there (standing_q) */
+  uint8_t *hq_dir;            /* per direction: HQ_BIG once a Flow.big has had its host queue there (standing_q),
+                               * HQ_BLOCKS while it waits in `blocks` */
+  bool blocks;                /* big flows take their host's queue in blocks (transport.host_queue): blocks_end */
+  uint32_t *blocks_dirs, n_blocks, cap_blocks; /* host queues whose big flows' ends are to be set again (blocks_end) */
+  struct BlockEnd { CsTime raw; uint32_t msg, flow; } *bends; /* blocks_end's flows of one host queue */
+  uint32_t cap_bends;
   Later *later;               /* messages waiting on their connections (conn_waits), a pool */
   uint32_t n_later, cap_later, free_later;
   uint32_t n_ss_pend, cap_ss_pend;
@@ -921,6 +927,8 @@ static void mark_dirty(FlowNet *n, uint32_t fi) { mark_dirty_as(n, fi); }
 
 static void new_rate(FlowNet *n, Flow *f, double rate);
 static inline __attribute__((always_inline)) void new_rate_as(FlowNet *n, Flow *f, double rate);
+static void blocks_mark(FlowNet *n, const Route *r);
+static void blocks_end(FlowNet *n);
 
 /* A flow alone on every direction it crosses is a component of its own:
  * its max-min share is the least that its directions leave after their
@@ -1342,7 +1350,13 @@ static bool fill(FlowNet *n) {
   if (n->n_alone > 1) alone_acks_ahead(n);
   /* the new rates, and when each flow's last bit leaves at its rate */
   n->filling = true;
-  for (uint32_t i = 0; i < n->n_comp; i++) new_rate(n, &n->flows[n->comp[i]], n->comp_rates[i]);
+  for (uint32_t i = 0; i < n->n_comp; i++) {
+    Flow *f = &n->flows[n->comp[i]];
+    new_rate(n, f, n->comp_rates[i]);
+    /* (its host queue's ends set again: a flow alone, filled below or at
+     * once elsewhere, has none to end beside) */
+    if (G_UNLIKELY(f->big == BIG_SENDING)) blocks_mark(n, f->route);
+  }
   for (uint32_t i = 0; i < n->n_alone; i++) {
     Alone *a = &n->alone[i];
     Flow *f = &n->flows[a->flow];
@@ -1353,7 +1367,123 @@ static bool fill(FlowNet *n) {
   }
   n->filling = false;
   if (G_UNLIKELY(n->acks_kept)) acks_not_coming(n);
+  if (G_UNLIKELY(n->n_blocks)) blocks_end(n);
   return true;
+}
+
+/* ---- a host's queue in blocks ---- */
+
+/* Messages past the host queue's limit (Flow.big, BIG_SENDING) that share
+ * their host's queue take it in blocks at packet level: a connection puts
+ * `transport.host_queue` bytes in and refills when its last packet there
+ * starts, behind the others' blocks (the transport's small queues).  Over
+ * most of their time that is the even share the fluid gives them; at the
+ * end it is not.  Those the fluid ends together end one after another, in
+ * the order their blocks take turns (the order their messages were sent),
+ * each a last block after the one before: two GPUs' 6.25 MB through their
+ * machine's NIC, sent together, ended 86 us apart at packet level, 0 here
+ * before; a server's four pulls of 25 MB on a ring, 39-47 us apart.  A
+ * last block is part of one, any part: half a block on average.  So a
+ * host queue's big flows whose fluid ends fall within that of one another
+ * end that far apart, in message order, the last of them at the latest of
+ * their fluid ends, while the link is the one that binds them (dir_tight:
+ * else no queue stands there); what an earlier one had left in the fluid
+ * goes to the others (complete_now: blocks_left), so the link's bits are
+ * the fluid's.  A host queue's ends are set again when a fill has given
+ * its big flows their rates (a big flow alone on its links has none to
+ * end beside), and when one of them ends (complete_now). */
+static inline uint32_t hq_of(const Route *r) { return r->dirs[r->nic ? 1 : 0]; }
+
+static G_GNUC_NO_INLINE void blocks_mark(FlowNet *n, const Route *r) {
+  uint32_t di = hq_of(r);
+  if (!n->blocks || n->hq_dir[di] & HQ_BLOCKS) return;
+  n->hq_dir[di] |= HQ_BLOCKS;
+  CS_GROW(n->blocks_dirs, n->n_blocks, n->cap_blocks, 16);
+  n->blocks_dirs[n->n_blocks++] = di;
+}
+
+/* Whether flow g is one of host queue di's big flows in their fluid phase,
+ * past the queue's limit of `limit` bytes (a flow within it, bbr's say,
+ * goes into the queue whole). */
+static inline bool blocks_of(const FlowNet *n, const Flow *g, uint32_t di, double limit) {
+  return g->big == BIG_SENDING && g->live && g->msg != NONE && hq_of(g->route) == di &&
+         (double)cs_stats_at(&n->stats, g->msg)->wire_bytes > limit;
+}
+
+static int bend_by_raw(const void *a, const void *b) {
+  const struct BlockEnd *x = a, *y = b;
+  return x->raw != y->raw ? (x->raw < y->raw ? -1 : 1) : (x->msg > y->msg) - (x->msg < y->msg);
+}
+
+static int bend_by_msg(const void *a, const void *b) {
+  const struct BlockEnd *x = a, *y = b;
+  return (x->msg > y->msg) - (x->msg < y->msg);
+}
+
+static G_GNUC_NO_INLINE void blocks_end(FlowNet *n) {
+  CsTime now = *n->clock;
+  const CsTransportSpec *tr = &n->cfg->transport;
+  for (uint32_t i = 0; i < n->n_blocks; i++) {
+    uint32_t di = n->blocks_dirs[i];
+    n->hq_dir[di] &= (uint8_t)~HQ_BLOCKS;
+    const Dir *d = &n->dirs[di];
+    uint32_t k = 0;
+    double limit = cs_transport_host_queue_bytes(tr, d->capacity);
+    if (d->n_uses > n->cap_bends) {
+      n->cap_bends = MAX(d->n_uses, 2 * n->cap_bends);
+      n->bends = g_renew(struct BlockEnd, n->bends, n->cap_bends);
+    }
+    for (uint32_t u = 0; u < d->n_uses; u++) {
+      Flow *g = &n->flows[USES(d)[u]];
+      if (!blocks_of(n, g, di, limit) || g->rate <= 0) continue;
+      double left = pos(g->remaining - g->rate * (double)(now - g->updated) * 1e-12);
+      double ps = ceil_pos(left / g->rate * 1e12);
+      if (ps >= (double)(CS_TIME_MAX - now)) continue;
+      n->bends[k++] = (struct BlockEnd){now + (CsTime)ps, g->msg, USES(d)[u]};
+    }
+    /* half a block at the line's rate: the gap, and how near fluid ends are to be "together" */
+    CsTime gap = dir_tight(d) ? (CsTime)(4e12 * limit / d->capacity) : 0;
+    if (k > 1) qsort(n->bends, k, sizeof *n->bends, bend_by_raw);
+    for (uint32_t s = 0, e; s < k; s = e) {
+      /* those within a gap of the first */
+      for (e = s + 1; e < k && n->bends[e].raw - n->bends[s].raw <= gap; e++) {}
+      CsTime last = n->bends[e - 1].raw;
+      if (e - s > 1) qsort(n->bends + s, e - s, sizeof *n->bends, bend_by_msg);
+      for (uint32_t j = s; j < e; j++) {
+        struct BlockEnd *b = &n->bends[j];
+        CsTime before = (CsTime)(e - 1 - j) * gap, at = b->raw;
+        if (e - s > 1) at = MIN(at, last - before);
+        if (at < now) at = now;
+        Flow *g = &n->flows[b->flow];
+        /* (within a nanosecond: the end the fluid set, its remaining's rounding aside) */
+        if (at + 1000 > g->end_at && g->end_at + 1000 > at) continue;
+        g->end_at = at;
+        ends_set(n, g, b->flow);
+      }
+    }
+  }
+  n->n_blocks = 0;
+}
+
+/* Big flow f ends now, maybe before the fluid would have ended it
+ * (blocks_end): what it had left goes to its host queue's other big
+ * flows, evenly, whose ends are then set again. */
+static G_GNUC_NO_INLINE void blocks_left(FlowNet *n, Flow *f) {
+  settle_flow(n, f);
+  double left = f->remaining;
+  if (left <= 0) return;
+  uint32_t di = hq_of(f->route), c = 0;
+  const Dir *d = &n->dirs[di];
+  double limit = cs_transport_host_queue_bytes(&n->cfg->transport, d->capacity);
+  for (uint32_t u = 0; u < d->n_uses; u++) c += &n->flows[USES(d)[u]] != f && blocks_of(n, &n->flows[USES(d)[u]], di, limit);
+  if (c == 0) return; /* (its last bits went at the fluid's end after all) */
+  for (uint32_t u = 0; u < d->n_uses; u++) {
+    Flow *g = &n->flows[USES(d)[u]];
+    if (g == f || !blocks_of(n, g, di, limit)) continue;
+    settle_flow(n, g);
+    g->remaining += left / c;
+  }
+  blocks_mark(n, f->route);
 }
 
 /* Flow f runs at `rate` from now: its directions follow, and its end. */
@@ -1636,7 +1766,7 @@ static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t fi, uint32_t a, ui
   if (!r->shape.chunky && !r->shape.q_time[0] && r->keep >= 1) { /* (past its host queue's limit) */
     n->flows[fi].big = BIG_SENDING;
     n->n_big++;
-    n->hq_dir[r->dirs[r->nic ? 1 : 0]] = 1;
+    n->hq_dir[r->dirs[r->nic ? 1 : 0]] |= HQ_BIG;
     conn_of(n, a, b)->busy++;
   }
   /* a message past its window whose round trips other connections' queues
@@ -2301,6 +2431,7 @@ static void complete_now(FlowNet *n) {
     uint32_t i = x->flow;
     ends_pop(n);
     Flow *f = &n->flows[i];
+    if (G_UNLIKELY(f->big == BIG_SENDING) && n->blocks) blocks_left(n, f);
     f->remaining = 0; /* (all of it gone: no need to settle what its rate carried) */
     flow_leaves(n, i);
     if (G_UNLIKELY(n->late)) { /* (connections counted: chunk_send's among them; trains) */
@@ -2311,6 +2442,7 @@ static void complete_now(FlowNet *n) {
     dlv_push(n, (Delivery){at, n->dlv_seq++, i});
   }
   if (G_UNLIKELY(n->late) && n->n_now) trains_now(n, now);
+  if (G_UNLIKELY(n->n_blocks)) blocks_end(n); /* (blocks_left's) */
   plan_next(n); /* the others' ends come on, refill or not */
   plan_deliveries(n);
   refill_after(n);
@@ -3518,6 +3650,8 @@ static void flow_free(void *impl) {
   g_free(n->conn_dst);
   g_free(n->conn_at);
   g_free(n->turns);
+  g_free(n->blocks_dirs);
+  g_free(n->bends);
   if (n->passes)
     for (uint32_t d = 0; d < 2 * n->t->n_links + 1; d++) g_free(n->passes[d].s), g_free(n->passes[d].e);
   g_free(n->passes);
@@ -3594,6 +3728,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->burst_pkts = cs_transport_burst_packets(tr);
   n->turns = g_new0(Turns, 2 * (size_t)t->n_links + 1);
   n->hq_dir = g_new0(uint8_t, 2 * (size_t)t->n_links + 1);
+  n->blocks = tr->host_queue != 0 && window_cc && !rate_cc; /* (host_queue < 0: 100 us of the link; bbr paces) */
   n->trains = n->late = n->fifo && !n->acks_wait && !n->gpus;
   if (n->trains) n->passes = g_new0(Passes, 2 * (size_t)t->n_links + 1);
   if (n->gpus) n->nic_groups = g_new0(NicGroup, 2 * (size_t)t->n_links + 1);

@@ -133,6 +133,13 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
 double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
 /* The time of such a burst's last packet at src's queue's rate, else 0. */
 double cs_model_burst_last_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
+/* Half a block of src's host queue (host_queue bytes at its line rate)
+ * when a message of `payload` bytes to dst is past it and its connection
+ * counts its window (reno, cubic, dctcp), else 0: such messages take the
+ * queue in blocks, and those that end together there end one after
+ * another, a last block apart, half a block on average (the flow
+ * fidelity's rule, docs/network.md). */
+double cs_model_blocks_gap_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
 /* n messages of `payload` bytes from src, one to each of dst[0 .. n),
  * sent at once in that order, each on a connection that starts at its
  * initial window: when each one's last bit leaves src's queue, in

@@ -30,6 +30,7 @@ struct CsModelCtx {
   CsTransportSpec tr;       /* (its host queue's limit) */
   bool ss;                  /* slow start: windows grow from init_cwnd by the ACKs (flow fidelity's FlowNet.ss) */
   bool ss_fresh;            /* per-message connections: every message from init_cwnd */
+  bool blocks;              /* messages past host_queue take their host's queue in blocks (cs_model_blocks_gap_s) */
   double ss_init, ss_window; /* packets */
   double *load;       /* per link direction: bytes in the round */
   uint32_t *touched;  /* directions with load, this round */
@@ -73,6 +74,8 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   c->ss_init = (double)tr->init_cwnd;
   c->ss = (cc->cong_avoid != NULL || cc->rate) && routing != CS_ROUTING_ECMP_PACKET && c->ss_init < c->ss_window;
   c->ss_fresh = tr->connections == CS_CONN_PER_MESSAGE;
+  /* (the flow fidelity's FlowNet.blocks, for the connections that count their windows there) */
+  c->blocks = c->ss && !c->ss_fresh && tr->host_queue != 0 && cc->cong_avoid != NULL && !cc->rate;
   size_t dirs = 2 * (size_t)t->n_links + 1;
   c->load = g_new0(double, dirs);
   c->touched = g_new(uint32_t, dirs);
@@ -562,6 +565,14 @@ double cs_model_burst_last_s(const CsModelOp *op, uint32_t src, uint32_t dst, ui
   uint64_t pk = (payload + c->mss - 1) / c->mss;
   if (pk == 0 || cs_model_burst_s(op, src, dst, payload) <= 0) return 0;
   return 8.0 * (double)(payload - (pk - 1) * c->mss + c->header) / host_queue_bps(c, src, dst);
+}
+
+double cs_model_blocks_gap_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
+  const CsModelCtx *c = op->ctx;
+  CsModelMsg m = {src, dst, payload};
+  if (!c->blocks || queued_whole(c, &m)) return 0;
+  double bps = host_queue_bps(c, src, dst);
+  return 4.0 * cs_transport_host_queue_bytes(&c->tr, bps) / bps;
 }
 
 /* The first window of a message of `payload` bytes, in packets: its

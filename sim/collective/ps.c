@@ -42,6 +42,8 @@ typedef struct {
   double lead_s, last_s;         /* bursts: when a worker's shard to it starts to leave the worker's queue, the
                                   * first worker's and the last's (behind its shards to the servers before it); -1 if not */
   double plast_s;                /* bursts: the last packet's time of a shard to it */
+  double pull_gap_s;             /* pulls past the host queue that share its link: half a block (cs_model_blocks_gap_s) */
+  double pull_link_s;            /* ... and the time its link takes to carry all P */
 } Server;
 
 static void model(CsModelOp *o) {
@@ -64,6 +66,8 @@ static void model(CsModelOp *o) {
     sv[j].pull = cs_model_round(o, o->msgs, P);
     /* the stagger: one shard's serialization at the worker's first hop */
     sv[j].up_s = cs_model_first_hop_s(o, cs_model_node(o, 0), server, bytes);
+    sv[j].pull_gap_s = cs_model_blocks_gap_s(o, server, cs_model_node(o, 0), bytes);
+    sv[j].pull_link_s = P * cs_model_first_hop_s(o, server, cs_model_node(o, 0), bytes);
     double *out = (double *)(sv + S + 1) + (size_t)j * P;
     /* (one server, or several on a star, whose servers' pushes end
      * apart, their shards' turns apart at the workers: elsewhere, the
@@ -175,8 +179,13 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
     double from = fmax(summed + cs_model_cost(cost.encode_ps, shard), pull_free[j]);
     const double *out = sv[j].out;
     double busy = out ? sv[j].pull.bound_s : fmax(sv[j].pull.bound_s, sv[j].pull_all_s);
-    if (!out) { /* the pulls share the server's busiest link and end together */
-      for (uint32_t r = 0; r < P; r++) end[r] = fmax(end[r], from + busy + sv[j].pull.latency_s);
+    if (!out) {
+      /* the pulls share the server's busiest link and end together; past
+       * its host queue's limit, where its own link binds them, one after
+       * another in the workers' order, half a block apart (a host's queue
+       * in blocks: cs_model_blocks_gap_s) */
+      double gap = busy <= sv[j].pull_link_s * (1 + 1e-9) ? sv[j].pull_gap_s : 0;
+      for (uint32_t r = 0; r < P; r++) end[r] = fmax(end[r], from + busy - (P - 1 - r) * gap + sv[j].pull.latency_s);
       pull_free[j] = from + busy;
       continue;
     }

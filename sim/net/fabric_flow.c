@@ -420,6 +420,7 @@ typedef struct {
   uint32_t *blocks_dirs, n_blocks, cap_blocks; /* host queues whose big flows' ends are to be set again (blocks_end) */
   struct BlockEnd { CsTime raw; uint32_t msg, flow; } *bends; /* blocks_end's flows of one host queue */
   uint32_t cap_bends;
+  double *hq_left;            /* per direction: what its big flows that ended early had left (blocks_left), or NULL */
   Later *later;               /* messages waiting on their connections (conn_waits), a pool */
   uint32_t n_later, cap_later, free_later;
   uint32_t n_ss_pend, cap_ss_pend;
@@ -1391,7 +1392,16 @@ static bool fill(FlowNet *n) {
  * goes to the others (complete_now: blocks_left), so the link's bits are
  * the fluid's.  A host queue's ends are set again when a fill has given
  * its big flows their rates (a big flow alone on its links has none to
- * end beside), and when one of them ends (complete_now). */
+ * end beside), and when one of them ends (complete_now).
+ *
+ * Each end apart is a refill of the others: k flows ending one by one
+ * cost k refills of up to k flows where their common end cost one (a
+ * server's 4,096 pulls of 25 MB on a star: 15 s instead of 0.35 s).  So
+ * past BLOCK_ENDS flows, they end in BLOCK_ENDS batches of
+ * b = ceil(k / BLOCK_ENDS) in message order, a batch at once, at the end
+ * of its last-sent flow (each of its others up to b - 1 gaps after its
+ * own). */
+#define BLOCK_ENDS 32
 static inline uint32_t hq_of(const Route *r) { return r->dirs[r->nic ? 1 : 0]; }
 
 static G_GNUC_NO_INLINE void blocks_mark(FlowNet *n, const Route *r) {
@@ -1433,6 +1443,17 @@ static G_GNUC_NO_INLINE void blocks_end(FlowNet *n) {
       n->cap_bends = MAX(d->n_uses, 2 * n->cap_bends);
       n->bends = g_renew(struct BlockEnd, n->bends, n->cap_bends);
     }
+    if (n->hq_left && n->hq_left[di] > 0) { /* what those that ended early had left, evenly to the others */
+      uint32_t c = 0;
+      for (uint32_t u = 0; u < d->n_uses; u++) c += blocks_of(n, &n->flows[USES(d)[u]], di, limit);
+      for (uint32_t u = 0; u < d->n_uses && c; u++) {
+        Flow *g = &n->flows[USES(d)[u]];
+        if (!blocks_of(n, g, di, limit)) continue;
+        settle_flow(n, g);
+        g->remaining += n->hq_left[di] / c;
+      }
+      n->hq_left[di] = 0; /* (none left: its last bits went at the fluid's end after all) */
+    }
     for (uint32_t u = 0; u < d->n_uses; u++) {
       Flow *g = &n->flows[USES(d)[u]];
       if (!blocks_of(n, g, di, limit) || g->rate <= 0) continue;
@@ -1449,9 +1470,10 @@ static G_GNUC_NO_INLINE void blocks_end(FlowNet *n) {
       for (e = s + 1; e < k && n->bends[e].raw - n->bends[s].raw <= gap; e++) {}
       CsTime last = n->bends[e - 1].raw;
       if (e - s > 1) qsort(n->bends + s, e - s, sizeof *n->bends, bend_by_msg);
+      uint32_t batch = (e - s + BLOCK_ENDS - 1) / BLOCK_ENDS; /* (1 up to BLOCK_ENDS flows) */
       for (uint32_t j = s; j < e; j++) {
         struct BlockEnd *b = &n->bends[j];
-        CsTime before = (CsTime)(e - 1 - j) * gap, at = b->raw;
+        CsTime before = (CsTime)((e - 1 - j) / batch * batch) * gap, at = b->raw;
         if (e - s > 1) at = MIN(at, last - before);
         if (at < now) at = now;
         Flow *g = &n->flows[b->flow];
@@ -1470,19 +1492,9 @@ static G_GNUC_NO_INLINE void blocks_end(FlowNet *n) {
  * flows, evenly, whose ends are then set again. */
 static G_GNUC_NO_INLINE void blocks_left(FlowNet *n, Flow *f) {
   settle_flow(n, f);
-  double left = f->remaining;
-  if (left <= 0) return;
-  uint32_t di = hq_of(f->route), c = 0;
-  const Dir *d = &n->dirs[di];
-  double limit = cs_transport_host_queue_bytes(&n->cfg->transport, d->capacity);
-  for (uint32_t u = 0; u < d->n_uses; u++) c += &n->flows[USES(d)[u]] != f && blocks_of(n, &n->flows[USES(d)[u]], di, limit);
-  if (c == 0) return; /* (its last bits went at the fluid's end after all) */
-  for (uint32_t u = 0; u < d->n_uses; u++) {
-    Flow *g = &n->flows[USES(d)[u]];
-    if (g == f || !blocks_of(n, g, di, limit)) continue;
-    settle_flow(n, g);
-    g->remaining += left / c;
-  }
+  if (f->remaining <= 0) return;
+  if (!n->hq_left) n->hq_left = g_new0(double, 2 * (size_t)n->t->n_links + 1);
+  n->hq_left[hq_of(f->route)] += f->remaining; /* (shared out once the instant's ends are done: blocks_end) */
   blocks_mark(n, f->route);
 }
 
@@ -3652,6 +3664,7 @@ static void flow_free(void *impl) {
   g_free(n->turns);
   g_free(n->blocks_dirs);
   g_free(n->bends);
+  g_free(n->hq_left);
   if (n->passes)
     for (uint32_t d = 0; d < 2 * n->t->n_links + 1; d++) g_free(n->passes[d].s), g_free(n->passes[d].e);
   g_free(n->passes);

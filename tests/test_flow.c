@@ -1145,6 +1145,23 @@ START_TEST(test_host_queue_blocks) {
                     cs_fabric_link_stats(cs_sim_fabric(p.sim), l, d).bytes);
   done(&f);
   done(&p);
+  /* The first 30,000 B longer: its fluid end 50 us after the other's, and
+   * it is delivered 50 ns before it; what its flow had left then crosses
+   * its links after the other's delivery, the last, and the run goes on
+   * until it has (it stopped with the last message, its links 27,218 B
+   * short). */
+  const char *longer = "topology: {type: star, workers: 3}\n"
+                       "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                       "transport: {protocol: reno}\n"
+                       "flows: [{src: w0, dst: w1, size: 6280000B}, {src: w0, dst: w2, size: 6250000B}]\n";
+  Run fl = run(longer, "flow", NULL), pl = run(longer, "packet", NULL);
+  for (uint32_t l = 0; l < 3; l++)
+    for (uint32_t d = 0; d < 2; d++)
+      ck_assert_msg(cs_fabric_link_stats(cs_sim_fabric(fl.sim), l, d).bytes ==
+                        cs_fabric_link_stats(cs_sim_fabric(pl.sim), l, d).bytes,
+                    "longer, link %u, direction %u", l, d);
+  done(&fl);
+  done(&pl);
   const char *slow = "nodes: [{name: w0, role: worker}, {name: w1, role: worker}, {name: w2, role: worker},\n"
                      "        {name: s0, role: switch}]\n"
                      "links: [{a: w0, b: s0}, {a: s0, b: w1, bandwidth: 4Gbps}, {a: s0, b: w2, bandwidth: 4Gbps}]\n"

@@ -420,6 +420,7 @@ typedef struct {
   bool blocks;                /* big flows take their host's queue in blocks (transport.host_queue): blocks_end */
   uint32_t *blocks_dirs, n_blocks, cap_blocks; /* host queues whose big flows' ends are to be set again (blocks_end) */
   uint32_t n_ghosts;          /* live flows of no message (GHOST): the network is not idle before they end */
+  uint32_t ghost_ver;         /* above every end_ver a ghost let go of has had: the next ghost's first (blocks_ghost) */
   struct BlockEnd { CsTime raw; uint32_t msg, flow; } *bends; /* blocks_end's flows of one host queue */
   uint32_t cap_bends;
   Later *later;               /* messages waiting on their connections (conn_waits), a pool */
@@ -1507,6 +1508,10 @@ static G_GNUC_NO_INLINE bool blocks_ghost(FlowNet *n, uint32_t fi) {
   g->updated = f->updated;
   g->msg = GHOST;
   g->live = true;
+  /* (its ends' versions above those of every ghost before it: their
+   * entries still in the ends' heap, of the same slot and GHOST too, are
+   * not its own; a message's are, by its number) */
+  g->end_ver = n->ghost_ver;
   n->n_ghosts++;
   CsTime now = *n->clock;
   double ps = ceil_pos((g->remaining - g->rate * (double)(now - g->updated) * 1e-12) / g->rate * 1e12);
@@ -2478,6 +2483,7 @@ static void complete_now(FlowNet *n) {
       f->remaining = 0; /* (all of it gone: no need to settle what its rate carried) */
       flow_leaves(n, i);
       if (G_UNLIKELY(f->msg == GHOST)) { /* (what an early message had left: gone) */
+        n->ghost_ver = MAX(n->ghost_ver, f->end_ver + 1);
         flow_release(n, i);
         if (--n->n_ghosts == 0 && n->active == 0 && n->idle) n->idle(n->idle_ctx); /* (message_over's, held) */
         continue;
@@ -3397,7 +3403,8 @@ static void flow_set_retire(void *impl, CsRetireFn fn, void *ctx) {
   FlowNet *n = impl;
   n->stats.retire = fn, n->stats.ctx = ctx;
 }
-static uint32_t flow_active(const void *impl) { return ((const FlowNet *)impl)->active; }
+/* (what an early message had left, still crossing its links, keeps the run going: blocks_ghost) */
+static uint32_t flow_active(const void *impl) { return ((const FlowNet *)impl)->active + ((const FlowNet *)impl)->n_ghosts; }
 static uint32_t flow_failed(const void *impl) { return ((const FlowNet *)impl)->failed; }
 static void flow_set_idle(void *impl, CsIdleFn fn, void *ctx) {
   FlowNet *n = impl;
@@ -3531,7 +3538,10 @@ static void flow_sample(void *impl, CsTime t0, CsLinkSampleFn fn, void *ctx) {
 }
 
 /* links carry something between events: messages, or background sources */
-static bool flow_busy(const void *impl) { return ((const FlowNet *)impl)->active > 0 || ((const FlowNet *)impl)->bg_running; }
+static bool flow_busy(const void *impl) {
+  const FlowNet *n = impl;
+  return n->active > 0 || n->n_ghosts > 0 || n->bg_running;
+}
 
 static CsNetTotals flow_totals(const void *impl) {
   (void)impl;

@@ -1153,21 +1153,16 @@ START_TEST(test_host_queue_blocks) {
    * it is delivered 50 ns before it; what its flow had left then crosses
    * its links after the other's delivery, the last, and the run goes on
    * until it has (it stopped with the last message, its links 27,218 B
-   * short). */
+   * short).  (Found by a second review) the same beside a collective,
+   * whose last message ended the run with the ghost still going: 6,012 B
+   * short.  And six messages from w0 of a little unequal sizes: an early
+   * one's ghost took a slot an earlier ghost had left, whose first end's
+   * entry, still in the ends' heap, passed for the new one's and ended it
+   * 22 us early: 13,580 B short. */
   const char *longer = "topology: {type: star, workers: 3}\n"
                        "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
                        "transport: {protocol: reno}\n"
                        "flows: [{src: w0, dst: w1, size: 6280000B}, {src: w0, dst: w2, size: 6250000B}]\n";
-  Run fl = run(longer, "flow", NULL), pl = run(longer, "packet", NULL);
-  links_as_packet(&fl, &pl, "longer");
-  done(&fl);
-  done(&pl);
-  /* (found by a second review) The same beside a collective, whose last
-   * message ended the run with the ghost still going: 6,012 B short. And
-   * six messages from w0 of a little unequal sizes: an early one's ghost
-   * took a slot an earlier ghost had left, whose first end's entry, still
-   * in the ends' heap, passed for the new one's and ended it 22 us early:
-   * 13,580 B short. */
   const char *mixed = "topology: {type: star, workers: 4, servers: 3}\n"
                       "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
                       "transport: {protocol: reno}\n"
@@ -1179,8 +1174,8 @@ START_TEST(test_host_queue_blocks) {
                     "flows: [{src: w0, dst: w1, size: 6296000B}, {src: w0, dst: w2, size: 6294000B},\n"
                     "        {src: w0, dst: w3, size: 6272000B}, {src: w0, dst: w4, size: 6270000B},\n"
                     "        {src: w0, dst: w5, size: 6270000B}, {src: w0, dst: w6, size: 6254000B}]\n";
-  const char *more[] = {mixed, six}, *names[] = {"beside a collective", "six"};
-  for (int i = 0; i < 2; i++) {
+  const char *more[] = {longer, mixed, six}, *names[] = {"longer", "beside a collective", "six"};
+  for (int i = 0; i < 3; i++) {
     Run fm = run(more[i], "flow", NULL), pm = run(more[i], "packet", NULL);
     links_as_packet(&fm, &pm, names[i]);
     done(&fm);

@@ -205,7 +205,7 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
 static const char *formula(const CsCollSpec *s) {
   return s->pull ? "ps: each worker pushes shard j to server j (its shards sharing its link); a server's pushes end "
                    "when its busiest link has carried all P, it sums each as it comes, then pulls to the workers, "
-                   "which share its link and end together (with one server, or several on a star, pulls within "
+                   "which share its link and end together (past host_queue, half a block apart; with one server, or several on a star, pulls within "
                    "host_queue take turns in its queue, window by window; a worker's small shards leave in the "
                    "servers' order); the next bucket's pushes overlap the last pulls"
                  : "ps (push only): each worker pushes shard j to server j; the round ends when every server has "

@@ -208,6 +208,9 @@ typedef struct Route {
   uint32_t dirs[];  /* forward, then reverse (ACKs): in the same block */
 } Route;
 
+/* The direction whose queue is route r's host queue: its first, or from a GPU its machine's NIC's. */
+static inline uint32_t hq_of(const Route *r) { return r->dirs[r->nic ? 1 : 0]; }
+
 typedef struct {
   Route *route;     /* the table's, or a kept one it holds (own_route) */
   double ack_w;     /* ACK bits per data bit, on the reverse route */
@@ -1374,6 +1377,12 @@ static bool fill(FlowNet *n) {
   return true;
 }
 
+/* When flow f's last bit leaves at its rate, from now (its remaining settled). */
+static inline __attribute__((always_inline)) CsTime end_of(const Flow *f, CsTime now) {
+  double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil_pos(f->remaining / f->rate * 1e12);
+  return ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
+}
+
 /* ---- a host's queue in blocks ---- */
 
 /* Messages past the host queue's limit (Flow.big, BIG_SENDING) that share
@@ -1413,7 +1422,6 @@ static bool fill(FlowNet *n) {
  * at the end of its last-sent flow (each of its others up to b - 1 gaps
  * after its own). */
 #define BLOCK_ENDS 32
-static inline uint32_t hq_of(const Route *r) { return r->dirs[r->nic ? 1 : 0]; }
 
 static G_GNUC_NO_INLINE void blocks_mark(FlowNet *n, const Route *r) {
   uint32_t di = hq_of(r);
@@ -1487,11 +1495,12 @@ static G_GNUC_NO_INLINE void blocks_end(FlowNet *n) {
   n->n_blocks = 0;
 }
 
-/* Big flow f ends now, maybe before the fluid would have ended it
- * (blocks_end): what it had left goes to its host queue's other big
- * flows, evenly, whose ends are then set again. */
 static uint32_t new_flow(FlowNet *n);
 
+/* Big flow fi ends now (complete_now): when before its fluid end
+ * (blocks_end), what it has left goes on as a ghost in a slot of its own,
+ * in fi's place on fi's directions, and fi leaves them without a refill;
+ * false when it has nothing left (a bit's rounding), to leave as any. */
 static G_GNUC_NO_INLINE bool blocks_ghost(FlowNet *n, uint32_t fi) {
   settle_flow(n, &n->flows[fi]);
   if (n->flows[fi].remaining < 1 || n->flows[fi].rate <= 0) return false; /* (its fluid end: a bit's rounding) */
@@ -1513,9 +1522,7 @@ static G_GNUC_NO_INLINE bool blocks_ghost(FlowNet *n, uint32_t fi) {
    * not its own; a message's are, by its number) */
   g->end_ver = n->ghost_ver;
   n->n_ghosts++;
-  CsTime now = *n->clock;
-  double ps = ceil_pos((g->remaining - g->rate * (double)(now - g->updated) * 1e-12) / g->rate * 1e12);
-  g->end_at = ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)pos(ps);
+  g->end_at = end_of(g, g->updated); /* (settled now) */
   ends_set(n, g, gi);
   /* it takes f's place on f's directions, with f's loads (set_rate_as) */
   for (uint32_t k = 0; k < r->n_fwd; k++) {
@@ -1533,11 +1540,6 @@ static G_GNUC_NO_INLINE bool blocks_ghost(FlowNet *n, uint32_t fi) {
 }
 
 /* Flow f runs at `rate` from now: its directions follow, and its end. */
-/* When flow f's last bit leaves at its rate, from now. */
-static inline __attribute__((always_inline)) CsTime end_of(const Flow *f, CsTime now) {
-  double ps = f->msg == NONE || f->rate <= 0 ? INFINITY : ceil_pos(f->remaining / f->rate * 1e12);
-  return ps >= (double)(CS_TIME_MAX - now) ? CS_TIME_MAX : now + (CsTime)ps;
-}
 
 static inline __attribute__((always_inline)) void new_rate_as(FlowNet *n, Flow *f, double rate) {
   /* half of the refills at scale leave the rate as it was: then its end
@@ -1812,7 +1814,7 @@ static G_GNUC_NO_INLINE float slow_start(FlowNet *n, uint32_t fi, uint32_t a, ui
   if (!r->shape.chunky && !r->shape.q_time[0] && r->keep >= 1) { /* (past its host queue's limit) */
     n->flows[fi].big = BIG_SENDING;
     n->n_big++;
-    n->hq_dir[r->dirs[r->nic ? 1 : 0]] |= HQ_BIG;
+    n->hq_dir[hq_of(r)] |= HQ_BIG;
     conn_of(n, a, b)->busy++;
   }
   /* a message past its window whose round trips other connections' queues
@@ -1916,7 +1918,7 @@ static double standing_q(FlowNet *n, uint32_t di, uint32_t a, uint32_t b, bool m
     const Flow *g = &n->flows[USES(d)[u]];
     const Route *o = g->route;
     /* (its host's queue: a GPU's is its machine's NIC) */
-    if ((g->big != BIG_SENDING && g->big != BIG_SENT) || o->dirs[o->nic ? 1 : 0] != di || g->waiting) continue;
+    if ((g->big != BIG_SENDING && g->big != BIG_SENT) || hq_of(o) != di || g->waiting) continue;
     const CsMessageStats *st = cs_stats_at(&n->stats, g->msg);
     if (st->src == a && st->dst == b) continue; /* (its own connection's: in turn) */
     if (limit < 0)

@@ -671,12 +671,6 @@ START_TEST(test_model_ps_shards) {
     ck_assert_int_eq(MAX(MAX(push[0]->end, push[1]->end), push[2]->end), want[j]);
   }
   model_near_run(&m, &r, 0.003, "ps, 3 workers and 3 servers on a star");
-  /* on a ring of 6 hosts the shards leave each worker's two queues in the
-   * servers' order too: 10K fp32, 1.040 of the packet run while every
-   * server's pushes ended with the busiest link's, 1.011 now */
-  model_near("topology: {type: ring, workers: 3, servers: 3}\nrouting: ecmp\n" SWEEP_NET
-             "workload: {params: 10K, iterations: 1, compute: 0, collective: ps}\n",
-             NULL, 0.02, "ps, 3 workers and 3 servers on a ring");
   /* where every push crosses one link (a dumbbell's 1 Gbps bottleneck, 4
    * workers and 4 servers, push only), server j's end when it has carried
    * the shards to servers 0 .. j: ps3's at 1.3373 ms at packet level; the
@@ -684,6 +678,69 @@ START_TEST(test_model_ps_shards) {
   model_near("topology: {type: dumbbell, workers: 4, servers: 4, bottleneck: {bandwidth: 1Gbps}}\n" SWEEP_NET
              "workload: {params: 10K, iterations: 1, compute: 0, collective: ps, pull: false}\n",
              NULL, 0.001, "ps, push only, behind a dumbbell's bottleneck");
+}
+END_TEST
+
+/* 3b'''''a. A ps server's queues on a ring.  Seven workers and a server
+ * on a ring of 8 (ECMP), 1K fp32: 4,000 B a message, 3 packets, 4,174 B
+ * on the wire (3.3392 us at 10 Gbps), bursts.  ps0's neighbours are w0
+ * and w6; w3, opposite, is 4 hops away either way, and ECMP draws its
+ * way.  A forwarding host's link takes the bursts in the order they come,
+ * its own first: the pushes end at k x 3.3392 + 1 us, k = 1 .. 4 along
+ * each side (4.3392, 7.6784, 11.0176, 14.3568 us).  The server sums each
+ * as it lands, the last 0.258 us after it, and sends the pulls at 14.6148
+ * us: a queue per link, each taking its bursts in the workers' order, a
+ * pull that leaves k-th and crosses h hops ending k x 3.3392 + h + (h -
+ * 1) x 1.2 us later (a full packet's store-and-forward at each hop after
+ * the first).  With w3 on w6's side: 4.3392, 9.8784 and 15.4176 us for
+ * w0 .. w2, 10.9392, 12.0784, 13.2176 and 14.3568 us for w3 .. w6; on
+ * w0's side w3's is 20.9568 us and w4 .. w6 end a burst earlier; the mean
+ * over workers is 80.2272 / 7 = 11.4610 us either way.  The model put
+ * every pull in one queue once one was drawn (and the sums after the
+ * last push): 1.255 of the packet run until 2026-12-15; it now takes the
+ * mean over ECMP's draws of the queues' turns and each pull's own latency
+ * terms. */
+START_TEST(test_model_ring_queues) {
+  const char *y = "topology: {type: ring, workers: 7, servers: 1}\nrouting: ecmp\n" SWEEP_NET
+                  "workload: {params: 1K, iterations: 1, compute: 0, collective: ps}\n";
+  CsModel m = model_of(y, NULL);
+  Run r = run(y, NULL);
+  const CsMessageStats *push[7], *pull[7];
+  ck_assert_uint_eq(messages_of(&r, -1, 7, push, 7), 7);
+  ck_assert_uint_eq(messages_of(&r, 7, -1, pull, 7), 7);
+  const CsTime want[7] = {4339200, 7678400, 11017600, 14356800, 11017600, 7678400, 4339200};
+  double mean = 0;
+  for (uint32_t w = 0; w < 7; w++) {
+    ck_assert_uint_eq(push[w]->src, w);
+    ck_assert_int_eq(push[w]->end, want[w]);
+    ck_assert_int_eq(pull[w]->start, 14614800);
+    mean += (double)took(pull[w]) / 7;
+  }
+  ck_assert_double_eq_tol(mean, 11461029, 1);
+  model_near_run(&m, &r, 0.001, "ps, 7 workers on a ring of 8");
+}
+END_TEST
+
+/* 3b'''''b. ECMP's collisions in the model.  Under `routing: ecmp` a
+ * message takes one path, its hash's, and two that draw the same link
+ * share it; the model spread every message's bytes evenly over its
+ * equal-cost paths, which never collide, and put an all-gather of 16
+ * workers on a 4 x 4 torus (10K fp32) at 0.741 of the packet run until
+ * 2026-12-15.  A step is now the mean over draws of a path per message
+ * (up to 16), so its busiest link is at least the even spread's. */
+START_TEST(test_model_ecmp_draws) {
+  const char *y = "topology: {type: torus2d, x: 4, y: 4, workers: 16}\nrouting: ecmp\n" SWEEP_NET
+                  "workload: {params: 10K, iterations: 1, compute: 0, collective: allgather}\n";
+  CsModel m = model_of(y, NULL);
+  CsModel even = model_of(y, (const char *const[]){"routing=ecmp-packet", NULL});
+  ck_assert_uint_eq(m.steps->len, even.steps->len);
+  for (guint i = 0; i < m.steps->len; i++) {
+    const CsModelStep *a = &g_array_index(m.steps, CsModelStep, i), *b = &g_array_index(even.steps, CsModelStep, i);
+    ck_assert_msg(a->bound_s >= b->bound_s * (1 - 1e-9), "%s: %.9f s, spread %.9f s", a->label, a->bound_s, b->bound_s);
+  }
+  cs_model_clear(&even);
+  Run r = run(y, NULL);
+  model_near_run(&m, &r, 0.02, "all-gather, 16 workers on a 4 x 4 torus");
 }
 END_TEST
 
@@ -1499,6 +1556,8 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_model_ack_ahead);
   tcase_add_test(tc, test_model_rails);
   tcase_add_test(tc, test_model_ps_shards);
+  tcase_add_test(tc, test_model_ring_queues);
+  tcase_add_test(tc, test_model_ecmp_draws);
   tcase_add_test(tc, test_model_two_windows);
   tcase_add_test(tc, test_model_turns);
   tcase_add_test(tc, test_model_pull_blocks);

@@ -18,9 +18,11 @@
  * take their part): a message ends when it is done at each direction on
  * its way plus the latency terms after it, and a round with its last
  * message.  So an incast's far messages' latencies pass while the near
- * ones are sent.  All this on the routes the simulation uses (ECMP: spread evenly over the
- * equal-cost next hops; a round at least as long as a message's wire
- * bytes on its path's slowest link, since one message takes one path).  A collective's `model` hook evaluates its rounds
+ * ones are sent.  All this on the routes the simulation uses (ECMP: a
+ * path per message, a round the mean over up to 16 draws of them, or
+ * past 2^20 directions crossed spread evenly over the equal-cost next
+ * hops; a round at least as long as a message's wire bytes on its path's
+ * slowest link, since one message takes one path).  A collective's `model` hook evaluates its rounds
  * (cs_model_round), records them for the report (cs_model_record), and
  * gives each pair of participants the time of its messages
  * (cs_model_pair); the simulation's own steps (cs_coll_plan_new) are then
@@ -127,6 +129,10 @@ static inline uint64_t cs_model_payload(const CsModelOp *op, uint64_t n) { retur
 static inline double cs_model_cost(double ps_per_element, uint64_t n) { return ps_per_element * (double)n * 1e-12; }
 /* A message's serialization on the first link of src's path to dst. */
 double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
+/* A message's latency terms alone on its path: what passes after its
+ * last bit has left src (latencies, and its last packet's store and
+ * forward at each hop after the first). */
+double cs_model_tail_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
 /* The same when its transport puts it into src's queue whole (a burst,
  * cs_transport_burst_packets: it leaves after those put in before it,
  * at the line rate), else 0. */
@@ -149,9 +155,12 @@ double cs_model_blocks_gap_s(const CsModelOp *op, uint32_t src, uint32_t dst, ui
  * one before began to leave), the queue taking the windows in the order
  * they go in, at its line rate.  False (out untouched) when a message is
  * past what a connection may hold in the queue (host_queue): such
- * messages share the link. */
+ * messages share the link.  src has a queue per link (a ring's or a
+ * torus's host): where ECMP draws a message's among several, out[] is
+ * the mean over draws (TURN_DRAWS), and *last (when not NULL) the mean
+ * of each draw's last, else the last. */
 bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst, uint32_t n, uint64_t payload,
-                          double *out);
+                          double *out, double *last);
 
 /* The driver (the workload's model): an operation's hooks run once at
  * creation; then each worker's result time from common or separate starts. */

@@ -15,10 +15,10 @@
  * shares its rate among the messages that have reached it: the far
  * messages' latencies of an incast pass while the near ones are sent;
  * closed_form.h),
- * on the routes the simulation uses (ECMP: the bytes spread evenly over
- * the equal-cost next hops, ideal ECMP, but a step at least as long as
- * its largest message's wire bytes on its path's slowest link: a
- * message takes one path), with messages cut into packets of
+ * on the routes the simulation uses (ECMP: a path per message, as its
+ * hash draws it, a step the mean over up to 16 draws; at least as long
+ * as its largest message's wire bytes on its path's slowest link), with
+ * messages cut into packets of
  * `mtu` with their headers.  On an idle network this is Hockney's
  * alpha-beta with the collective formulas of Thakur, Rabenseifner and
  * Gropp (2005), made exact by the packetization terms; where the

@@ -10,6 +10,7 @@
 #include "commsim/cc.h"
 #include "commsim/closed_form.h"
 #include "commsim/ring.h"
+#include "commsim/rng.h"
 
 /* A message's data coming into a direction in a round: when the
  * direction can begin to send it (its first packet there, or with
@@ -31,6 +32,8 @@ struct CsModelCtx {
   bool ss;                  /* slow start: windows grow from init_cwnd by the ACKs (flow fidelity's FlowNet.ss) */
   bool ss_fresh;            /* per-message connections: every message from init_cwnd */
   bool blocks;              /* messages past host_queue take their host's queue in blocks (cs_model_blocks_gap_s) */
+  uint64_t draw;            /* ECMP: 0 spreads a message's bytes evenly over its equal-cost paths; else the draw
+                             * (round_of) that puts each on one path, as the run's hash does */
   double ss_init, ss_window; /* packets */
   double *load;       /* per link direction: bytes in the round */
   uint32_t *touched;  /* directions with load, this round */
@@ -170,8 +173,9 @@ static inline void visit(CsModelCtx *c, uint32_t d, double bytes, Visit v, int h
 static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double bytes, Visit v) {
   const CsTopology *t = c->t;
   double most = 0;
-  if (c->routing == CS_ROUTING_SHORTEST) {
-    int h = cs_routes_path(c->r, src, dst_host, 0, c->ports, (int)t->n_nodes);
+  if (c->routing == CS_ROUTING_SHORTEST || c->draw) {
+    uint64_t flow = c->draw ? cs_rng_stream_id("model-ecmp", c->draw, c->msg) : 0;
+    int h = cs_routes_path(c->r, src, dst_host, flow, c->ports, (int)t->n_nodes);
     for (int i = 0; i < h; i++) visit(c, dir_of(t, c->ports[i]), bytes, v, i, &most);
     return most;
   }
@@ -368,6 +372,21 @@ static uint32_t host_queue_dir(const CsModelCtx *c, uint32_t src, uint32_t dst) 
   return ways > 1 ? UINT32_MAX : d;
 }
 
+/* The link directions ECMP may draw src's host queue toward dst from
+ * (host_queue_dir's UINT32_MAX): the ports of its node one hop nearer,
+ * at most max of them into dirs; how many. */
+static uint32_t host_queue_dirs(const CsModelCtx *c, uint32_t src, uint32_t dst, uint32_t *dirs, uint32_t max) {
+  const CsTopology *t = c->t;
+  uint32_t at, host = (uint32_t)t->nodes[dst].host;
+  host_queue_port(c, src, dst, &at);
+  const CsNode *node = &t->nodes[at];
+  int want = cs_routes_distance(c->r, at, host) - 1;
+  uint32_t n = 0;
+  for (uint32_t p = node->first_port; p < node->first_port + node->n_ports && n < max; p++)
+    if (cs_routes_distance(c->r, t->ports[p].peer, host) == want) dirs[n++] = dir_of(t, p);
+  return n;
+}
+
 /* Whether message m's host queue (toward its destination) takes it
  * whole: within host_queue. */
 static bool queued_whole(const CsModelCtx *c, const CsModelMsg *m) {
@@ -401,12 +420,11 @@ static bool acks_behind(const CsModelOp *op, const CsModelMsg *msgs, const uint3
  * them with a part; but one message takes one path (its hash's), so its
  * own time is at least its wire bytes over its path's slowest link, and
  * so is the round's.  (With ecmp-packet its packets do take several.) */
-static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns) {
+static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns) {
   CsModelCtx *c = op->ctx;
   const CsTopology *t = c->t;
   CsModelStep st = {0};
   st.messages = n;
-  op->rounds++;
   double *alone = turns ? g_new(double, n ? n : 1) : NULL; /* a burst's time alone, else -1 */
   double *own = g_new(double, n ? n : 1);                  /* its wire bytes over its slowest link */
   double own_most = 0, own_bytes = 0;
@@ -420,8 +438,6 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     double wire, slowest;
     uint32_t sdir;
     double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest, &sdir);
-    c->hop_sum += cs_routes_distance(c->r, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host);
-    c->hop_n++;
     own[i] = one_path && isfinite(slowest) ? 8.0 * wire / slowest : 0;
     if (own[i] > own_most) own_most = own[i], own_dir = sdir, own_bytes = wire;
     bool burst = c->burst_pkts >= 1 && cs_model_burst_s(op, msgs[i].src, msgs[i].dst, msgs[i].payload) > 0;
@@ -450,6 +466,7 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     double wire, slowest, busy = 0, end = 0;
     uint32_t sdir, h = 0;
     double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest, &sdir);
+    c->msg = i;
     if (c->arr_over) { /* (the busiest direction on its way, and its latency terms) */
       busy = spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, LOOK);
       end = lat + fmax(busy, own[i]);
@@ -496,6 +513,75 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
   }
   /* (a direction of ACKs alone may be the busiest) */
   st.seconds = fmax(st.seconds, st.bound_s);
+  st.latency_s = st.seconds - st.bound_s;
+  return st;
+}
+
+/* How many draws of ECMP's paths round_of averages over: up to
+ * ROUND_DRAWS, fewer as the round's messages cross more directions
+ * (DRAWS_HOPS in all), none (the even spread) when no message of the
+ * round, nor its ACKs, has more than one path, or when they cross more. */
+#define ROUND_DRAWS 16
+#define DRAWS_HOPS (1u << 21)
+
+static uint32_t round_draws(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
+  const CsTopology *t = c->t;
+  if (c->routing != CS_ROUTING_ECMP) return 0;
+  uint64_t hops = 0;
+  bool any = false;
+  for (uint32_t i = 0; i < n; i++)
+    for (int way = 0; way < 2; way++) {
+      bool drawn;
+      uint32_t a = way ? msgs[i].dst : msgs[i].src, b = way ? msgs[i].src : msgs[i].dst;
+      int h = cs_routes_path_drawn(c->r, a, (uint32_t)t->nodes[b].host, 0, c->ports, (int)t->n_nodes, &drawn);
+      hops += (uint64_t)(h > 0 ? h : 0);
+      any = any || drawn;
+    }
+  if (!any || hops == 0) return 0;
+  uint64_t k = DRAWS_HOPS / hops;
+  return k < 2 ? 0 : k > ROUND_DRAWS ? ROUND_DRAWS : (uint32_t)k;
+}
+
+/* A round (round_once): with ECMP, where its messages have several paths,
+ * the mean over draws of one path each (a message takes one, its hash's:
+ * two that draw the same link share it, which the busiest link of an
+ * even spread misses): its time, its busiest direction's time and bytes,
+ * and as that direction the one busiest in the most draws. */
+static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns) {
+  CsModelCtx *c = op->ctx;
+  op->rounds++;
+  for (uint32_t i = 0; i < n; i++) {
+    c->hop_sum += cs_routes_distance(c->r, msgs[i].src, (uint32_t)c->t->nodes[msgs[i].dst].host);
+    c->hop_n++;
+  }
+  uint32_t draws = round_draws(c, msgs, n);
+  if (draws == 0) return round_once(op, msgs, n, each, turns);
+  double *e1 = each ? g_new(double, n) : NULL, *t1 = turns ? g_new(double, n) : NULL;
+  double sec = 0, bound = 0, bytes = 0;
+  CsModelStep st = {0};
+  uint32_t busiest[ROUND_DRAWS], times[ROUND_DRAWS], nb = 0, most = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (each) each[i] = 0;
+    if (turns) turns[i] = 0;
+  }
+  for (uint32_t m = 1; m <= draws; m++) {
+    c->draw = m;
+    CsModelStep x = round_once(op, msgs, n, e1, t1);
+    sec += x.seconds / draws, bound += x.bound_s / draws, bytes += x.bound_bytes / draws;
+    uint32_t d = 2 * x.link + (uint32_t)x.dir, k = 0;
+    while (k < nb && busiest[k] != d) k++;
+    if (k == nb) busiest[nb] = d, times[nb++] = 0;
+    if (++times[k] > times[most] || (times[k] == times[most] && d < busiest[most])) most = k;
+    if (m == 1) st = x;
+    for (uint32_t i = 0; i < n; i++) {
+      if (each) each[i] += e1[i] / draws;
+      if (turns) turns[i] += t1[i] / draws;
+    }
+  }
+  c->draw = 0;
+  g_free(e1), g_free(t1);
+  st.seconds = sec, st.bound_s = bound, st.bound_bytes = bytes;
+  st.link = busiest[most] / 2, st.dir = (int)(busiest[most] % 2);
   st.latency_s = st.seconds - st.bound_s;
   return st;
 }
@@ -551,6 +637,16 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
   return 8.0 * (double)(payload + (pk ? pk : 1) * c->header) / (double)t->links[t->ports[port].link].spec.bandwidth;
 }
 
+double cs_model_tail_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
+  CsModelMsg m = {src, dst, payload};
+  uint64_t packets;
+  double wire, slowest;
+  uint32_t sdir;
+  double lat = message_terms(op->ctx, &m, &packets, &wire, &slowest, &sdir);
+  /* (message_terms leaves out the slowest link's serialization; past the
+   * first link, it is the tail's) */
+  return lat + 8.0 * wire / slowest - cs_model_first_hop_s(op, src, dst, payload);
+}
 
 double cs_model_burst_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload) {
   const CsModelCtx *c = op->ctx;
@@ -625,44 +721,38 @@ typedef struct {
 static bool qwin_before(const QWin *a, const QWin *b) { return a->at < b->at || (a->at == b->at && a->seq < b->seq); }
 
 
-bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst, uint32_t n, uint64_t payload,
-                          double *out) {
+/* A host's queue (cs_model_queue_turns): its link direction and rate,
+ * a burst's time there, when it is free, and the bytes bound for it. */
+typedef struct {
+  uint32_t dir;
+  double bps, burst, free, load;
+} HostQ;
+
+/* The queue of `qs` (*nq of them, room grown as needed) for direction d,
+ * added if new; false when a message of `wire` bytes is past its limit. */
+static uint32_t hostq_of(const CsModelOp *op, GArray *qs, uint32_t d, uint32_t src, uint32_t dst, uint64_t payload,
+                         double wire, bool *fits) {
   const CsModelCtx *c = op->ctx;
-  if (n == 0) return true;
-  uint64_t pk = (payload + c->mss - 1) / c->mss;
-  pk = pk ? pk : 1;
-  double wire = (double)(payload + pk * c->header), full = (double)(c->mss + c->header);
-  if (c->burst_pkts < 1) return false; /* (paced, or a window under an mtu: no bursts) */
-  /* each message's queue: its host's toward it (a host of a ring or a
-   * torus has one per link), each queue its own turns */
-  uint32_t *qi = g_new(uint32_t, n), nq = 0;
-  uint32_t *qdir = g_new(uint32_t, n);
-  double *qbps = g_new(double, n), *q = g_new0(double, n), *qburst = g_new(double, n);
-  bool drawn = false; /* (a queue ECMP draws may be any other's: then all take turns in one) */
-  for (uint32_t i = 0; i < n && !drawn; i++) drawn = host_queue_dir(c, src, dst[i]) == UINT32_MAX;
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t d = drawn ? UINT32_MAX : host_queue_dir(c, src, dst[i]), k = 0;
-    while (k < nq && qdir[k] != d) k++;
-    if (k == nq) {
-      qdir[nq] = d;
-      qbps[nq] = host_queue_bps(c, src, dst[i]);
-      qburst[nq] = cs_model_burst_s(op, src, dst[i], payload);
-      double hq = cs_transport_host_queue_bytes(&c->tr, qbps[nq]);
-      nq++;
-      if (hq > 0 && wire > hq) {
-        g_free(qi), g_free(qdir), g_free(qbps), g_free(q), g_free(qburst);
-        return false;
-      }
-    }
-    qi[i] = k;
-  }
+  for (uint32_t k = 0; k < qs->len; k++)
+    if (g_array_index(qs, HostQ, k).dir == d) return k;
+  HostQ x = {d, (double)c->t->links[d / 2].spec.bandwidth, cs_model_burst_s(op, src, dst, payload), 0, 0};
+  double hq = cs_transport_host_queue_bytes(&c->tr, x.bps);
+  if (hq > 0 && wire > hq) *fits = false;
+  g_array_append_val(qs, x);
+  return qs->len - 1;
+}
+
+/* The turns in their queues (cs_model_queue_turns) with message i in
+ * queue qi[i]: when each leaves, into out[]. */
+static void turns_in(const CsModelCtx *c, uint32_t src, const uint32_t *dst, uint32_t n, double wire, HostQ *q,
+                     uint32_t nq, const uint32_t *qi, double *out) {
+  double full = (double)(c->mss + c->header);
   /* bursts: one after another in their queue */
   bool bursts = true;
-  for (uint32_t k = 0; k < nq; k++) bursts = bursts && qburst[k] > 0;
+  for (uint32_t k = 0; k < nq; k++) bursts = bursts && q[k].burst > 0, q[k].free = 0;
   if (bursts) {
-    for (uint32_t i = 0; i < n; i++) out[i] = q[qi[i]] += qburst[qi[i]];
-    g_free(qi), g_free(qdir), g_free(qbps), g_free(q), g_free(qburst);
-    return true;
+    for (uint32_t i = 0; i < n; i++) out[i] = q[qi[i]].free += q[qi[i]].burst;
+    return;
   }
   /* window by window: the first ones at once, in order; each next one,
    * twice as large, a round trip after the one before began to leave;
@@ -680,11 +770,12 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
   while (len > 0) {
     QWin x;
     CS_HEAP_POP(heap, len, x, qwin_before);
-    uint32_t i = x.msg, k = qi[i];
-    double bytes = fmin(left[i], w[i] * full), turn = fmax(x.at, q[k]);
+    uint32_t i = x.msg;
+    HostQ *k = &q[qi[i]];
+    double bytes = fmin(left[i], w[i] * full), turn = fmax(x.at, k->free);
     left[i] -= bytes;
-    q[k] = turn + 8.0 * bytes / qbps[k];
-    out[i] = q[k];
+    k->free = turn + 8.0 * bytes / k->bps;
+    out[i] = k->free;
     w[i] = fmin(2 * w[i], window);
     if (left[i] > 0.5) {
       QWin y = {turn + rtt[i], seq++, i};
@@ -692,8 +783,54 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
     }
   }
   g_free(rtt), g_free(left), g_free(w), g_free(heap);
-  g_free(qi), g_free(qdir), g_free(qbps), g_free(q), g_free(qburst);
-  return true;
+}
+
+/* How many draws of ECMP's choices cs_model_queue_turns averages over. */
+#define TURN_DRAWS 32
+
+bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst, uint32_t n, uint64_t payload,
+                          double *out, double *last) {
+  const CsModelCtx *c = op->ctx;
+  if (last) *last = 0;
+  if (n == 0) return true;
+  uint64_t pk = (payload + c->mss - 1) / c->mss;
+  pk = pk ? pk : 1;
+  double wire = (double)(payload + pk * c->header);
+  if (c->burst_pkts < 1) return false; /* (paced, or a window under an mtu: no bursts) */
+  /* each message's queue: its host's toward it (a host of a ring or a
+   * torus has one per link), each queue its own turns; where ECMP draws
+   * it among several (a host of a torus toward one off both its axes,
+   * of a ring toward the one opposite), the mean over TURN_DRAWS draws,
+   * each an even one among them */
+  uint32_t *qi = g_new(uint32_t, n), *cand = g_new(uint32_t, 16 * (size_t)n), *nc = g_new0(uint32_t, n);
+  GArray *qs = g_array_new(FALSE, FALSE, sizeof(HostQ));
+  bool fits = true, drawn = false;
+  for (uint32_t i = 0; i < n && fits; i++) {
+    uint32_t d = host_queue_dir(c, src, dst[i]), *ci = cand + 16 * (size_t)i;
+    if (d == UINT32_MAX) nc[i] = host_queue_dirs(c, src, dst[i], ci, 16), drawn = true;
+    else ci[0] = d, nc[i] = 1;
+    for (uint32_t e = 0; e < nc[i]; e++) ci[e] = hostq_of(op, qs, ci[e], src, dst[i], payload, wire, &fits);
+    qi[i] = ci[0];
+  }
+  if (fits && !drawn) {
+    turns_in(c, src, dst, n, wire, (HostQ *)qs->data, qs->len, qi, out);
+    for (uint32_t i = 0; i < n && last; i++) *last = fmax(*last, out[i]);
+  }
+  if (fits && drawn) {
+    double *one = g_new(double, n);
+    for (uint32_t i = 0; i < n; i++) out[i] = 0;
+    for (uint32_t m = 0; m < TURN_DRAWS; m++) {
+      for (uint32_t i = 0; i < n; i++)
+        if (nc[i] > 1) qi[i] = cand[16 * (size_t)i + cs_rng_stream_id("model-ecmp", m, i) % nc[i]];
+      turns_in(c, src, dst, n, wire, (HostQ *)qs->data, qs->len, qi, one);
+      double most = 0;
+      for (uint32_t i = 0; i < n; i++) out[i] += one[i] / TURN_DRAWS, most = fmax(most, one[i]);
+      if (last) *last += most / TURN_DRAWS;
+    }
+    g_free(one);
+  }
+  g_free(qi), g_free(cand), g_free(nc), g_array_free(qs, TRUE);
+  return fits;
 }
 
 /* ---- the replay ----

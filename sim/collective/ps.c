@@ -36,8 +36,11 @@ static void build(CsCollPlan *plan, const CsCollSpec *s) {
  * from each one's start. */
 typedef struct {
   CsModelStep push, pull;        /* the P pushes to the server, its P pulls */
+  double *push_each;             /* each push's own time in its round (cs_model_round_each) */
   double up_s;                   /* one shard on a worker's first link */
   double *out;                   /* its pulls taking turns in its queue (cs_model_queue_turns): when each leaves it; else NULL */
+  double *tail;                  /* ... and each one's latency terms after it has left (cs_model_tail_s) */
+  double out_last;               /* ... and when the last leaves it (the mean of ECMP's draws' lasts) */
   double push_all_s, pull_all_s; /* every server's pushes (pulls) at once: the busiest link's time */
   double lead_s, last_s;         /* bursts: when a worker's shard to it starts to leave the worker's queue, the
                                   * first worker's and the last's (behind its shards to the servers before it); -1 if not */
@@ -50,7 +53,7 @@ static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
   /* (the pulls' turns in the same block: o->state is freed as one) */
-  Server *sv = g_malloc0(sizeof(Server) * (S + 1) + sizeof(double) * (size_t)P * S);
+  Server *sv = g_malloc0(sizeof(Server) * (S + 1) + 3 * sizeof(double) * (size_t)P * S);
   o->state = sv;
   uint32_t *workers = g_new(uint32_t, P + 1);
   const CsTopology *t = cs_model_topology(o);
@@ -61,7 +64,9 @@ static void model(CsModelOp *o) {
     uint64_t bytes = cs_model_payload(o, cs_coll_piece(n, S, j));
     uint32_t server = cs_model_node(o, P + j);
     for (uint32_t r = 0; r < P; r++) o->msgs[r] = (CsModelMsg){cs_model_node(o, r), server, bytes};
-    sv[j].push = cs_model_round(o, o->msgs, P);
+    sv[j].push = cs_model_round_each(o, o->msgs, P, o->each);
+    sv[j].push_each = (double *)(sv + S + 1) + (size_t)(2 * S + j) * P;
+    for (uint32_t r = 0; r < P; r++) sv[j].push_each[r] = o->each[r];
     for (uint32_t r = 0; r < P; r++) o->msgs[r] = (CsModelMsg){server, cs_model_node(o, r), bytes};
     sv[j].pull = cs_model_round(o, o->msgs, P);
     /* the stagger: one shard's serialization at the worker's first hop */
@@ -69,11 +74,13 @@ static void model(CsModelOp *o) {
     sv[j].pull_gap_s = cs_model_blocks_gap_s(o, server, cs_model_node(o, 0), bytes);
     sv[j].pull_link_s = P * cs_model_first_hop_s(o, server, cs_model_node(o, 0), bytes);
     double *out = (double *)(sv + S + 1) + (size_t)j * P;
+    sv[j].tail = (double *)(sv + S + 1) + (size_t)(S + j) * P;
+    for (uint32_t r = 0; r < P; r++) sv[j].tail[r] = cs_model_tail_s(o, server, workers[r], bytes);
     /* (one server, or several on a star, whose servers' pushes end
      * apart, their shards' turns apart at the workers: elsewhere, the
      * workers' shards and the servers' pulls meet at the workers' links,
      * which the turns leave out) */
-    sv[j].out = (S == 1 || star) && cs_model_queue_turns(o, server, workers, P, bytes, out) ? out : NULL;
+    sv[j].out = (S == 1 || star) && cs_model_queue_turns(o, server, workers, P, bytes, out, &sv[j].out_last) ? out : NULL;
     if (o->steps) {
       g_autofree char *a = g_strdup_printf("push to %s (every worker)", cs_model_node_name(o, P + j));
       g_autofree char *b = g_strdup_printf("pull from %s (to every worker)", cs_model_node_name(o, P + j));
@@ -90,7 +97,7 @@ static void model(CsModelOp *o) {
   uint64_t shard = cs_model_payload(o, cs_coll_piece(n, S, 0));
   double *own = g_new(double, S + 1); /* (each shard's burst time, or -1 when one is not a burst) */
   for (uint32_t r = 0; r < P; r++) {
-    bool all = cs_model_queue_turns(o, workers[r], servers, S, shard, wout);
+    bool all = cs_model_queue_turns(o, workers[r], servers, S, shard, wout, NULL);
     for (uint32_t j = 0; j < S && all; j++) all = (own[j] = cs_model_burst_s(o, workers[r], servers[j], shard)) > 0;
     for (uint32_t j = 0; j < S; j++) {
       if (!all) own[j] = -1;
@@ -140,6 +147,11 @@ static void model(CsModelOp *o) {
  * shards that are bursts leave its queue in the servers' order, so server
  * j's pushes start to come in after those to the servers before it
  * (Server.lead_s). */
+static int double_before(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
 static void schedule(CsModelOp *o, const double *start, double *end, double *pull_free, bool codec, double *server_add) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
@@ -151,6 +163,7 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
   double push_all = 0;
   *server_add = 0;
   for (uint32_t r = 0; r < P; r++) end[r] = 0;
+  double *land = g_new(double, P); /* (pushes summed as they come) */
   double up = 0; /* a worker's S shards through its first hop */
   for (uint32_t i = 0; i < S; i++) up += sv[i].up_s;
   for (uint32_t j = 0; j < S; j++) {
@@ -172,7 +185,15 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
      * lands; of one packet each, they take turns) */
     if (sv[j].lead_s >= 0 && sv[j].plast_s > 0)
       first_done = fmax(first + sv[j].lead_s, arrived - fmax(last - first, (P - 1) * sv[j].plast_s));
-    double summed = fmax(arrived + proc, first_done + P * proc);
+    double summed = first_done + P * proc;
+    /* (or as each push comes in on its own, its own time in the round:
+     * pushes from 1 to P / 2 hops away on a ring or a torus come in one
+     * after another) */
+    for (uint32_t r = 0; r < P; r++) land[r] = start[r] + sv[j].push_each[r];
+    qsort(land, P, sizeof *land, double_before);
+    double one_by_one = land[0];
+    for (uint32_t r = 0; r < P; r++) one_by_one = fmax(one_by_one, land[r]) + proc;
+    summed = fmax(arrived + proc, fmin(summed, one_by_one));
     if (summed > push_all) *server_add = summed - arrived;
     push_all = fmax(push_all, summed);
     if (!pull) continue;
@@ -190,16 +211,17 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
       continue;
     }
     /* pulls the transport puts into the server's queue whole, or window
-     * by window, take turns there (cs_model_queue_turns); the last ends
-     * when the busiest link has carried them all */
-    double out_last = 0;
-    for (uint32_t r = 0; r < P; r++) out_last = fmax(out_last, out[r]);
+     * by window, take turns there (cs_model_queue_turns), each ending its
+     * own path's latency terms after it has left; the last ends when the
+     * busiest link has carried them all */
+    double out_last = sv[j].out_last;
     for (uint32_t r = 0; r < P; r++)
-      end[r] = fmax(end[r], from + fmax(out[r], busy - (out_last - out[r])) + sv[j].pull.latency_s);
+      end[r] = fmax(end[r], from + fmax(out[r], busy - (out_last - out[r])) + sv[j].tail[r]);
     pull_free[j] = from + fmax(busy, out_last);
   }
   for (uint32_t r = 0; r < P; r++)
     end[r] = pull ? end[r] + cs_model_cost(cost.decode_ps, n) : push_all; /* push only: the round ends when summed */
+  g_free(land);
 }
 
 static const char *formula(const CsCollSpec *s) {

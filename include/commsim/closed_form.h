@@ -133,6 +133,9 @@ double cs_model_first_hop_s(const CsModelOp *op, uint32_t src, uint32_t dst, uin
  * last bit has left src (latencies, and its last packet's store and
  * forward at each hop after the first). */
 double cs_model_tail_s(const CsModelOp *op, uint32_t src, uint32_t dst, uint64_t payload);
+/* The link direction (2 link + dir) whose queue is src's host queue
+ * toward dst; UINT32_MAX where ECMP draws it among several. */
+uint32_t cs_model_host_queue(const CsModelOp *op, uint32_t src, uint32_t dst);
 /* The same when its transport puts it into src's queue whole (a burst,
  * cs_transport_burst_packets: it leaves after those put in before it,
  * at the line rate), else 0. */

@@ -37,6 +37,10 @@ static void build(CsCollPlan *plan, const CsCollSpec *s) {
 typedef struct {
   CsModelStep push, pull;        /* the P pushes to the server, its P pulls */
   double *push_each;             /* each push's own time in its round (cs_model_round_each) */
+  double *after, *queue_s;       /* per pull: how many later ones share its queue at the server (host_queue_dir;
+                                  * none when ECMP draws it), and the time its queue's link takes for all of them */
+  double *queue_end;             /* ... and when the last of them ends in the round (cs_model_round_each; where
+                                  * ECMP draws it, the last of all) */
   double up_s;                   /* one shard on a worker's first link */
   double *out;                   /* its pulls taking turns in its queue (cs_model_queue_turns): when each leaves it; else NULL */
   double *tail;                  /* ... and each one's latency terms after it has left (cs_model_tail_s) */
@@ -53,7 +57,8 @@ static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
   /* (the pulls' turns in the same block: o->state is freed as one) */
-  Server *sv = g_malloc0(sizeof(Server) * (S + 1) + 3 * sizeof(double) * (size_t)P * S);
+  Server *sv = g_malloc0(sizeof(Server) * (S + 1) + 6 * sizeof(double) * (size_t)P * S);
+  uint32_t *qdir = g_new(uint32_t, P + 1);
   o->state = sv;
   uint32_t *workers = g_new(uint32_t, P + 1);
   const CsTopology *t = cs_model_topology(o);
@@ -68,7 +73,21 @@ static void model(CsModelOp *o) {
     sv[j].push_each = (double *)(sv + S + 1) + (size_t)(2 * S + j) * P;
     for (uint32_t r = 0; r < P; r++) sv[j].push_each[r] = o->each[r];
     for (uint32_t r = 0; r < P; r++) o->msgs[r] = (CsModelMsg){server, cs_model_node(o, r), bytes};
-    sv[j].pull = cs_model_round(o, o->msgs, P);
+    sv[j].pull = cs_model_round_each(o, o->msgs, P, o->each);
+    sv[j].after = (double *)(sv + S + 1) + (size_t)(3 * S + j) * P;
+    sv[j].queue_s = (double *)(sv + S + 1) + (size_t)(4 * S + j) * P;
+    sv[j].queue_end = (double *)(sv + S + 1) + (size_t)(5 * S + j) * P;
+    double last_end = 0;
+    for (uint32_t r = 0; r < P; r++) qdir[r] = cs_model_host_queue(o, server, workers[r]), last_end = fmax(last_end, o->each[r]);
+    for (uint32_t r = 0; r < P; r++) {
+      uint32_t later = 0, all = 1;
+      double qend = qdir[r] == UINT32_MAX ? last_end : o->each[r];
+      for (uint32_t k = 0; k < P && qdir[r] != UINT32_MAX; k++)
+        if (k != r && qdir[k] == qdir[r]) all++, later += k > r, qend = fmax(qend, o->each[k]);
+      sv[j].after[r] = later;
+      sv[j].queue_s[r] = all * cs_model_first_hop_s(o, server, workers[r], bytes);
+      sv[j].queue_end[r] = qend;
+    }
     /* the stagger: one shard's serialization at the worker's first hop */
     sv[j].up_s = cs_model_first_hop_s(o, cs_model_node(o, 0), server, bytes);
     sv[j].pull_gap_s = cs_model_blocks_gap_s(o, server, cs_model_node(o, 0), bytes);
@@ -109,6 +128,7 @@ static void model(CsModelOp *o) {
     }
   }
   g_free(own);
+  g_free(qdir);
   g_free(servers);
   g_free(wout);
   g_free(workers);
@@ -206,7 +226,19 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
        * another in the workers' order, half a block apart (a host's queue
        * in blocks: cs_model_blocks_gap_s) */
       double gap = busy <= sv[j].pull_link_s * (1 + 1e-9) ? sv[j].pull_gap_s : 0;
-      for (uint32_t r = 0; r < P; r++) end[r] = fmax(end[r], from + busy - (P - 1 - r) * gap + sv[j].pull.latency_s);
+      if (busy > sv[j].pull.bound_s * (1 + 1e-9)) { /* (other servers' pulls meet them) */
+        for (uint32_t r = 0; r < P; r++) end[r] = fmax(end[r], from + busy - (P - 1 - r) * gap + sv[j].pull.latency_s);
+        pull_free[j] = from + busy;
+        continue;
+      }
+      /* (else those that share a queue of the server's end together,
+       * when the last of them does in the round (a ring's server has a
+       * queue per link: a pull alone in one ends before those of
+       * another), apart where its link binds them) */
+      for (uint32_t r = 0; r < P; r++) {
+        bool queued = sv[j].queue_end[r] - sv[j].tail[r] <= sv[j].queue_s[r] * (1 + 1e-6);
+        end[r] = fmax(end[r], from + sv[j].queue_end[r] - (queued ? sv[j].after[r] * sv[j].pull_gap_s : 0));
+      }
       pull_free[j] = from + busy;
       continue;
     }

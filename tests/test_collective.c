@@ -671,6 +671,17 @@ START_TEST(test_model_ps_shards) {
     ck_assert_int_eq(MAX(MAX(push[0]->end, push[1]->end), push[2]->end), want[j]);
   }
   model_near_run(&m, &r, 0.003, "ps, 3 workers and 3 servers on a star");
+  /* off a star, several servers' pulls start apart: 2 workers and 3
+   * servers on a ring of 5 (w0 w1 ps0 ps1 ps2), 1K fp32, one packet a
+   * shard (1.112 us); ps2's and ps0's pulls start at 4.42 us, ps1's, 2
+   * hops from each worker, at 5.43 us and take 4.224 us (2 x (1.112 + 1)
+   * us) as if alone, all ends by 9.76 us.  The model held every server's
+   * pulls to the busiest direction of all of them at once (3.342 us), from
+   * each one's start: 1.35 of the packet run until 2026-12-15, 1.06 now
+   * that they are one round of staggered starts */
+  model_near("topology: {type: ring, workers: 2, servers: 3}\nrouting: ecmp\n" SWEEP_NET
+             "workload: {params: 1K, iterations: 1, compute: 0, collective: ps}\n",
+             NULL, 0.07, "ps, 2 workers and 3 servers on a ring of 5");
   /* where every push crosses one link (a dumbbell's 1 Gbps bottleneck, 4
    * workers and 4 servers, push only), server j's end when it has carried
    * the shards to servers 0 .. j: ps3's at 1.3373 ms at packet level; the

@@ -107,6 +107,10 @@ CsModelStep cs_model_round_each(CsModelOp *op, const CsModelMsg *msgs, uint32_t 
  * with the round's load and its own time alone (the others' turns pass
  * during its latency); the other messages' as in each[]. */
 CsModelStep cs_model_round_turns(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns);
+/* A round whose message i starts at start[i] (seconds, >= 0), not all
+ * at once: each one's end into end[i], from the round's 0, its data
+ * coming into each direction on its way as it reaches it. */
+CsModelStep cs_model_round_from(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, const double *start, double *end);
 /* Record a round for the report (its label copied), `count` times per operation. */
 void cs_model_record(CsModelOp *op, CsModelStep st, const char *label, uint32_t count);
 /* Participants a -> b: each of their messages of `payload` bytes takes

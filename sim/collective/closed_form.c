@@ -32,6 +32,7 @@ struct CsModelCtx {
   bool ss;                  /* slow start: windows grow from init_cwnd by the ACKs (flow fidelity's FlowNet.ss) */
   bool ss_fresh;            /* per-message connections: every message from init_cwnd */
   bool blocks;              /* messages past host_queue take their host's queue in blocks (cs_model_blocks_gap_s) */
+  const double *start;      /* (cs_model_round_from) each message's start in the round, or NULL: all at 0 */
   uint64_t draw;            /* ECMP: 0 spreads a message's bytes evenly over its equal-cost paths; else the draw
                              * (round_of) that puts each on one path, as the run's hash does */
   double ss_init, ss_window; /* packets */
@@ -161,7 +162,8 @@ static inline void visit(CsModelCtx *c, uint32_t d, double bytes, Visit v, int h
       g_array_set_size(c->arr, 0);
       return;
     }
-    g_array_append_val(c->arr, ((Arrival){d, c->msg, (uint32_t)hop, c->pre[hop], bytes, 0}));
+    double at = c->pre[hop] + (c->start ? c->start[c->msg] : 0);
+    g_array_append_val(c->arr, ((Arrival){d, c->msg, (uint32_t)hop, at, bytes, 0}));
   }
 }
 
@@ -469,7 +471,7 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
     c->msg = i;
     if (c->arr_over) { /* (the busiest direction on its way, and its latency terms) */
       busy = spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, LOOK);
-      end = lat + fmax(busy, own[i]);
+      end = (c->start ? c->start[i] : 0) + lat + fmax(busy, own[i]);
       if (end > st.seconds) st.seconds = end;
       if (turns) turns[i] = alone[i] >= 0 ? fmax(fmax(busy, own[i]), alone[i]) : end;
       if (each) each[i] = end;
@@ -484,7 +486,7 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
     for (uint32_t j = 0; j < h; j++)
       end = j == 0 ? c->hop_done[0] : fmax(c->hop_done[j], end + c->lat_h[j - 1] + c->last_h[j]);
     if (h > 0) end += c->lat_h[h - 1];
-    end = fmax(end, lat + own[i]);
+    end = fmax(end, (c->start ? c->start[i] : 0) + lat + own[i]);
     if (end > st.seconds) st.seconds = end;
     if (turns) turns[i] = alone[i] >= 0 ? fmax(fmax(busy, own[i]), alone[i]) : end;
     if (each) each[i] = end;
@@ -597,6 +599,19 @@ CsModelStep cs_model_round(CsModelOp *op, const CsModelMsg *msgs, uint32_t n) { 
 
 CsModelStep cs_model_round_each(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each) {
   return round_of(op, msgs, n, each, NULL);
+}
+
+CsModelStep cs_model_round_from(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, const double *start, double *end) {
+  /* (not a round of the operation's own: its count and hops stay) */
+  CsModelCtx *c = op->ctx;
+  uint32_t rounds = op->rounds;
+  double hop_sum = c->hop_sum;
+  uint64_t hop_n = c->hop_n;
+  c->start = start;
+  CsModelStep st = round_of(op, msgs, n, end, NULL);
+  c->start = NULL;
+  op->rounds = rounds, c->hop_sum = hop_sum, c->hop_n = hop_n;
+  return st;
 }
 
 CsModelStep cs_model_round_turns(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns) {

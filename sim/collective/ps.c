@@ -51,6 +51,7 @@ typedef struct {
   double plast_s;                /* bursts: the last packet's time of a shard to it */
   double pull_gap_s;             /* pulls past the host queue that share its link: half a block (cs_model_blocks_gap_s) */
   double pull_link_s;            /* ... and the time its link takes to carry all P */
+  bool pull_burst;               /* its pulls are bursts (cs_model_burst_s) */
 } Server;
 
 static void model(CsModelOp *o) {
@@ -92,6 +93,7 @@ static void model(CsModelOp *o) {
     sv[j].up_s = cs_model_first_hop_s(o, cs_model_node(o, 0), server, bytes);
     sv[j].pull_gap_s = cs_model_blocks_gap_s(o, server, cs_model_node(o, 0), bytes);
     sv[j].pull_link_s = P * cs_model_first_hop_s(o, server, cs_model_node(o, 0), bytes);
+    sv[j].pull_burst = cs_model_burst_s(o, server, cs_model_node(o, 0), bytes) > 0;
     double *out = (double *)(sv + S + 1) + (size_t)j * P;
     sv[j].tail = (double *)(sv + S + 1) + (size_t)(S + j) * P;
     for (uint32_t r = 0; r < P; r++) sv[j].tail[r] = cs_model_tail_s(o, server, workers[r], bytes);
@@ -167,6 +169,10 @@ static void model(CsModelOp *o) {
  * shards that are bursts leave its queue in the servers' order, so server
  * j's pushes start to come in after those to the servers before it
  * (Server.lead_s). */
+/* (schedule) several servers' pulls in one round of staggered starts up
+ * to this many messages; past it, each server's with all at once */
+#define STAGGER_MAX 1024u
+
 static int double_before(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -184,6 +190,7 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
   *server_add = 0;
   for (uint32_t r = 0; r < P; r++) end[r] = 0;
   double *land = g_new(double, P); /* (pushes summed as they come) */
+  double *from_of = g_new(double, S); /* when each server's pulls start */
   double up = 0; /* a worker's S shards through its first hop */
   for (uint32_t i = 0; i < S; i++) up += sv[i].up_s;
   for (uint32_t j = 0; j < S; j++) {
@@ -216,8 +223,34 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
     summed = fmax(arrived + proc, fmin(summed, one_by_one));
     if (summed > push_all) *server_add = summed - arrived;
     push_all = fmax(push_all, summed);
-    if (!pull) continue;
-    double from = fmax(summed + cs_model_cost(cost.encode_ps, shard), pull_free[j]);
+    from_of[j] = fmax(summed + cs_model_cost(cost.encode_ps, shard), pull_free[j]);
+  }
+  /* several servers off a star, whose pulls are taken whole into their
+   * queues and start apart: every server's pulls in one round, each from
+   * its server's start, not all at once (STAGGER_MAX) */
+  bool staggered = pull && S > 1 && (uint64_t)P * S <= STAGGER_MAX;
+  for (uint32_t j = 0; j < S && staggered; j++) staggered = sv[j].out == NULL && sv[j].pull_burst;
+  if (staggered) {
+    double first_from = INFINITY;
+    for (uint32_t j = 0; j < S; j++) first_from = fmin(first_from, from_of[j]);
+    double *at = g_new(double, (size_t)P * S), *done = g_new(double, (size_t)P * S);
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < S; j++)
+      for (uint32_t r = 0; r < P; r++, m++) {
+        o->msgs[m] = (CsModelMsg){cs_model_node(o, P + j), cs_model_node(o, r), cs_model_payload(o, cs_coll_piece(n, S, j))};
+        at[m] = from_of[j] - first_from;
+      }
+    cs_model_round_from(o, o->msgs, m, at, done);
+    m = 0;
+    for (uint32_t j = 0; j < S; j++) {
+      double done_j = from_of[j];
+      for (uint32_t r = 0; r < P; r++, m++) end[r] = fmax(end[r], first_from + done[m]), done_j = fmax(done_j, first_from + done[m]);
+      pull_free[j] = fmax(from_of[j] + sv[j].pull.bound_s, done_j - sv[j].pull.latency_s);
+    }
+    g_free(at), g_free(done);
+  }
+  for (uint32_t j = 0; j < S && pull && !staggered; j++) {
+    double from = from_of[j];
     const double *out = sv[j].out;
     double busy = out ? sv[j].pull.bound_s : fmax(sv[j].pull.bound_s, sv[j].pull_all_s);
     if (!out) {
@@ -254,13 +287,15 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
   for (uint32_t r = 0; r < P; r++)
     end[r] = pull ? end[r] + cs_model_cost(cost.decode_ps, n) : push_all; /* push only: the round ends when summed */
   g_free(land);
+  g_free(from_of);
 }
 
 static const char *formula(const CsCollSpec *s) {
   return s->pull ? "ps: each worker pushes shard j to server j (its shards sharing its link); a server's pushes end "
                    "when its busiest link has carried all P, it sums each as it comes, then pulls to the workers, "
                    "which share its link and end together (past host_queue, half a block apart; with one server, or several on a star, pulls within "
-                   "host_queue take turns in its queue, window by window; a worker's small shards leave in the "
+                   "host_queue take turns in its queue, window by window; several servers' bursts off a star, one step "
+                   "from each server's start; a worker's small shards leave in the "
                    "servers' order); the next bucket's pushes overlap the last pulls"
                  : "ps (push only): each worker pushes shard j to server j; the round ends when every server has "
                    "summed its P pushes";

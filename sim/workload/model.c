@@ -260,7 +260,7 @@ bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, 
   }
   g_string_append_printf(terms, "; messages cross %.2f hops on average (%s)", m->hops_mean,
                          routing == CS_ROUTING_SHORTEST ? "shortest paths"
-                         : routing == CS_ROUTING_ECMP   ? "ECMP: a path per message, a step the mean over 16 draws"
+                         : routing == CS_ROUTING_ECMP   ? "ECMP: a path per message, a step the mean over up to 16 draws"
                                                         : "ecmp-packet: bytes spread evenly over the equal-cost paths");
   m->terms = g_string_free(terms, FALSE);
 

@@ -34,6 +34,16 @@ static void build(CsCollPlan *plan, const CsCollSpec *s) {
  * others.  So ps gives a schedule: per server, the rounds of its pushes
  * and pulls (evaluated once per bucket size), then each worker's result
  * from each one's start. */
+/* (schedule) several servers' pulls in one round of staggered starts up
+ * to this many messages; past it, each server's with all at once */
+#define STAGGER_MAX 1024u
+/* ... whose ends are kept for this many sets of starts apart (to the
+ * picosecond): a schedule call per bucket and iteration repeats them;
+ * past this many messages evaluated in them (P S a set not kept), an
+ * operation's next pulls are each server's with all at once again */
+#define STAGGER_CACHE 64u
+#define STAGGER_BUDGET (1u << 18)
+
 typedef struct {
   CsModelStep push, pull;        /* the P pushes to the server, its P pulls */
   double *push_each;             /* each push's own time in its round (cs_model_round_each) */
@@ -52,13 +62,20 @@ typedef struct {
   double pull_gap_s;             /* pulls past the host queue that share its link: half a block (cs_model_blocks_gap_s) */
   double pull_link_s;            /* ... and the time its link takes to carry all P */
   bool pull_burst;               /* its pulls are bursts (cs_model_burst_s) */
+  double *stagger;               /* (schedule's staggered pulls: the cache, STAGGER_CACHE entries; the same for every
+                                  * server) */
 } Server;
 
 static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
   /* (the pulls' turns in the same block: o->state is freed as one) */
-  Server *sv = g_malloc0(sizeof(Server) * (S + 1) + 6 * sizeof(double) * (size_t)P * S);
+  bool staggers = S > 1 && (uint64_t)P * S <= STAGGER_MAX;
+  size_t entry = 1 + S + (size_t)P * S;
+  Server *sv = g_malloc0(sizeof(Server) * (S + 1) + 6 * sizeof(double) * (size_t)P * S +
+                         (staggers ? (STAGGER_CACHE * entry + 1) * sizeof(double) : 0));
+  for (uint32_t j = 0; j < S; j++) sv[j].stagger = staggers ? (double *)(sv + S + 1) + 6 * (size_t)P * S : NULL;
+  /* (the cache's last double: the messages evaluated so far) */
   uint32_t *qdir = g_new(uint32_t, P + 1);
   o->state = sv;
   uint32_t *workers = g_new(uint32_t, P + 1);
@@ -169,9 +186,38 @@ static void model(CsModelOp *o) {
  * shards that are bursts leave its queue in the servers' order, so server
  * j's pushes start to come in after those to the servers before it
  * (Server.lead_s). */
-/* (schedule) several servers' pulls in one round of staggered starts up
- * to this many messages; past it, each server's with all at once */
-#define STAGGER_MAX 1024u
+/* Every server's pulls in one round, server j's from from_of[j]: each
+ * one's end after first_from (server j's pulls to workers 0 .. P - 1 in
+ * turn), from the cache (Server.stagger) or evaluated into it; NULL past
+ * STAGGER_BUDGET. */
+static const double *stagger_ends(CsModelOp *o, const double *from_of, double first_from) {
+  uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
+  uint64_t n = o->spec.elements;
+  const Server *sv = o->state;
+  size_t entry = 1 + S + (size_t)P * S;
+  double *spent = sv[0].stagger + STAGGER_CACHE * entry;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (uint32_t j = 0; j < S; j++) h = (h ^ (uint64_t)llround((from_of[j] - first_from) * 1e12)) * 0x100000001b3ULL;
+  /* (an entry: its use, the S starts apart in ps, and the P S ends) */
+  double *e = sv[0].stagger + (h % STAGGER_CACHE) * entry, *done = e + 1 + S;
+  bool hit = e[0] != 0;
+  for (uint32_t j = 0; j < S && hit; j++) hit = e[1 + j] == (double)llround((from_of[j] - first_from) * 1e12);
+  if (hit) return done;
+  if (*spent + (double)P * S > STAGGER_BUDGET) return NULL;
+  *spent += (double)P * S;
+  double *at = g_new(double, (size_t)P * S);
+  for (uint32_t j = 0, m = 0; j < S; j++) {
+    e[1 + j] = (double)llround((from_of[j] - first_from) * 1e12);
+    for (uint32_t r = 0; r < P; r++, m++) {
+      o->msgs[m] = (CsModelMsg){cs_model_node(o, P + j), cs_model_node(o, r), cs_model_payload(o, cs_coll_piece(n, S, j))};
+      at[m] = e[1 + j] * 1e-12;
+    }
+  }
+  cs_model_round_from(o, o->msgs, P * S, at, done);
+  e[0] = 1;
+  g_free(at);
+  return done;
+}
 
 static int double_before(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -225,29 +271,19 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
     push_all = fmax(push_all, summed);
     from_of[j] = fmax(summed + cs_model_cost(cost.encode_ps, shard), pull_free[j]);
   }
-  /* several servers off a star, whose pulls are taken whole into their
-   * queues and start apart: every server's pulls in one round, each from
-   * its server's start, not all at once (STAGGER_MAX) */
-  bool staggered = pull && S > 1 && (uint64_t)P * S <= STAGGER_MAX;
+  /* several servers whose pulls are bursts, where they do not take turns
+   * (off a star of hosts) and start apart: every server's pulls in one
+   * round, each from its server's start, not all at once */
+  bool staggered = pull && sv[0].stagger != NULL;
   for (uint32_t j = 0; j < S && staggered; j++) staggered = sv[j].out == NULL && sv[j].pull_burst;
-  if (staggered) {
-    double first_from = INFINITY;
-    for (uint32_t j = 0; j < S; j++) first_from = fmin(first_from, from_of[j]);
-    double *at = g_new(double, (size_t)P * S), *done = g_new(double, (size_t)P * S);
-    uint32_t m = 0;
-    for (uint32_t j = 0; j < S; j++)
-      for (uint32_t r = 0; r < P; r++, m++) {
-        o->msgs[m] = (CsModelMsg){cs_model_node(o, P + j), cs_model_node(o, r), cs_model_payload(o, cs_coll_piece(n, S, j))};
-        at[m] = from_of[j] - first_from;
-      }
-    cs_model_round_from(o, o->msgs, m, at, done);
-    m = 0;
-    for (uint32_t j = 0; j < S; j++) {
-      double done_j = from_of[j];
-      for (uint32_t r = 0; r < P; r++, m++) end[r] = fmax(end[r], first_from + done[m]), done_j = fmax(done_j, first_from + done[m]);
-      pull_free[j] = fmax(from_of[j] + sv[j].pull.bound_s, done_j - sv[j].pull.latency_s);
-    }
-    g_free(at), g_free(done);
+  double first_from = INFINITY;
+  for (uint32_t j = 0; j < S; j++) first_from = fmin(first_from, from_of[j]);
+  const double *done = staggered ? stagger_ends(o, from_of, first_from) : NULL;
+  staggered = done != NULL;
+  for (uint32_t j = 0, m = 0; j < S && staggered; j++) {
+    double done_j = from_of[j];
+    for (uint32_t r = 0; r < P; r++, m++) end[r] = fmax(end[r], first_from + done[m]), done_j = fmax(done_j, first_from + done[m]);
+    pull_free[j] = fmax(from_of[j] + sv[j].pull.bound_s, done_j - sv[j].pull.latency_s);
   }
   for (uint32_t j = 0; j < S && pull && !staggered; j++) {
     double from = from_of[j];

@@ -61,7 +61,6 @@ typedef struct {
   double plast_s;                /* bursts: the last packet's time of a shard to it */
   double pull_gap_s;             /* pulls past the host queue that share its link: half a block (cs_model_blocks_gap_s) */
   double pull_link_s;            /* ... and the time its link takes to carry all P */
-  bool pull_burst;               /* its pulls are bursts (cs_model_burst_s) */
   double *stagger;               /* (schedule's staggered pulls: the cache, STAGGER_CACHE entries; the same for every
                                   * server) */
 } Server;
@@ -110,7 +109,6 @@ static void model(CsModelOp *o) {
     sv[j].up_s = cs_model_first_hop_s(o, cs_model_node(o, 0), server, bytes);
     sv[j].pull_gap_s = cs_model_blocks_gap_s(o, server, cs_model_node(o, 0), bytes);
     sv[j].pull_link_s = P * cs_model_first_hop_s(o, server, cs_model_node(o, 0), bytes);
-    sv[j].pull_burst = cs_model_burst_s(o, server, cs_model_node(o, 0), bytes) > 0;
     double *out = (double *)(sv + S + 1) + (size_t)j * P;
     sv[j].tail = (double *)(sv + S + 1) + (size_t)(S + j) * P;
     for (uint32_t r = 0; r < P; r++) sv[j].tail[r] = cs_model_tail_s(o, server, workers[r], bytes);
@@ -271,11 +269,11 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
     push_all = fmax(push_all, summed);
     from_of[j] = fmax(summed + cs_model_cost(cost.encode_ps, shard), pull_free[j]);
   }
-  /* several servers whose pulls are bursts, where they do not take turns
-   * (off a star of hosts) and start apart: every server's pulls in one
-   * round, each from its server's start, not all at once */
+  /* several servers whose pulls are within host_queue, where they do not
+   * take turns (off a star of hosts) and start apart: every server's
+   * pulls in one round, each from its server's start, not all at once */
   bool staggered = pull && sv[0].stagger != NULL;
-  for (uint32_t j = 0; j < S && staggered; j++) staggered = sv[j].out == NULL && sv[j].pull_burst;
+  for (uint32_t j = 0; j < S && staggered; j++) staggered = sv[j].out == NULL && sv[j].pull_gap_s == 0;
   double first_from = INFINITY;
   for (uint32_t j = 0; j < S; j++) first_from = fmin(first_from, from_of[j]);
   const double *done = staggered ? stagger_ends(o, from_of, first_from) : NULL;
@@ -330,8 +328,8 @@ static const char *formula(const CsCollSpec *s) {
   return s->pull ? "ps: each worker pushes shard j to server j (its shards sharing its link); a server's pushes end "
                    "when its busiest link has carried all P, it sums each as it comes, then pulls to the workers, "
                    "which share its link and end together (past host_queue, half a block apart; with one server, or several on a star, pulls within "
-                   "host_queue take turns in its queue, window by window; several servers' bursts off a star, one step "
-                   "from each server's start; a worker's small shards leave in the "
+                   "host_queue take turns in its queue, window by window; several servers' pulls within host_queue off a star, one "
+                   "step from each server's start; a worker's small shards leave in the "
                    "servers' order); the next bucket's pushes overlap the last pulls"
                  : "ps (push only): each worker pushes shard j to server j; the round ends when every server has "
                    "summed its P pushes";

@@ -362,31 +362,31 @@ static double host_queue_bps(const CsModelCtx *c, uint32_t src, uint32_t dst) {
 /* The link direction whose queue is src's host queue toward dst;
  * UINT32_MAX when ECMP draws it among several (a host of a torus toward
  * one a hop away on each axis). */
-static uint32_t host_queue_dir(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+/* The directions out of node `at` one hop nearer host, at most max of
+ * them into dirs: how many. */
+static uint32_t nearer_dirs(const CsModelCtx *c, uint32_t at, uint32_t host, uint32_t *dirs, uint32_t max) {
   const CsTopology *t = c->t;
-  uint32_t at, host = (uint32_t)t->nodes[dst].host, d = dir_of(t, host_queue_port(c, src, dst, &at));
-  if (c->routing == CS_ROUTING_SHORTEST) return d;
-  const CsNode *node = &t->nodes[at];
-  int want = cs_routes_distance(c->r, at, host) - 1;
-  uint32_t ways = 0;
-  for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++)
-    ways += cs_routes_distance(c->r, t->ports[p].peer, host) == want;
-  return ways > 1 ? UINT32_MAX : d;
-}
-
-/* The link directions ECMP may draw src's host queue toward dst from
- * (host_queue_dir's UINT32_MAX): the ports of its node one hop nearer,
- * at most max of them into dirs; how many. */
-static uint32_t host_queue_dirs(const CsModelCtx *c, uint32_t src, uint32_t dst, uint32_t *dirs, uint32_t max) {
-  const CsTopology *t = c->t;
-  uint32_t at, host = (uint32_t)t->nodes[dst].host;
-  host_queue_port(c, src, dst, &at);
   const CsNode *node = &t->nodes[at];
   int want = cs_routes_distance(c->r, at, host) - 1;
   uint32_t n = 0;
   for (uint32_t p = node->first_port; p < node->first_port + node->n_ports && n < max; p++)
     if (cs_routes_distance(c->r, t->ports[p].peer, host) == want) dirs[n++] = dir_of(t, p);
   return n;
+}
+
+static uint32_t host_queue_dir(const CsModelCtx *c, uint32_t src, uint32_t dst) {
+  const CsTopology *t = c->t;
+  uint32_t at, two[2], d = dir_of(t, host_queue_port(c, src, dst, &at));
+  if (c->routing == CS_ROUTING_SHORTEST) return d;
+  return nearer_dirs(c, at, (uint32_t)t->nodes[dst].host, two, 2) > 1 ? UINT32_MAX : d;
+}
+
+/* The link directions ECMP may draw src's host queue toward dst from
+ * (host_queue_dir's UINT32_MAX), at most max of them into dirs: how many. */
+static uint32_t host_queue_dirs(const CsModelCtx *c, uint32_t src, uint32_t dst, uint32_t *dirs, uint32_t max) {
+  uint32_t at;
+  host_queue_port(c, src, dst, &at);
+  return nearer_dirs(c, at, (uint32_t)c->t->nodes[dst].host, dirs, max);
 }
 
 /* Whether message m's host queue (toward its destination) takes it
@@ -752,8 +752,9 @@ typedef struct {
   double bps, burst, free, load;
 } HostQ;
 
-/* The queue of `qs` (*nq of them, room grown as needed) for direction d,
- * added if new; false when a message of `wire` bytes is past its limit. */
+/* The index in qs of the queue of direction d, added if new (its burst
+ * that of a message of `payload` bytes from src to dst); *fits false
+ * when `wire` bytes are past its limit (host_queue). */
 static uint32_t hostq_of(const CsModelOp *op, GArray *qs, uint32_t d, uint32_t src, uint32_t dst, uint64_t payload,
                          double wire, bool *fits) {
   const CsModelCtx *c = op->ctx;

@@ -61,9 +61,19 @@ typedef struct {
   double plast_s;                /* bursts: the last packet's time of a shard to it */
   double pull_gap_s;             /* pulls past the host queue that share its link: half a block (cs_model_blocks_gap_s) */
   double pull_link_s;            /* ... and the time its link takes to carry all P */
-  double *stagger;               /* (schedule's staggered pulls: the cache, STAGGER_CACHE entries; the same for every
-                                  * server) */
+  double *stagger;               /* (sv[0]'s: schedule's staggered pulls, STAGGER_CACHE entries and the messages
+                                  * evaluated; NULL when they cannot be) */
 } Server;
+
+/* (model) a pull and its queue at the server (cs_model_host_queue) */
+typedef struct {
+  uint32_t q, r;
+} QPull;
+
+static int qpull_before(const void *a, const void *b) {
+  const QPull *x = a, *y = b;
+  return x->q != y->q ? (x->q < y->q ? -1 : 1) : (x->r > y->r) - (x->r < y->r);
+}
 
 static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
@@ -73,9 +83,8 @@ static void model(CsModelOp *o) {
   size_t entry = 1 + S + (size_t)P * S;
   Server *sv = g_malloc0(sizeof(Server) * (S + 1) + 6 * sizeof(double) * (size_t)P * S +
                          (staggers ? (STAGGER_CACHE * entry + 1) * sizeof(double) : 0));
-  for (uint32_t j = 0; j < S; j++) sv[j].stagger = staggers ? (double *)(sv + S + 1) + 6 * (size_t)P * S : NULL;
-  /* (the cache's last double: the messages evaluated so far) */
-  uint32_t *qdir = g_new(uint32_t, P + 1);
+  sv[0].stagger = staggers ? (double *)(sv + S + 1) + 6 * (size_t)P * S : NULL;
+  QPull *qp = g_new(QPull, P + 1);
   o->state = sv;
   uint32_t *workers = g_new(uint32_t, P + 1);
   const CsTopology *t = cs_model_topology(o);
@@ -95,15 +104,17 @@ static void model(CsModelOp *o) {
     sv[j].queue_s = (double *)(sv + S + 1) + (size_t)(4 * S + j) * P;
     sv[j].queue_end = (double *)(sv + S + 1) + (size_t)(5 * S + j) * P;
     double last_end = 0;
-    for (uint32_t r = 0; r < P; r++) qdir[r] = cs_model_host_queue(o, server, workers[r]), last_end = fmax(last_end, o->each[r]);
-    for (uint32_t r = 0; r < P; r++) {
-      uint32_t later = 0, all = 1;
-      double qend = qdir[r] == UINT32_MAX ? last_end : o->each[r];
-      for (uint32_t k = 0; k < P && qdir[r] != UINT32_MAX; k++)
-        if (k != r && qdir[k] == qdir[r]) all++, later += k > r, qend = fmax(qend, o->each[k]);
-      sv[j].after[r] = later;
-      sv[j].queue_s[r] = all * cs_model_first_hop_s(o, server, workers[r], bytes);
-      sv[j].queue_end[r] = qend;
+    for (uint32_t r = 0; r < P; r++) qp[r] = (QPull){cs_model_host_queue(o, server, workers[r]), r}, last_end = fmax(last_end, o->each[r]);
+    qsort(qp, P, sizeof *qp, qpull_before); /* (by queue, each queue's in the workers' order) */
+    for (uint32_t a = 0, b; a < P; a = b) {
+      double qend = 0;
+      for (b = a; b < P && qp[b].q == qp[a].q && (b == a || qp[a].q != UINT32_MAX); b++) qend = fmax(qend, o->each[qp[b].r]);
+      for (uint32_t k = a; k < b; k++) {
+        uint32_t r = qp[k].r;
+        sv[j].after[r] = b - 1 - k;
+        sv[j].queue_s[r] = (b - a) * cs_model_first_hop_s(o, server, workers[r], bytes);
+        sv[j].queue_end[r] = qp[a].q == UINT32_MAX ? last_end : qend;
+      }
     }
     /* the stagger: one shard's serialization at the worker's first hop */
     sv[j].up_s = cs_model_first_hop_s(o, cs_model_node(o, 0), server, bytes);
@@ -145,7 +156,7 @@ static void model(CsModelOp *o) {
     }
   }
   g_free(own);
-  g_free(qdir);
+  g_free(qp);
   g_free(servers);
   g_free(wout);
   g_free(workers);
@@ -194,18 +205,22 @@ static const double *stagger_ends(CsModelOp *o, const double *from_of, double fi
   const Server *sv = o->state;
   size_t entry = 1 + S + (size_t)P * S;
   double *spent = sv[0].stagger + STAGGER_CACHE * entry;
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (uint32_t j = 0; j < S; j++) h = (h ^ (uint64_t)llround((from_of[j] - first_from) * 1e12)) * 0x100000001b3ULL;
   /* (an entry: its use, the S starts apart in ps, and the P S ends) */
+  double *key = g_newa(double, S);
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (uint32_t j = 0; j < S; j++) {
+    key[j] = (double)llround((from_of[j] - first_from) * 1e12);
+    h = (h ^ (uint64_t)key[j]) * 0x100000001b3ULL;
+  }
   double *e = sv[0].stagger + (h % STAGGER_CACHE) * entry, *done = e + 1 + S;
   bool hit = e[0] != 0;
-  for (uint32_t j = 0; j < S && hit; j++) hit = e[1 + j] == (double)llround((from_of[j] - first_from) * 1e12);
+  for (uint32_t j = 0; j < S && hit; j++) hit = e[1 + j] == key[j];
   if (hit) return done;
   if (*spent + (double)P * S > STAGGER_BUDGET) return NULL;
   *spent += (double)P * S;
   double *at = g_new(double, (size_t)P * S);
   for (uint32_t j = 0, m = 0; j < S; j++) {
-    e[1 + j] = (double)llround((from_of[j] - first_from) * 1e12);
+    e[1 + j] = key[j];
     for (uint32_t r = 0; r < P; r++, m++) {
       o->msgs[m] = (CsModelMsg){cs_model_node(o, P + j), cs_model_node(o, r), cs_model_payload(o, cs_coll_piece(n, S, j))};
       at[m] = e[1 + j] * 1e-12;

@@ -810,8 +810,10 @@ static void turns_in(const CsModelCtx *c, uint32_t src, const uint32_t *dst, uin
   g_free(rtt), g_free(left), g_free(w), g_free(heap);
 }
 
-/* How many draws of ECMP's choices cs_model_queue_turns averages over. */
+/* How many draws of ECMP's choices cs_model_queue_turns averages over,
+ * and how many of a queue's equal-cost directions it draws among. */
 #define TURN_DRAWS 32
+#define TURN_WAYS 16
 
 bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst, uint32_t n, uint64_t payload,
                           double *out, double *last) {
@@ -827,12 +829,12 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
    * it among several (a host of a torus toward one off both its axes,
    * of a ring toward the one opposite), the mean over TURN_DRAWS draws,
    * each an even one among them */
-  uint32_t *qi = g_new(uint32_t, n), *cand = g_new(uint32_t, 16 * (size_t)n), *nc = g_new0(uint32_t, n);
+  uint32_t *qi = g_new(uint32_t, n), *cand = g_new(uint32_t, TURN_WAYS * (size_t)n), *nc = g_new0(uint32_t, n);
   GArray *qs = g_array_new(FALSE, FALSE, sizeof(HostQ));
   bool fits = true, drawn = false;
   for (uint32_t i = 0; i < n && fits; i++) {
-    uint32_t d = host_queue_dir(c, src, dst[i]), *ci = cand + 16 * (size_t)i;
-    if (d == UINT32_MAX) nc[i] = host_queue_dirs(c, src, dst[i], ci, 16), drawn = true;
+    uint32_t d = host_queue_dir(c, src, dst[i]), *ci = cand + TURN_WAYS * (size_t)i;
+    if (d == UINT32_MAX) nc[i] = host_queue_dirs(c, src, dst[i], ci, TURN_WAYS), drawn = true;
     else ci[0] = d, nc[i] = 1;
     for (uint32_t e = 0; e < nc[i]; e++) ci[e] = hostq_of(op, qs, ci[e], src, dst[i], payload, wire, &fits);
     qi[i] = ci[0];
@@ -846,7 +848,7 @@ bool cs_model_queue_turns(const CsModelOp *op, uint32_t src, const uint32_t *dst
     for (uint32_t i = 0; i < n; i++) out[i] = 0;
     for (uint32_t m = 0; m < TURN_DRAWS; m++) {
       for (uint32_t i = 0; i < n; i++)
-        if (nc[i] > 1) qi[i] = cand[16 * (size_t)i + cs_rng_stream_id("model-ecmp", m, i) % nc[i]];
+        if (nc[i] > 1) qi[i] = cand[TURN_WAYS * (size_t)i + cs_rng_stream_id("model-ecmp", m, i) % nc[i]];
       turns_in(c, src, dst, n, wire, (HostQ *)qs->data, qs->len, qi, one);
       double most = 0;
       for (uint32_t i = 0; i < n; i++) out[i] += one[i] / TURN_DRAWS, most = fmax(most, one[i]);

@@ -79,15 +79,24 @@ static int qpull_before(const void *a, const void *b) {
   return x->q != y->q ? (x->q < y->q ? -1 : 1) : (x->r > y->r) - (x->r < y->r);
 }
 
+/* The Server block (model): S + 1 Servers, then ROWS arrays of P
+ * doubles per server, then the staggered pulls' cache (Server.stagger). */
+enum { ROW_OUT, ROW_TAIL, ROW_PUSH_EACH, ROW_AFTER, ROW_QUEUE_S, ROW_QUEUE_END, ROWS };
+
+/* Row `row` of server j in block sv (S servers of P workers). */
+static double *row_of(Server *sv, uint32_t S, uint32_t P, uint32_t row, uint32_t j) {
+  return (double *)(sv + S + 1) + ((size_t)row * S + j) * P;
+}
+
 static void model(CsModelOp *o) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
   /* (the pulls' turns in the same block: o->state is freed as one) */
   bool staggers = S > 1 && (uint64_t)P * S <= STAGGER_BUDGET;
   size_t entry = 1 + S + (size_t)P * S, slots = CLAMP(STAGGER_KEPT / entry, 1, STAGGER_CACHE);
-  Server *sv = g_malloc0(sizeof(Server) * (S + 1) + 6 * sizeof(double) * (size_t)P * S +
+  Server *sv = g_malloc0(sizeof(Server) * (S + 1) + ROWS * sizeof(double) * (size_t)P * S +
                          (staggers ? (slots * entry + 1) * sizeof(double) : 0));
-  sv[0].stagger = staggers ? (double *)(sv + S + 1) + 6 * (size_t)P * S : NULL;
+  sv[0].stagger = staggers ? row_of(sv, S, P, ROWS, 0) : NULL;
   sv[0].stagger_slots = (uint32_t)slots;
   QPull *qp = g_new(QPull, P + 1);
   o->state = sv;
@@ -101,13 +110,13 @@ static void model(CsModelOp *o) {
     uint32_t server = cs_model_node(o, P + j);
     for (uint32_t r = 0; r < P; r++) o->msgs[r] = (CsModelMsg){cs_model_node(o, r), server, bytes};
     sv[j].push = cs_model_round_each(o, o->msgs, P, o->each);
-    sv[j].push_each = (double *)(sv + S + 1) + (size_t)(2 * S + j) * P;
+    sv[j].push_each = row_of(sv, S, P, ROW_PUSH_EACH, j);
     for (uint32_t r = 0; r < P; r++) sv[j].push_each[r] = o->each[r];
     for (uint32_t r = 0; r < P; r++) o->msgs[r] = (CsModelMsg){server, cs_model_node(o, r), bytes};
     sv[j].pull = cs_model_round_each(o, o->msgs, P, o->each);
-    sv[j].after = (double *)(sv + S + 1) + (size_t)(3 * S + j) * P;
-    sv[j].queue_s = (double *)(sv + S + 1) + (size_t)(4 * S + j) * P;
-    sv[j].queue_end = (double *)(sv + S + 1) + (size_t)(5 * S + j) * P;
+    sv[j].after = row_of(sv, S, P, ROW_AFTER, j);
+    sv[j].queue_s = row_of(sv, S, P, ROW_QUEUE_S, j);
+    sv[j].queue_end = row_of(sv, S, P, ROW_QUEUE_END, j);
     double last_end = 0;
     for (uint32_t r = 0; r < P; r++) qp[r] = (QPull){cs_model_host_queue(o, server, workers[r]), r}, last_end = fmax(last_end, o->each[r]);
     qsort(qp, P, sizeof *qp, qpull_before); /* (by queue, each queue's in the workers' order) */
@@ -125,8 +134,8 @@ static void model(CsModelOp *o) {
     sv[j].up_s = cs_model_first_hop_s(o, cs_model_node(o, 0), server, bytes);
     sv[j].pull_gap_s = cs_model_blocks_gap_s(o, server, cs_model_node(o, 0), bytes);
     sv[j].pull_link_s = P * cs_model_first_hop_s(o, server, cs_model_node(o, 0), bytes);
-    double *out = (double *)(sv + S + 1) + (size_t)j * P;
-    sv[j].tail = (double *)(sv + S + 1) + (size_t)(S + j) * P;
+    double *out = row_of(sv, S, P, ROW_OUT, j);
+    sv[j].tail = row_of(sv, S, P, ROW_TAIL, j);
     for (uint32_t r = 0; r < P; r++) sv[j].tail[r] = cs_model_tail_s(o, server, workers[r], bytes);
     /* (one server, or several on a star, whose servers' pushes end
      * apart, their shards' turns apart at the workers: elsewhere, the
@@ -204,6 +213,9 @@ static void model(CsModelOp *o) {
  * one's end after first_from (server j's pulls to workers 0 .. P - 1 in
  * turn), from the cache (Server.stagger) or evaluated into it; NULL past
  * STAGGER_BUDGET. */
+/* A server's start apart from the first one's, in whole picoseconds. */
+static inline double stagger_key(double from, double first_from) { return (double)llround((from - first_from) * 1e12); }
+
 static const double *stagger_ends(CsModelOp *o, const double *from_of, double first_from) {
   uint32_t P = o->spec.n_workers, S = o->spec.n_servers;
   uint64_t n = o->spec.elements;
@@ -212,21 +224,17 @@ static const double *stagger_ends(CsModelOp *o, const double *from_of, double fi
   uint32_t slots = sv[0].stagger_slots;
   double *spent = sv[0].stagger + slots * entry;
   /* (an entry: its use, the S starts apart in ps, and the P S ends) */
-  double *key = g_newa(double, S);
   uint64_t h = 0xcbf29ce484222325ULL;
-  for (uint32_t j = 0; j < S; j++) {
-    key[j] = (double)llround((from_of[j] - first_from) * 1e12);
-    h = (h ^ (uint64_t)key[j]) * 0x100000001b3ULL;
-  }
+  for (uint32_t j = 0; j < S; j++) h = (h ^ (uint64_t)stagger_key(from_of[j], first_from)) * 0x100000001b3ULL;
   double *e = sv[0].stagger + (h % slots) * entry, *done = e + 1 + S;
   bool hit = e[0] != 0;
-  for (uint32_t j = 0; j < S && hit; j++) hit = e[1 + j] == key[j];
+  for (uint32_t j = 0; j < S && hit; j++) hit = e[1 + j] == stagger_key(from_of[j], first_from);
   if (hit) return done;
   if (*spent + (double)P * S > STAGGER_BUDGET) return NULL;
   *spent += (double)P * S;
   double *at = g_new(double, (size_t)P * S);
   for (uint32_t j = 0, m = 0; j < S; j++) {
-    e[1 + j] = key[j];
+    e[1 + j] = stagger_key(from_of[j], first_from);
     for (uint32_t r = 0; r < P; r++, m++) {
       o->msgs[m] = (CsModelMsg){cs_model_node(o, P + j), cs_model_node(o, r), cs_model_payload(o, cs_coll_piece(n, S, j))};
       at[m] = e[1 + j] * 1e-12;

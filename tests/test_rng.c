@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <glib.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -46,6 +47,30 @@ START_TEST(test_stream_ids) {
   ck_assert_uint_eq(cs_rng_stream_id("link", 3, 4), cs_rng_stream_id("link", 3, 4));
   ck_assert_uint_ne(cs_rng_stream_id("link", 3, 4), cs_rng_stream_id("link", 4, 3));
   ck_assert_uint_ne(cs_rng_stream_id("link", 3, 4), cs_rng_stream_id("bg", 3, 4));
+}
+END_TEST
+
+/* Keys (src << 32 | dst) that differ in src alone, or in dst alone, hash
+ * apart: 4,096 of each give 4,096 hashes, and in 4,093 buckets (a prime,
+ * as a GHashTable's modulus) at most 9 share one (balls into as many
+ * bins: the fullest holds about 7).  GLib 2.74's g_int64_hash gives the
+ * 4,096 of one dst a single hash. */
+START_TEST(test_int64_hash) {
+  for (int side = 0; side < 2; side++) {
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+    uint32_t *bucket = g_new0(uint32_t, 4093), most = 0;
+    for (int64_t i = 0; i < 4096; i++) {
+      int64_t key = side ? (i << 32 | 7) : (7LL << 32 | i), same = key;
+      unsigned h = cs_int64_hash(&key);
+      ck_assert_uint_eq(h, cs_int64_hash(&same));
+      g_hash_table_add(seen, GUINT_TO_POINTER(h));
+      most = MAX(most, ++bucket[h % 4093]);
+    }
+    ck_assert_uint_eq(g_hash_table_size(seen), 4096);
+    ck_assert_uint_le(most, 9);
+    g_free(bucket);
+    g_hash_table_destroy(seen);
+  }
 }
 END_TEST
 
@@ -191,6 +216,7 @@ static Suite *rng_suite(void) {
   tcase_add_test(tc, test_reference_vector);
   tcase_add_test(tc, test_reproducible);
   tcase_add_test(tc, test_stream_ids);
+  tcase_add_test(tc, test_int64_hash);
   tcase_add_test(tc, test_streams_uncorrelated);
   tcase_add_test(tc, test_uniform);
   tcase_add_test(tc, test_exponential);

@@ -28,6 +28,12 @@ void cs_rng_init(CsRng *rng, uint64_t seed, uint64_t stream);
  * tag distinguishes owners of different kinds with equal numbers. */
 uint64_t cs_rng_stream_id(const char *tag, uint64_t a, uint64_t b);
 
+/* A hash of the gint64 at `key` for GHashTables, every bit mixed in.
+ * (GLib 2.74's g_int64_hash keeps the low 32 bits alone: the keys
+ * (src << 32 | dst) of one destination, thousands in an incast or a
+ * parameter server's pushes, would all collide.) */
+unsigned int cs_int64_hash(const void *key);
+
 static inline uint64_t cs_rng_rotl(uint64_t x, int k) {
   return (x << k) | (x >> (64 - k));
 }

@@ -1033,7 +1033,7 @@ static RPair *rpair_of(GHashTable *pairs, gint64 key, gint64 *key_at, RPair **at
 static void replay(CsModelOp *o, CsCollPlan *const *plans, uint32_t V, double *const *end) {
   const CsCollPlan *plan = plans[0];
   uint32_t N = plan->n_parts, L = plan->lanes;
-  GHashTable *pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, rpair_free);
+  GHashTable *pairs = g_hash_table_new_full(cs_int64_hash, g_int64_equal, g_free, rpair_free);
   uint32_t *cur = g_new0(uint32_t, (size_t)N * L), *len = g_new0(uint32_t, (size_t)N * L);
   uint32_t **at = g_new0(uint32_t *, (size_t)N * L);
   /* per variant, participant and plan step: when it was done */
@@ -1184,7 +1184,7 @@ CsModelOp *cs_model_op_new(CsModelCtx *ctx, const CsCollSpec *spec, GArray *reco
   op->steps = record_steps;
   op->msgs = g_new(CsModelMsg, (size_t)spec->n_workers * (spec->n_servers + 1) + 1);
   op->each = g_new(double, (size_t)spec->n_workers * (spec->n_servers + 1) + 1);
-  op->pair_s = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  op->pair_s = g_hash_table_new_full(cs_int64_hash, g_int64_equal, g_free, g_free);
   op->codec_s = -1;
   /* one worker alone has nothing to exchange, except through servers */
   if (op->def->schedule || spec->n_workers >= 2) op->def->model(op);

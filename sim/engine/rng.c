@@ -37,6 +37,11 @@ uint64_t cs_rng_stream_id(const char *tag, uint64_t a, uint64_t b) {
   return mix64(h ^ mix64(b + 0x632be59bd9b4e019ULL));
 }
 
+unsigned int cs_int64_hash(const void *key) {
+  uint64_t z = mix64((uint64_t)*(const int64_t *)key);
+  return (unsigned int)(z ^ (z >> 32));
+}
+
 uint64_t cs_rng_below(CsRng *rng, uint64_t bound) {
   /* Lemire, "Fast random integer generation in an interval" (2019). */
   unsigned __int128 m = (unsigned __int128)cs_rng_next(rng) * bound;

@@ -3748,7 +3748,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->fills = g_new0(DirFill, 2 * (size_t)t->n_links + 1);
   for (uint32_t l = 0; l < t->n_links; l++)
     n->dirs[2 * l].capacity = n->dirs[2 * l + 1].capacity = (double)t->links[l].spec.bandwidth;
-  n->routes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, route_free);
+  n->routes = g_hash_table_new_full(cs_int64_hash, g_int64_equal, g_free, route_free);
   n->kept = g_hash_table_new_full(route_hash, route_equal, route_free, NULL);
   n->probe = g_malloc0(sizeof(Route) + sizeof(uint32_t) * 2 * ((size_t)t->n_nodes + 1));
   n->last_dst = g_new(uint32_t, t->n_hosts + 1);
@@ -3773,7 +3773,7 @@ void *cs_flow_fabric_new(CsEngine *engine, const void *config, const CsTopology 
   n->ss_restart = tr->idle_restart && window_cc && !cc->rate;
   n->ss_ecmp = n->ss && n->ecmp && !n->ss_fresh;
   n->ss_min_rto = tr->min_rto;
-  n->conn_ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  n->conn_ids = g_hash_table_new_full(cs_int64_hash, g_int64_equal, g_free, NULL);
   n->conn_dst = g_new(uint32_t, t->n_hosts + 1);
   for (uint32_t h = 0; h <= t->n_hosts; h++) n->conn_dst[h] = NONE;
   n->conn_at = g_new0(uint32_t, t->n_hosts + 1);

@@ -33,7 +33,7 @@ CsNet *cs_net_new(CsEngine *engine, const CsNetConfig *cfg, const CsTopology *t,
   net->init_cwnd = (uint32_t)MIN(tr->init_cwnd, (int64_t)UINT32_MAX);
   net->max_timeouts = (uint32_t)tr->max_timeouts;
   net->host_queue = tr->host_queue < 0 ? UINT64_MAX : (uint64_t)tr->host_queue;
-  net->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  net->pairs = g_hash_table_new_full(cs_int64_hash, g_int64_equal, g_free, NULL);
   net->persistent = tr->connections == CS_CONN_PERSISTENT;
   net->rack = !net->roce && cs_recovery_resolve(tr->recovery, tr->protocol) == CS_RECOVERY_RACK;
   net->idle_restart = tr->idle_restart;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commsim/rng.h"
 #include "commsim/topology.h"
 #include "commsim/yamltree.h"
 #include "topo/builder.h"
@@ -45,7 +46,7 @@ static bool explicit_topology(Builder *b, const CsTopologySpec *t, GHashTable *b
       uint32_t id = add_node(b, g_strdup(n->name), n->role);
       g_hash_table_insert(by_name, g_array_index(b->nodes, CsNode, id).name, GUINT_TO_POINTER(id + 1));
     }
-  GHashTable *pairs = g_hash_table_new(g_int64_hash, g_int64_equal);
+  GHashTable *pairs = g_hash_table_new(cs_int64_hash, g_int64_equal);
   GArray *keys = g_array_sized_new(FALSE, FALSE, sizeof(gint64), t->links->len);
   bool ok = true;
   for (guint i = 0; ok && i < t->links->len; i++) {

@@ -8,6 +8,7 @@
 
 #include "commsim/closed_form.h"
 #include "commsim/model.h"
+#include "commsim/rng.h"
 #include "commsim/units.h"
 #include "commsim/workload.h"
 
@@ -187,7 +188,7 @@ bool cs_model_estimate_spec(const CsWorkloadSpec *w, const CsTransportSpec *tr, 
   e.plan = &plan;
   m->buckets = nb;
   /* one evaluation per distinct size; the largest bucket's rounds are the ones shown */
-  GHashTable *by_size = g_hash_table_new(g_int64_hash, g_int64_equal);
+  GHashTable *by_size = g_hash_table_new(cs_int64_hash, g_int64_equal);
   e.idx = g_new(uint32_t, nb);
   e.evals = g_new0(Bucket, nb);
   uint32_t n_evals = 0;

@@ -355,7 +355,7 @@ CsWorkload *cs_workload_new(CsCollEnv *env, CsEngine *engine, const CsWorkloadSp
   wl->w = g_new0(Worker, wl->P);
   for (uint32_t w = 0; w < wl->P; w++) cs_rng_init(&wl->w[w].rng, seed, cs_rng_stream_id("compute", w, 0));
   wl->rec = g_new0(CsIterRecord, (size_t)wl->P * wl->iterations);
-  wl->ops = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  wl->ops = g_hash_table_new_full(cs_int64_hash, g_int64_equal, g_free, NULL);
   wl->finished_ops = g_ptr_array_new();
   wl->applied_at_pull = g_new0(uint64_t, wl->P);
   return wl;

@@ -1303,6 +1303,41 @@ static CsCollPlan *fp16_plan(CsCollective kind, uint32_t P, uint64_t n, uint32_t
   return cs_coll_plan_new(&spec);
 }
 
+/* The step a message fills (cs_coll_plan_next_recv): for every
+ * collective, every participant's every step that waits for a sender,
+ * and every place the search may start from before it, the first step
+ * from there on that waits for that sender, as a scan finds it.  P = 40
+ * and 3 servers: a ps server's 40 pushes and a worker's pulls after its
+ * pushes take the built plans' index past their first steps; the tree
+ * in 4 pipelined pieces has several messages on a pair. */
+START_TEST(test_next_recv_by_scan) {
+  for (CsCollective kind = 0; cs_collectives[kind]; kind++)
+    for (uint32_t P = 8; P <= 40; P += 32) {
+      CsCollSpec spec = {.kind = kind, .n_workers = P, .n_servers = 3, .elements = 1000, .chunks = 4, .pull = true,
+                         .group = kind == CS_COLL_HIERARCHICAL ? 4 : 0};
+      cs_codec_params_init(&spec.codec);
+      CsCollPlan *plan = cs_coll_plan_new(&spec);
+      uint32_t checked = 0;
+      for (uint32_t dst = 0; dst < cs_coll_participants(&spec); dst++) {
+        uint32_t n = cs_coll_plan_len(plan, dst);
+        for (uint32_t k = 0; k < n; k++) {
+          int32_t src = cs_coll_plan_step(plan, dst, k).recv_from;
+          if (src < 0) continue;
+          for (uint32_t from = 0, want = 0; from <= k; from++) {
+            for (want = MAX(want, from); cs_coll_plan_step(plan, dst, want).recv_from != src;) want++;
+            ck_assert_msg(cs_coll_plan_next_recv(plan, dst, (uint32_t)src, from) == want,
+                          "%s, P = %u: participant %u's step for %d from %u is %u", cs_collective_name(kind), P, dst, src,
+                          from, want);
+            checked++;
+          }
+        }
+      }
+      ck_assert_uint_gt(checked, 0);
+      cs_coll_plan_free(plan);
+    }
+}
+END_TEST
+
 /* The ring's steps as its plan computes them (prepared pieces, indices
  * by subtraction) against the textbook's (Patarasuk and Yuan): at step
  * k < P-1 rank r sends piece (r - k) mod P and reduces piece
@@ -1619,6 +1654,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_registry);
   tcase_add_test(tc, test_recv_from);
   tcase_add_test(tc, test_ring_steps_textbook);
+  tcase_add_test(tc, test_next_recv_by_scan);
   tcase_add_test(tc, test_allgather_steps);
   tcase_add_test(tc, test_hierarchical_steps);
   tcase_add_test(tc, test_model_one_worker);

@@ -119,6 +119,10 @@ typedef struct {
   uint8_t build_lane; /* while building: the lane the next steps added go to */
   const CsCollectiveDef *def;
   CsCollSpec spec;
+  /* (cs_coll_plan_next_recv, with steps) per participant, NULL until a
+   * search runs long: its count of steps that wait for a message, then
+   * their indices by sender and in order */
+  uint32_t **recv_index;
 } CsCollPlan;
 
 CsCollPlan *cs_coll_plan_new(const CsCollSpec *spec);

@@ -13,6 +13,7 @@
 
 #include "commsim/collective.h"
 #include "commsim/ring.h"
+#include "commsim/rng.h"
 
 /* ---- environment: the network and per-node codec streams ---- */
 
@@ -270,6 +271,8 @@ void cs_coll_plan_free(CsCollPlan *plan) {
   if (plan->steps)
     for (uint32_t p = 0; p < plan->n_parts; p++) g_array_free(plan->steps[p], TRUE);
   g_free(plan->steps);
+  for (uint32_t p = 0; plan->recv_index && p < plan->n_parts; p++) g_free(plan->recv_index[p]);
+  g_free(plan->recv_index);
   g_free(plan);
 }
 
@@ -281,12 +284,51 @@ CsCollStep cs_coll_plan_step(const CsCollPlan *plan, uint32_t p, uint32_t k) {
   return plan->steps ? g_array_index(plan->steps[p], Step, k) : plan->def->step(&plan->spec, p, k);
 }
 
+/* A built plan's steps searched this far for a sender before its index
+ * (CsCollPlan.recv_index) is used: a ps server's P pushes, each worker's
+ * S pulls would take a scan from the first step for every pair. */
+#define RECV_SCAN 16
+
+static int by_sender(const void *a, const void *b, void *steps) {
+  const Step *s = (const Step *)(void *)((GArray *)steps)->data;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  int32_t fx = s[x].recv_from, fy = s[y].recv_from;
+  return fx != fy ? (fx < fy ? -1 : 1) : (x > y) - (x < y);
+}
+
+static const uint32_t *recv_index_of(const CsCollPlan *plan, uint32_t p) {
+  CsCollPlan *w = (CsCollPlan *)plan; /* (filled once, when first needed) */
+  if (!w->recv_index) w->recv_index = g_new0(uint32_t *, w->n_parts);
+  uint32_t **slot = &w->recv_index[p];
+  if (*slot) return *slot;
+  GArray *a = plan->steps[p];
+  uint32_t n = 0, *idx = g_new(uint32_t, a->len + 1);
+  for (uint32_t k = 0; k < a->len; k++)
+    if (g_array_index(a, Step, k).recv_from >= 0) idx[1 + n++] = k;
+  idx[0] = n;
+  g_qsort_with_data(idx + 1, (gint)n, sizeof *idx, by_sender, a);
+  return *slot = idx;
+}
+
 uint32_t cs_coll_plan_next_recv(const CsCollPlan *plan, uint32_t dst, uint32_t src, uint32_t from) {
   uint32_t n = cs_coll_plan_len(plan, dst);
-  if (!plan->steps && plan->def->recv_from)
+  if (!plan->steps && plan->def->recv_from) {
     while (from < n && plan->def->recv_from(&plan->spec, dst, from) != (int32_t)src) from++;
-  else
-    while (from < n && cs_coll_plan_step(plan, dst, from).recv_from != (int32_t)src) from++;
+  } else {
+    uint32_t stop = from + MIN(n - MIN(from, n), RECV_SCAN);
+    while (from < stop && cs_coll_plan_step(plan, dst, from).recv_from != (int32_t)src) from++;
+    if (from == stop && from < n) { /* the first of src's steps from `from` on, by bisection */
+      const uint32_t *idx = recv_index_of(plan, dst);
+      const Step *s = (const Step *)(void *)plan->steps[dst]->data;
+      uint32_t lo = 0, hi = idx[0];
+      while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2, k = idx[1 + mid];
+        if (s[k].recv_from < (int32_t)src || (s[k].recv_from == (int32_t)src && k < from)) lo = mid + 1;
+        else hi = mid;
+      }
+      from = lo < idx[0] && s[idx[1 + lo]].recv_from == (int32_t)src ? idx[1 + lo] : n;
+    }
+  }
   g_assert(from < n); /* every message has a step waiting for it */
   return from;
 }
@@ -588,7 +630,7 @@ CsCollOp *cs_coll_start(CsCollEnv *env, const CsCollSpec *spec, CsCollDoneFn don
     }
   }
   op->slabs = g_ptr_array_new_with_free_func(g_free);
-  op->pairs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+  op->pairs = g_hash_table_new_full(cs_int64_hash, g_int64_equal, g_free, g_free);
   op->workers_left = P;
   op->servers_left = S;
   for (uint32_t p = P; p < N; p++)

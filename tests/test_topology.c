@@ -368,6 +368,7 @@ START_TEST(test_next_port) {
   static const char *const yamls[] = {
       "topology: {type: fat-tree, k: 4}",
       "topology: {type: fat-tree, k: 6}",
+      "topology: {type: star, workers: 7}", /* (the switch toward a host: its one port, found without a scan) */
       "topology: {type: torus2d, x: 4, y: 3}",
       "topology: {type: dumbbell, workers: 5}",
       "topology: {type: tree, leaves: 3, hosts_per_leaf: 4}",
@@ -404,6 +405,18 @@ START_TEST(test_next_port) {
           for (uint32_t p = n->first_port; p < n->first_port + n->n_ports; p++)
             if (d[t->ports[p].peer] == d[node] - 1) near[count++] = p;
           ck_assert_uint_gt(count, 0);
+          /* all of them, in port order, from the kept ports too (asked
+           * twice); a smaller cap fills that many and counts them all */
+          for (int again = 0; again < 2; again++) {
+            uint32_t got[64] = {0}, k = cs_routes_next_ports(w.r, node, h, got, 64);
+            ck_assert_msg(k == count, "%s, mode %d: node %s to host %u: %u ports nearer, not %u", yamls[i], mode, n->name,
+                          h, k, count);
+            for (uint32_t j = 0; j < count; j++) ck_assert_uint_eq(got[j], near[j]);
+            uint32_t one[2] = {UINT32_MAX, UINT32_MAX};
+            ck_assert_uint_eq(cs_routes_next_ports(w.r, node, h, one, 1), count);
+            ck_assert_uint_eq(one[0], near[0]);
+            ck_assert_uint_eq(one[1], UINT32_MAX);
+          }
           for (uint64_t f = 0; f < 16; f++) {
             uint64_t flow = f * 0x9e3779b97f4a7c15ULL;
             uint32_t want = mode == CS_ROUTING_SHORTEST
@@ -433,8 +446,9 @@ START_TEST(test_next_port) {
           drawn_paths += drawn;
         }
       }
-      /* every case but the dumbbell and the tree has pairs with a choice of paths */
-      if (mode == CS_ROUTING_ECMP && !strstr(yamls[i], "dumbbell") && !strstr(yamls[i], "tree, leaves"))
+      /* every case but the star, the dumbbell and the tree has pairs with a choice of paths */
+      if (mode == CS_ROUTING_ECMP && !strstr(yamls[i], "star") && !strstr(yamls[i], "dumbbell") &&
+          !strstr(yamls[i], "tree, leaves"))
         ck_assert_msg(drawn_paths > 0, "%s: no path drawn", yamls[i]);
       g_free(near);
       g_free(d);

@@ -52,6 +52,11 @@ int cs_routes_distance(const CsRoutes *r, uint32_t node, uint32_t host);
 /* The port (index into t->ports) `node` sends on toward `host`.  `flow`
  * is the flow's hash (ignored by shortest routing); node != the host. */
 uint32_t cs_routes_next_port(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow);
+/* The ports of `node` one hop nearer `host`, in port order: returns
+ * their count, and puts the first `cap` of them in `ports` (from the
+ * tables kept for next hops: a star's switch is not scanned); node !=
+ * the host. */
+uint32_t cs_routes_next_ports(const CsRoutes *r, uint32_t node, uint32_t host, uint32_t *ports, uint32_t cap);
 /* The ports of the whole path from `node` to `host`; returns the hop count
  * (at most `max`; -1 if the path is longer). */
 int cs_routes_path(const CsRoutes *r, uint32_t node, uint32_t host, uint64_t flow, uint32_t *ports,

@@ -41,6 +41,7 @@ struct CsModelCtx {
   uint32_t n_touched;
   double *share;      /* per node: the part of a message passing it (ECMP spreading) */
   uint32_t *frontier, *next;
+  uint32_t *near;     /* a node's ports one hop nearer (spread), as many as a node's ports */
   uint32_t *ports;    /* a path */
   /* a round's data as it comes into each direction (arrivals_end) */
   GArray *arr;        /* Arrival */
@@ -88,6 +89,9 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   c->frontier = g_new(uint32_t, t->n_nodes + 1);
   c->next = g_new(uint32_t, t->n_nodes + 1);
   c->ports = g_new(uint32_t, t->n_nodes + 1);
+  uint32_t degree = 1;
+  for (uint32_t n = 0; n < t->n_nodes; n++) degree = MAX(degree, t->nodes[n].n_ports);
+  c->near = g_new(uint32_t, degree);
   c->arr = g_array_new(FALSE, FALSE, sizeof(Arrival));
   c->from = g_new(uint32_t, t->n_nodes + 1);
   for (uint32_t i = 0; i <= t->n_nodes; i++) c->from[i] = UINT32_MAX;
@@ -112,6 +116,7 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->frontier);
   g_free(c->next);
   g_free(c->ports);
+  g_free(c->near);
   g_array_free(c->arr, TRUE);
   g_free(c->heap);
   g_free(c->from);
@@ -190,14 +195,10 @@ static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double byte
     for (uint32_t i = 0; i < nf; i++) {
       uint32_t n = c->frontier[i];
       const CsNode *node = &t->nodes[n];
-      int want = cs_routes_distance(c->r, n, dst_host) - 1;
-      uint32_t count = 0;
-      for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++)
-        count += cs_routes_distance(c->r, t->ports[p].peer, dst_host) == want;
+      uint32_t count = cs_routes_next_ports(c->r, n, dst_host, c->near, node->n_ports);
       double part = c->share[n] / count;
-      for (uint32_t p = node->first_port; p < node->first_port + node->n_ports; p++) {
-        uint32_t m = t->ports[p].peer;
-        if (cs_routes_distance(c->r, m, dst_host) != want) continue;
+      for (uint32_t k = 0; k < count; k++) {
+        uint32_t p = c->near[k], m = t->ports[p].peer;
         visit(c, dir_of(t, p), bytes * part, v, hop, &most);
         if (c->share[m] == 0) c->next[nn++] = m;
         c->share[m] += part;
@@ -365,12 +366,8 @@ static double host_queue_bps(const CsModelCtx *c, uint32_t src, uint32_t dst) {
 /* The directions out of node `at` one hop nearer host, at most max of
  * them into dirs: how many. */
 static uint32_t nearer_dirs(const CsModelCtx *c, uint32_t at, uint32_t host, uint32_t *dirs, uint32_t max) {
-  const CsTopology *t = c->t;
-  const CsNode *node = &t->nodes[at];
-  int want = cs_routes_distance(c->r, at, host) - 1;
-  uint32_t n = 0;
-  for (uint32_t p = node->first_port; p < node->first_port + node->n_ports && n < max; p++)
-    if (cs_routes_distance(c->r, t->ports[p].peer, host) == want) dirs[n++] = dir_of(t, p);
+  uint32_t n = MIN(cs_routes_next_ports(c->r, at, host, c->near, max), max);
+  for (uint32_t k = 0; k < n; k++) dirs[k] = dir_of(c->t, c->near[k]);
   return n;
 }
 

@@ -269,6 +269,37 @@ static G_GNUC_NO_INLINE uint32_t near_fill(CsRoutes *r, uint32_t node, uint32_t 
   return e;
 }
 
+/* The kept near entry of `node` toward `host` (NEAR_ONE | port, or 1 +
+ * a list's offset), or NEAR_NONE when the node's ports are to be scanned:
+ * a node of few ports, no tables, a host's anchor toward it, or past the
+ * budget. */
+static inline uint32_t near_entry(const CsRoutes *r, uint32_t node, uint32_t host) {
+  uint32_t row = r->row_of[host], col = r->col_of[node];
+  if (r->near == NULL || col == NO_PORT || (r->via[host] && node == r->anchor[row])) return NEAR_NONE;
+  uint32_t e = r->near[row] ? r->near[row][col] : 0;
+  return G_LIKELY(e) ? e : near_fill((CsRoutes *)r, node, host);
+}
+
+uint32_t cs_routes_next_ports(const CsRoutes *r, uint32_t node, uint32_t host, uint32_t *ports, uint32_t cap) {
+  const CsNode *n = &r->t->nodes[node];
+  uint32_t one = NO_PORT;
+  if (r->last_port[host] != NO_PORT && node == r->anchor[r->row_of[host]]) one = r->last_port[host];
+  else if (n->n_ports == 1) one = n->first_port;
+  if (one != NO_PORT) {
+    if (cap > 0) ports[0] = one;
+    return 1;
+  }
+  uint32_t e = near_entry(r, node, host);
+  if (e == NEAR_NONE) return nearer(r, node, host, ports, cap, false);
+  if (e & NEAR_ONE) {
+    if (cap > 0) ports[0] = e & ~NEAR_ONE;
+    return 1;
+  }
+  const uint32_t *list = &g_array_index(r->near_ports, uint32_t, e - 1);
+  memcpy(ports, list + 1, MIN(list[0], cap) * sizeof *ports);
+  return list[0];
+}
+
 /* The next port, and through *choices how many it was drawn among. */
 static inline __attribute__((always_inline)) uint32_t next_port_of(const CsRoutes *r, uint32_t node, uint32_t host,
                                                                    uint64_t flow, uint32_t *choices) {
@@ -282,17 +313,13 @@ static inline __attribute__((always_inline)) uint32_t next_port_of(const CsRoute
   if (n->n_ports == 1) return n->first_port;
   /* the hash mixes in the node so that successive hops choose independently */
 #define PICK(count) ((uint32_t)(mix(flow ^ mix((uint64_t)node + 0x9e3779b97f4a7c15ULL)) % (count)))
-  uint32_t col = r->col_of[node];
-  if (r->near != NULL && col != NO_PORT && !(r->via[host] && node == r->anchor[row])) {
-    uint32_t e = r->near[row] ? r->near[row][col] : 0;
-    if (G_UNLIKELY(!e)) e = near_fill((CsRoutes *)r, node, host);
-    if (G_LIKELY(e != NEAR_NONE)) {
-      if (e & NEAR_ONE) return e & ~NEAR_ONE;
-      const uint32_t *list = &g_array_index(r->near_ports, uint32_t, e - 1);
-      if (r->mode == CS_ROUTING_SHORTEST) return list[1];
-      *choices = list[0];
-      return list[1 + PICK(list[0])];
-    }
+  uint32_t e = near_entry(r, node, host);
+  if (G_LIKELY(e != NEAR_NONE)) {
+    if (e & NEAR_ONE) return e & ~NEAR_ONE;
+    const uint32_t *list = &g_array_index(r->near_ports, uint32_t, e - 1);
+    if (r->mode == CS_ROUTING_SHORTEST) return list[1];
+    *choices = list[0];
+    return list[1 + PICK(list[0])];
   }
   /* the ports one hop nearer, in order (a pass over the node's ports,
    * not two, when they are few: a torus's four; shortest routing stops

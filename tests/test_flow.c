@@ -2013,6 +2013,53 @@ START_TEST(test_refill_max_min) {
 }
 END_TEST
 
+/* 8b'. The fluid ends' entries are compacted once they pass twice those
+ * in force, the ghosts' among them (flows that carry what a message
+ * delivered early had left).  A ps of 50 workers and 50 servers on a
+ * star, 10M fp32: the servers' pulls leave up to some 2,500 ghosts, more
+ * than the messages in flight; counted without them, every end placed
+ * compacted (3,781 compactions for 639,645 entries put, each a pass over
+ * thousands: at 100 x 100 half the run, at 200 x 200 more than ten
+ * minutes).  With checks on, each compaction must have dropped more than
+ * 1,024 entries (flow_state). */
+START_TEST(test_ends_compacted_with_ghosts) {
+  const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
+  Run r = sim_load("topology: {type: star, workers: 50, servers: 50}\n"
+                   "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                   "transport: {protocol: reno}\n"
+                   "workload: {params: 10M, iterations: 1, compute: 0, collective: ps}\n",
+                   "ps50.yaml", sets);
+  cs_sim_set_checks(r.sim, true);
+  sim_go(&r);
+  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
+  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(r.sim)), 2 * 2 * 50 * 50); /* 40 MB: 2 buckets of 25MB */
+  ck_assert_uint_gt(cs_sim_checks_run(r.sim), 0);
+  done(&r);
+}
+END_TEST
+
+/* 8b''. Likewise the idle routes kept (8c) are dropped once they pass
+ * KEPT_IDLE and the routes held: a ps of 320 workers and 64 servers, 64K
+ * fp32, on a k = 12 fat-tree with ECMP holds more than 8,192 routes at
+ * once (20,480 pairs), and dropping each time 8,192 fell idle took 3
+ * passes over a table mostly held (at 2,048 x 256, a quarter of the
+ * run).  With checks on, each drop must take half the table at least. */
+START_TEST(test_kept_routes_dropped_by_half) {
+  const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
+  Run r = sim_load("topology: {type: fat-tree, k: 12, workers: 320, servers: 64}\n"
+                   "routing: ecmp\n"
+                   "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
+                   "transport: {protocol: reno}\n"
+                   "workload: {params: 64K, iterations: 1, compute: 0, collective: ps}\n",
+                   "ps320.yaml", sets);
+  cs_sim_set_checks(r.sim, true);
+  sim_go(&r);
+  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
+  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(r.sim)), 2 * 320 * 64);
+  done(&r);
+}
+END_TEST
+
 /* 8c. ECMP routes are drawn for each message and kept while flows hold
  * them (and a while after), with their shape: a route drawn again for a
  * message of another size gives that size's time.  Messages one after
@@ -2109,6 +2156,8 @@ static Suite *flow_suite(void) {
   tcase_add_loop_test(tc, test_own_path_order, 0, 5);
   tcase_add_test(tc, test_refill_bound);
   tcase_add_test(tc, test_refill_max_min);
+  tcase_add_test(tc, test_ends_compacted_with_ghosts);
+  tcase_add_test(tc, test_kept_routes_dropped_by_half);
   tcase_add_test(tc, test_kept_routes);
   tcase_add_test(tc, test_slow_start);
   tcase_add_test(tc, test_standing_queue);

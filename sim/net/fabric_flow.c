@@ -423,6 +423,8 @@ typedef struct {
   bool blocks;                /* big flows take their host's queue in blocks (transport.host_queue): blocks_end */
   uint32_t *blocks_dirs, n_blocks, cap_blocks; /* host queues whose big flows' ends are to be set again (blocks_end) */
   uint32_t n_ghosts;          /* live flows of no message (GHOST): the network is not idle before they end */
+  uint64_t ends_put, ends_compacted; /* entries put on the ends' ring or heap, and the compactions (flow_state) */
+  uint32_t kept_thin;         /* drops of the idle routes that took less than half the table (flow_state) */
   uint32_t ghost_ver;         /* above every end_ver a ghost let go of has had: the next ghost's first (blocks_ghost) */
   struct BlockEnd { CsTime raw; uint32_t msg, flow; } *bends; /* blocks_end's flows of one host queue */
   uint32_t cap_bends;
@@ -578,8 +580,8 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b) { return route_copy(
  * between the same hosts again and again over few of them (hosts on one
  * fat-tree switch have one, hosts in one pod k/2 each way): a route is
  * kept, with its shape, while flows hold it and after, until more than
- * KEPT_IDLE routes wait idle (about 1.3 MB); then the idle ones are
- * dropped, so memory follows the flows in flight.  The same directions
+ * KEPT_IDLE routes (about 1.3 MB), and more than flows hold, wait idle;
+ * then the idle ones are dropped, so memory follows the flows in flight.  The same directions
  * give the same route.  (A limit of 4 routes per host made a ring on a
  * k = 8 fat-tree draw its routes between edge switches again and again:
  * 6 % more instructions.) */
@@ -623,8 +625,12 @@ static void route_drop(FlowNet *n, Route *r) {
   if (r->full) r = r->full; /* (a burst's train route: its own's hold) */
   g_assert(r->refs > 0);
   if (--r->refs > 0) return;
-  if (++n->kept_idle > KEPT_IDLE) {
-    g_hash_table_foreach_remove(n->kept, route_idle, NULL);
+  /* (once they outnumber the held ones too: each pass over the table
+   * drops at least half of it, not KEPT_IDLE of the P x S routes of a ps
+   * with many servers) */
+  uint32_t idle = ++n->kept_idle, held = g_hash_table_size(n->kept) - idle;
+  if (idle > MAX(KEPT_IDLE, held)) {
+    n->kept_thin += 2 * g_hash_table_foreach_remove(n->kept, route_idle, NULL) <= idle + held;
     n->kept_idle = 0;
   }
 }
@@ -685,6 +691,7 @@ static inline bool end_valid(const FlowNet *n, const EndAt *e) {
  * their rates change. */
 static void ends_compact(FlowNet *n) {
   n->ends_known = false;
+  n->ends_compacted++;
   uint32_t k = 0;
   for (uint32_t i = 0; i < n->ends_run.len; i++)
     if (end_valid(n, &CS_RING_AT(n->ends_run, i))) CS_RING_AT(n->ends_run, k++) = CS_RING_AT(n->ends_run, i);
@@ -699,10 +706,16 @@ static void ends_compact(FlowNet *n) {
   }
 }
 
-/* At most `active` x `spray` entries are in force (one per flow of a
- * message not yet over): past twice that, the others are dropped. */
+/* At most `active` x `spray` + `n_ghosts` entries are in force (one per
+ * flow of a message not yet over, and one per ghost): past twice that,
+ * the others are dropped.  (Without the ghosts, a ps whose servers' large
+ * pulls left thousands of them compacted at every end it placed: 100
+ * workers and 100 servers of 10M fp32 on a star spent half their time
+ * there, 200 had not ended after 10 minutes.) */
 static inline void ends_check(FlowNet *n) {
-  if (G_UNLIKELY(n->ends_run.len + n->n_ends > 2 * (uint64_t)n->active * n->spray + 1024)) ends_compact(n);
+  n->ends_put++;
+  if (G_UNLIKELY(n->ends_run.len + n->n_ends > 2 * ((uint64_t)n->active * n->spray + n->n_ghosts) + 1024))
+    ends_compact(n);
 }
 
 /* How far from the ring's last an end may go into its place (entries moved). */
@@ -3654,6 +3667,24 @@ static bool flow_state(const void *impl, GError **error) {
   if (n->active > 256 && ++n->state_calls < n->active / 4) return true;
   n->state_calls = 0;
   if (!kept_audit(n, error)) return false;
+  /* each compaction of the ends drops more than 1,024 entries (past
+   * twice those in force and 1,024 more, it keeps at most those in
+   * force): fewer than one per 1,024 put, or ends_check's bound misses
+   * some in force, and each end placed pays a pass over them all */
+  if (n->kept_thin > 0) { /* (likewise each drop of the idle routes: half the table at least) */
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                "internal error: at %.12f s the idle routes were dropped %u times while fewer than the held ones "
+                "(please report this as a bug)",
+                (double)*n->clock * 1e-12, n->kept_thin);
+    return false;
+  }
+  if (n->ends_compacted * 1024 > n->ends_put) {
+    g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
+                "internal error: at %.12f s the fluid ends were compacted %" G_GUINT64_FORMAT " times for %" G_GUINT64_FORMAT
+                " put: some in force are not counted (please report this as a bug)",
+                (double)*n->clock * 1e-12, n->ends_compacted, n->ends_put);
+    return false;
+  }
   for (uint32_t fi = 0; fi < n->n_flows; fi++) {
     const Flow *f = &n->flows[fi];
     if (!f->route || !f->live || f->cap <= 0 || f->rate >= f->cap * (1 - 1e-9)) continue;

@@ -289,10 +289,18 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
     /* (or as each push comes in on its own, its own time in the round:
      * pushes from 1 to P / 2 hops away on a ring or a torus come in one
      * after another) */
-    for (uint32_t r = 0; r < P; r++) land[r] = start[r] + sv[j].push_each[r];
-    qsort(land, P, sizeof *land, double_before);
-    double one_by_one = land[0];
-    for (uint32_t r = 0; r < P; r++) one_by_one = fmax(one_by_one, land[r]) + proc;
+    double latest = 0;
+    for (uint32_t r = 0; r < P; r++) land[r] = start[r] + sv[j].push_each[r], latest = fmax(latest, land[r]);
+    /* (in the order they land, each summed after the one before: no
+     * later than the last to land with nothing to sum, and never before
+     * it is summed, so that the order is sought only when it may count:
+     * a sort per server and bucket was most of a model of many) */
+    double one_by_one = latest + proc;
+    if (proc > 0 && one_by_one < summed) {
+      qsort(land, P, sizeof *land, double_before);
+      one_by_one = land[0];
+      for (uint32_t r = 0; r < P; r++) one_by_one = fmax(one_by_one, land[r]) + proc;
+    }
     summed = fmax(arrived + proc, fmin(summed, one_by_one));
     if (summed > push_all) *server_add = summed - arrived;
     push_all = fmax(push_all, summed);

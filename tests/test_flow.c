@@ -1991,6 +1991,19 @@ START_TEST(test_refill_bound) {
 }
 END_TEST
 
+/* A run of `yaml` at flow fidelity with checks on (every 1,024 events
+ * and at the end): it ends, its messages all sent, and the checks ran. */
+static void checked_flow_run(const char *yaml, const char *name, uint32_t messages) {
+  const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
+  Run r = sim_load(yaml, name, sets);
+  cs_sim_set_checks(r.sim, true);
+  sim_go(&r);
+  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
+  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(r.sim)), messages);
+  ck_assert_uint_gt(cs_sim_checks_run(r.sim), 0);
+  done(&r);
+}
+
 /* 8b. The shares stay max-min where the refills follow only the binding
  * directions: halving-doubling on a k = 8 fat-tree with ECMP, whose
  * collisions join most of a step's 128 flows through directions they do
@@ -1999,17 +2012,11 @@ END_TEST
  * every direction's load; a refill that left out a flow it moves fails
  * it (seen with the second gathering of test_refill_bound turned off). */
 START_TEST(test_refill_max_min) {
-  const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
-  Run r = sim_load("topology: {type: fat-tree, k: 8, workers: 128}\n"
+  checked_flow_run("topology: {type: fat-tree, k: 8, workers: 128}\n"
                    "routing: ecmp\n"
                    "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
                    "workload: {params: 6.4M, iterations: 1, buckets: 0, collective: halving-doubling, compute: 1ms}\n",
-                   "hd.yaml", sets);
-  cs_sim_set_checks(r.sim, true);
-  sim_go(&r);
-  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
-  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(r.sim)), 128 * 14);
-  done(&r);
+                   "hd.yaml", 128 * 14);
 }
 END_TEST
 
@@ -2023,18 +2030,11 @@ END_TEST
  * minutes).  With checks on, each compaction must have dropped more than
  * 1,024 entries (flow_state). */
 START_TEST(test_ends_compacted_with_ghosts) {
-  const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
-  Run r = sim_load("topology: {type: star, workers: 50, servers: 50}\n"
+  checked_flow_run("topology: {type: star, workers: 50, servers: 50}\n"
                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
                    "transport: {protocol: reno}\n"
                    "workload: {params: 10M, iterations: 1, compute: 0, collective: ps}\n",
-                   "ps50.yaml", sets);
-  cs_sim_set_checks(r.sim, true);
-  sim_go(&r);
-  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
-  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(r.sim)), 2 * 2 * 50 * 50); /* 40 MB: 2 buckets of 25MB */
-  ck_assert_uint_gt(cs_sim_checks_run(r.sim), 0);
-  done(&r);
+                   "ps50.yaml", 2 * 2 * 50 * 50); /* 40 MB: 2 buckets of 25MB */
 }
 END_TEST
 
@@ -2045,18 +2045,12 @@ END_TEST
  * passes over a table mostly held (at 2,048 x 256, a quarter of the
  * run).  With checks on, each drop must take half the table at least. */
 START_TEST(test_kept_routes_dropped_by_half) {
-  const char *sets[] = {"fidelity=flow", "output.traces=[summary]", NULL};
-  Run r = sim_load("topology: {type: fat-tree, k: 12, workers: 320, servers: 64}\n"
+  checked_flow_run("topology: {type: fat-tree, k: 12, workers: 320, servers: 64}\n"
                    "routing: ecmp\n"
                    "defaults: {bandwidth: 10Gbps, latency: 1us, buffer: 64MB}\n"
                    "transport: {protocol: reno}\n"
                    "workload: {params: 64K, iterations: 1, compute: 0, collective: ps}\n",
-                   "ps320.yaml", sets);
-  cs_sim_set_checks(r.sim, true);
-  sim_go(&r);
-  ck_assert_uint_eq(cs_sim_unfinished(r.sim), 0);
-  ck_assert_uint_eq(cs_fabric_messages(cs_sim_fabric(r.sim)), 2 * 320 * 64);
-  done(&r);
+                   "ps320.yaml", 2 * 320 * 64);
 }
 END_TEST
 

@@ -1310,6 +1310,24 @@ static CsCollPlan *fp16_plan(CsCollective kind, uint32_t P, uint64_t n, uint32_t
  * and 3 servers: a ps server's 40 pushes and a worker's pulls after its
  * pushes take the built plans' index past their first steps; the tree
  * in 4 pipelined pieces has several messages on a pair. */
+static void next_recv_as_scan(CsCollPlan *plan, uint32_t parts, const char *what) {
+  uint32_t checked = 0;
+  for (uint32_t dst = 0; dst < parts; dst++) {
+    uint32_t n = cs_coll_plan_len(plan, dst);
+    for (uint32_t k = 0; k < n; k++) {
+      int32_t src = cs_coll_plan_step(plan, dst, k).recv_from;
+      if (src < 0) continue;
+      for (uint32_t from = 0, want = 0; from <= k; from++) {
+        for (want = MAX(want, from); cs_coll_plan_step(plan, dst, want).recv_from != src;) want++;
+        ck_assert_msg(cs_coll_plan_next_recv(plan, dst, (uint32_t)src, from) == want,
+                      "%s: participant %u's step for %d from %u is %u", what, dst, src, from, want);
+        checked++;
+      }
+    }
+  }
+  ck_assert_uint_gt(checked, 0);
+}
+
 START_TEST(test_next_recv_by_scan) {
   for (CsCollective kind = 0; cs_collectives[kind]; kind++)
     for (uint32_t P = 8; P <= 40; P += 32) {
@@ -1317,24 +1335,24 @@ START_TEST(test_next_recv_by_scan) {
                          .group = kind == CS_COLL_HIERARCHICAL ? 4 : 0};
       cs_codec_params_init(&spec.codec);
       CsCollPlan *plan = cs_coll_plan_new(&spec);
-      uint32_t checked = 0;
-      for (uint32_t dst = 0; dst < cs_coll_participants(&spec); dst++) {
-        uint32_t n = cs_coll_plan_len(plan, dst);
-        for (uint32_t k = 0; k < n; k++) {
-          int32_t src = cs_coll_plan_step(plan, dst, k).recv_from;
-          if (src < 0) continue;
-          for (uint32_t from = 0, want = 0; from <= k; from++) {
-            for (want = MAX(want, from); cs_coll_plan_step(plan, dst, want).recv_from != src;) want++;
-            ck_assert_msg(cs_coll_plan_next_recv(plan, dst, (uint32_t)src, from) == want,
-                          "%s, P = %u: participant %u's step for %d from %u is %u", cs_collective_name(kind), P, dst, src,
-                          from, want);
-            checked++;
-          }
-        }
-      }
-      ck_assert_uint_gt(checked, 0);
+      g_autofree char *what = g_strdup_printf("%s, P = %u", cs_collective_name(kind), P);
+      next_recv_as_scan(plan, cs_coll_participants(&spec), what);
       cs_coll_plan_free(plan);
     }
+  /* by hand, a sender again 20 steps after its first (no collective's
+   * built plan has one): 0 waits for 1, then 20 times for 2, then for 1,
+   * so that from step 1 on 1's step is found past the scan, and 1's
+   * first is before the search's start */
+  CsCollSpec spec = {.kind = CS_COLL_PS, .n_workers = 2, .n_servers = 1, .elements = 1000};
+  cs_codec_params_init(&spec.codec);
+  CsCollPlan *plan = cs_coll_plan_new(&spec);
+  for (uint32_t p = 0; p < plan->n_parts; p++) g_array_set_size(plan->steps[p], 0);
+  cs_coll_add_step(plan, 0, -1, 0, 1, 0);
+  for (int i = 0; i < 20; i++) cs_coll_add_step(plan, 0, -1, 0, 2, 0);
+  cs_coll_add_step(plan, 0, -1, 0, 1, 0);
+  ck_assert_uint_eq(cs_coll_plan_next_recv(plan, 0, 1, 1), 21);
+  next_recv_as_scan(plan, 1, "by hand");
+  cs_coll_plan_free(plan);
 }
 END_TEST
 

@@ -121,7 +121,8 @@ typedef struct {
   CsCollSpec spec;
   /* (cs_coll_plan_next_recv, with steps) per participant, NULL until a
    * search runs long: its count of steps that wait for a message, then
-   * their indices by sender and in order */
+   * their indices by sender and in order (so a plan's steps do not
+   * change once it is built and searched) */
   uint32_t **recv_index;
 } CsCollPlan;
 

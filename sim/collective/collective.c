@@ -317,7 +317,7 @@ uint32_t cs_coll_plan_next_recv(const CsCollPlan *plan, uint32_t dst, uint32_t s
   } else {
     uint32_t stop = from + MIN(n - MIN(from, n), RECV_SCAN);
     while (from < stop && cs_coll_plan_step(plan, dst, from).recv_from != (int32_t)src) from++;
-    if (from == stop && from < n) { /* the first of src's steps from `from` on, by bisection */
+    if (from == stop && from < n && plan->steps) { /* the first of src's steps from `from` on, by bisection */
       const uint32_t *idx = recv_index_of(plan, dst);
       const Step *s = (const Step *)(void *)plan->steps[dst]->data;
       uint32_t lo = 0, hi = idx[0];

@@ -360,9 +360,6 @@ static double host_queue_bps(const CsModelCtx *c, uint32_t src, uint32_t dst) {
   return (double)c->t->links[c->t->ports[host_queue_port(c, src, dst, &at)].link].spec.bandwidth;
 }
 
-/* The link direction whose queue is src's host queue toward dst;
- * UINT32_MAX when ECMP draws it among several (a host of a torus toward
- * one a hop away on each axis). */
 /* The directions out of node `at` one hop nearer host, at most max of
  * them into dirs: how many. */
 static uint32_t nearer_dirs(const CsModelCtx *c, uint32_t at, uint32_t host, uint32_t *dirs, uint32_t max) {
@@ -370,6 +367,10 @@ static uint32_t nearer_dirs(const CsModelCtx *c, uint32_t at, uint32_t host, uin
   for (uint32_t k = 0; k < n; k++) dirs[k] = dir_of(c->t, c->near[k]);
   return n;
 }
+
+/* The link direction whose queue is src's host queue toward dst;
+ * UINT32_MAX when ECMP draws it among several (a host of a torus toward
+ * one a hop away on each axis). */
 
 static uint32_t host_queue_dir(const CsModelCtx *c, uint32_t src, uint32_t dst) {
   const CsTopology *t = c->t;

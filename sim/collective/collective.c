@@ -315,7 +315,7 @@ uint32_t cs_coll_plan_next_recv(const CsCollPlan *plan, uint32_t dst, uint32_t s
   if (!plan->steps && plan->def->recv_from) {
     while (from < n && plan->def->recv_from(&plan->spec, dst, from) != (int32_t)src) from++;
   } else {
-    uint32_t stop = from + MIN(n - MIN(from, n), RECV_SCAN);
+    uint32_t stop = from < n ? MIN(n, from + RECV_SCAN) : from;
     while (from < stop && cs_coll_plan_step(plan, dst, from).recv_from != (int32_t)src) from++;
     if (from == stop && from < n && plan->steps) { /* the first of src's steps from `from` on, by bisection */
       const uint32_t *idx = recv_index_of(plan, dst);

@@ -291,10 +291,10 @@ static void schedule(CsModelOp *o, const double *start, double *end, double *pul
      * after another) */
     double latest = 0;
     for (uint32_t r = 0; r < P; r++) land[r] = start[r] + sv[j].push_each[r], latest = fmax(latest, land[r]);
-    /* (in the order they land, each summed after the one before: no
-     * later than the last to land with nothing to sum, and never before
-     * it is summed, so that the order is sought only when it may count:
-     * a sort per server and bucket was most of a model of many) */
+    /* (in the order they land, each summed after the one before: never
+     * before the last to land and its sum, so the order is sought only
+     * when that bound is under `summed`; a sort per server, bucket and
+     * pass was most of a model of many servers) */
     double one_by_one = latest + proc;
     if (proc > 0 && one_by_one < summed) {
       qsort(land, P, sizeof *land, double_before);

@@ -581,8 +581,8 @@ static Route *route_new(FlowNet *n, uint32_t a, uint32_t b) { return route_copy(
  * fat-tree switch have one, hosts in one pod k/2 each way): a route is
  * kept, with its shape, while flows hold it and after, until more than
  * KEPT_IDLE routes (about 1.3 MB), and more than flows hold, wait idle;
- * then the idle ones are dropped, so memory follows the flows in flight.  The same directions
- * give the same route.  (A limit of 4 routes per host made a ring on a
+ * then the idle ones are dropped, so memory follows the flows in flight.
+ * The same directions give the same route.  (A limit of 4 routes per host made a ring on a
  * k = 8 fat-tree draw its routes between edge switches again and again:
  * 6 % more instructions.) */
 #define KEPT_IDLE 8192
@@ -711,7 +711,7 @@ static void ends_compact(FlowNet *n) {
  * the others are dropped.  (Without the ghosts, a ps whose servers' large
  * pulls left thousands of them compacted at every end it placed: 100
  * workers and 100 servers of 10M fp32 on a star spent half their time
- * there, 200 had not ended after 10 minutes.) */
+ * there.) */
 static inline void ends_check(FlowNet *n) {
   n->ends_put++;
   if (G_UNLIKELY(n->ends_run.len + n->n_ends > 2 * ((uint64_t)n->active * n->spray + n->n_ghosts) + 1024))
@@ -3667,17 +3667,19 @@ static bool flow_state(const void *impl, GError **error) {
   if (n->active > 256 && ++n->state_calls < n->active / 4) return true;
   n->state_calls = 0;
   if (!kept_audit(n, error)) return false;
-  /* each compaction of the ends drops more than 1,024 entries (past
-   * twice those in force and 1,024 more, it keeps at most those in
-   * force): fewer than one per 1,024 put, or ends_check's bound misses
-   * some in force, and each end placed pays a pass over them all */
-  if (n->kept_thin > 0) { /* (likewise each drop of the idle routes: half the table at least) */
+  /* each drop of the idle routes takes half the table at least
+   * (route_drop) */
+  if (n->kept_thin > 0) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
                 "internal error: at %.12f s the idle routes were dropped %u times while fewer than the held ones "
                 "(please report this as a bug)",
                 (double)*n->clock * 1e-12, n->kept_thin);
     return false;
   }
+  /* each compaction of the ends drops more than 1,024 entries (past
+   * twice those in force and 1,024 more, it keeps at most those in
+   * force): fewer than one per 1,024 put, or ends_check's bound misses
+   * some in force, and each end placed pays a pass over them all */
   if (n->ends_compacted * 1024 > n->ends_put) {
     g_set_error(error, CS_SCENARIO_ERROR, CS_SCENARIO_ERROR_INTERNAL,
                 "internal error: at %.12f s the fluid ends were compacted %" G_GUINT64_FORMAT " times for %" G_GUINT64_FORMAT

@@ -56,6 +56,37 @@ START_TEST(test_max_min_by_hand) {
 }
 END_TEST
 
+/* 1'. Max-min by hand where directions fill together and fill later as
+ * others freeze (the refill's heap: a direction's entry moved as its
+ * level rises, ties taken by number).  On one switch, every host sending
+ * one flow of S (no host queue shared): a and d have 2 Gbps links, the
+ * rest 10 Gbps; a, b and c send to r1, d and e to r2.  a's and d's links
+ * fill first, both at 2 Gbps; r1's link then holds 8 Gbps for b and c (4
+ * each, its level up from 10/3), r2's 8 for e (up from 5).  Ends: e at S /
+ * 8 Gbps, b and c at S / 4, a and d at S / 2 (each flow's bottleneck is
+ * its own for the rest of its time: no rate moves at an end), plus the
+ * latencies and a packet's store-and-forward, as above. */
+START_TEST(test_max_min_ties) {
+  GString *y = g_string_new("nodes: [{name: sw, role: switch}");
+  const char *hosts[] = {"a", "b", "c", "d", "e", "r1", "r2"};
+  for (size_t i = 0; i < G_N_ELEMENTS(hosts); i++) g_string_append_printf(y, ", {name: %s, role: host}", hosts[i]);
+  g_string_append(y, "]\nlinks:\n");
+  for (size_t i = 0; i < G_N_ELEMENTS(hosts); i++)
+    g_string_append_printf(y, "  - {a: %s, b: sw, bandwidth: %s, latency: 1us}\n", hosts[i],
+                           i == 0 || i == 3 ? "2Gbps" : "10Gbps");
+  g_string_append(y, "transport: {mtu: 1000B, header: 0B, ack: 1B}\nflows:\n"
+                     "  - {src: a, dst: r1, size: 10MB}\n  - {src: b, dst: r1, size: 10MB}\n"
+                     "  - {src: c, dst: r1, size: 10MB}\n  - {src: d, dst: r2, size: 10MB}\n"
+                     "  - {src: e, dst: r2, size: 10MB}\n");
+  Run r = run(y->str, "flow", NULL);
+  double bits = 8 * 10e6, tail = 2e-6 + 8 * 1000 / 10e9;
+  const double rate[] = {2e9, 4e9, 4e9, 2e9, 8e9};
+  for (uint32_t m = 0; m < G_N_ELEMENTS(rate); m++) ck_assert_double_eq_tol(end_s(&r, m), bits / rate[m] + tail, 1e-9);
+  done(&r);
+  g_string_free(y, TRUE);
+}
+END_TEST
+
 /* The rows of links.csv (header dropped) of scenario y at flow fidelity
  * sampled every `interval` (NULL: the default); the run in *out, for its
  * fabric (sim_done it). */
@@ -2117,6 +2148,7 @@ static Suite *flow_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_max_min_by_hand);
+  tcase_add_test(tc, test_max_min_ties);
   tcase_add_test(tc, test_bytes_carried);
   tcase_add_test(tc, test_star_ack_bytes);
   tcase_add_test(tc, test_ack_coupling);

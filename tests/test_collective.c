@@ -644,6 +644,35 @@ START_TEST(test_model_rails) {
 }
 END_TEST
 
+/* `commsim model`'s table of a ps of many servers: past 8 servers, the
+ * slowest server's push and pull only (1,000 servers printed 2,000 rows).
+ * 20 workers and 20 servers on a star, ps13's link at 5 Gbps: its push
+ * and pull are the slowest (20 shards of 50K fp32, 200,000 B in 139
+ * packets of 1,442 B with 58 B of headers each, 208,062 B on the wire,
+ * over 5 Gbps: 6.657984 ms, twice the others'), and stand for all; 8
+ * servers keep a push and a pull row each, and the two rows of all of
+ * them at once follow either way. */
+START_TEST(test_model_ps_rows) {
+  const char *y = "topology: {type: star, workers: 20, servers: 20}\n"
+                  "links_override: [{match: ps13-sw0, bandwidth: 5Gbps}]\n"
+                  "workload: {params: 1M, buckets: 0, collective: ps, compute: 0,\n"
+                  "  compression: {cost: {encode: 0, decode: 0, reduce: 0}}}\n";
+  CsModel m = model_of(y, NULL);
+  ck_assert_uint_eq(m.steps->len, 4);
+  const CsModelStep *push = &g_array_index(m.steps, CsModelStep, 0), *pull = &g_array_index(m.steps, CsModelStep, 1);
+  ck_assert_str_eq(push->label, "push to ps13 (slowest of 20 servers)");
+  ck_assert_str_eq(pull->label, "pull from ps13 (slowest of 20 servers)");
+  ck_assert_double_eq_tol(push->bound_s, 20 * 208062 * 8 / 5e9, 1e-12);
+  ck_assert_double_eq_tol(pull->bound_s, 20 * 208062 * 8 / 5e9, 1e-12);
+  cs_model_clear(&m);
+  m = model_of("topology: {type: star, workers: 20, servers: 8}\n"
+               "workload: {params: 1M, buckets: 0, collective: ps, compute: 0}\n", NULL);
+  ck_assert_uint_eq(m.steps->len, 2 * 8 + 2);
+  ck_assert_str_eq(g_array_index(m.steps, CsModelStep, 2).label, "push to ps1 (every worker)");
+  cs_model_clear(&m);
+}
+END_TEST
+
 /* 3b'''''. A ps's shards on a star.  Three workers push 1K fp32 to three
  * servers (one packet each: 1,394 B to ps0, 1,390 B to the others; 1.1152
  * and 1.112 us at 10 Gbps): each worker's shards leave its queue one
@@ -1653,6 +1682,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_model_ack_ahead);
   tcase_add_test(tc, test_model_rails);
   tcase_add_test(tc, test_model_ps_shards);
+  tcase_add_test(tc, test_model_ps_rows);
   tcase_add_test(tc, test_model_ring_queues);
   tcase_add_test(tc, test_model_ecmp_draws);
   tcase_add_test(tc, test_model_two_windows);

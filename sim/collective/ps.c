@@ -69,6 +69,11 @@ typedef struct {
   uint32_t stagger_slots;        /* (sv[0]'s) */
 } Server;
 
+/* (model) Past this many servers, `commsim model`'s table shows the
+ * slowest server's push and pull, not a pair of rows per server (1,000
+ * servers printed 2,000). */
+#define STEP_ROWS 8u
+
 /* (model) a pull and its queue at the server (cs_model_host_queue) */
 typedef struct {
   uint32_t q, r;
@@ -142,12 +147,23 @@ static void model(CsModelOp *o) {
      * workers' shards and the servers' pulls meet at the workers' links,
      * which the turns leave out) */
     sv[j].out = (S == 1 || star) && cs_model_queue_turns(o, server, workers, P, bytes, out, &sv[j].out_last) ? out : NULL;
-    if (o->steps) {
+    if (o->steps && S <= STEP_ROWS) {
       g_autofree char *a = g_strdup_printf("push to %s (every worker)", cs_model_node_name(o, P + j));
       g_autofree char *b = g_strdup_printf("pull from %s (to every worker)", cs_model_node_name(o, P + j));
       cs_model_record(o, sv[j].push, a, 1);
       cs_model_record(o, sv[j].pull, b, 1);
     }
+  }
+  if (o->steps && S > STEP_ROWS) { /* the slowest server's push and pull stand for them all */
+    uint32_t up = 0, down = 0;
+    for (uint32_t j = 1; j < S; j++) {
+      if (sv[j].push.seconds > sv[up].push.seconds) up = j;
+      if (sv[j].pull.seconds > sv[down].pull.seconds) down = j;
+    }
+    g_autofree char *a = g_strdup_printf("push to %s (slowest of %u servers)", cs_model_node_name(o, P + up), S);
+    g_autofree char *b = g_strdup_printf("pull from %s (slowest of %u servers)", cs_model_node_name(o, P + down), S);
+    cs_model_record(o, sv[up].push, a, 1);
+    cs_model_record(o, sv[down].pull, b, 1);
   }
   /* A worker's shards that are bursts leave its queue (a queue per link
    * on a ring or a torus) one after another, in the servers' order

@@ -80,12 +80,12 @@ static inline void cs_ring_grow(void **buf, uint32_t *head, uint32_t len, uint32
     }                                                      \
     (h)[i_] = (x);                                         \
   } while (0)
-/* Take the least element into `out` (len > 0). */
-#define CS_HEAP_POP(h, len, out, less)                                      \
+/* Put x (a value of the element type) at place `at` or below it, moving
+ * lesser children up (len > at; h[at] is free). */
+#define CS_HEAP_DOWN(h, len, at, x, less)                                   \
   do {                                                                      \
-    (out) = (h)[0];                                                         \
-    __typeof__(*(h)) x_ = (h)[--(len)];                                     \
-    uint32_t i_ = 0;                                                        \
+    __typeof__(*(h)) x_ = (x);                                              \
+    uint32_t i_ = (at);                                                     \
     for (;;) {                                                              \
       uint32_t c_ = 2 * i_ + 1;                                             \
       if (c_ >= (len)) break;                                               \
@@ -94,7 +94,13 @@ static inline void cs_ring_grow(void **buf, uint32_t *head, uint32_t len, uint32
       (h)[i_] = (h)[c_];                                                    \
       i_ = c_;                                                              \
     }                                                                       \
-    if (len) (h)[i_] = x_;                                                  \
+    (h)[i_] = x_;                                                           \
+  } while (0)
+/* Take the least element into `out` (len > 0). */
+#define CS_HEAP_POP(h, len, out, less)                                      \
+  do {                                                                      \
+    (out) = (h)[0];                                                         \
+    if (--(len)) CS_HEAP_DOWN(h, len, 0, (h)[len], less);                   \
   } while (0)
 
 /* ---- pool ---- */

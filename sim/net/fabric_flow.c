@@ -1229,22 +1229,10 @@ static inline bool cap_before(const Capped *a, const Capped *b) {
   return a->cap < b->cap || (a->cap == b->cap && a->flow < b->flow);
 }
 
-static void caps_down(Capped *h, uint32_t len, uint32_t i) {
-  Capped x = h[i];
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= len) break;
-    if (c + 1 < len && cap_before(&h[c + 1], &h[c])) c++;
-    if (!cap_before(&h[c], &x)) break;
-    h[i] = h[c];
-    i = c;
-  }
-  h[i] = x;
-}
-
 static void caps_pop(FlowNet *n) {
-  n->capped[0] = n->capped[--n->n_capped];
-  if (n->n_capped > 1) caps_down(n->capped, n->n_capped, 0);
+  Capped top;
+  CS_HEAP_POP(n->capped, n->n_capped, top, cap_before);
+  (void)top;
 }
 
 /* Flow fi freezes at `level`: its directions lose one unfrozen flow and keep its rate. */
@@ -1415,7 +1403,7 @@ static bool fill(FlowNet *n) {
       n->capped[n->n_capped++] = (Capped){f->cap, n->comp[i]};
     }
   }
-  for (uint32_t i = n->n_capped / 2; i-- > 0;) caps_down(n->capped, n->n_capped, i);
+  for (uint32_t i = n->n_capped / 2; i-- > 0;) CS_HEAP_DOWN(n->capped, n->n_capped, i, n->capped[i], cap_before);
   n->n_heap = 0;
   for (uint32_t i = 0; i < n->n_cdirs; i++) push_dir(n, n->comp_dirs[i]);
   double level = 0;

@@ -1348,9 +1348,11 @@ static void acks_not_coming(FlowNet *n) {
  * level reaches (capacity - its ACK load - what its frozen flows take) /
  * (its unfrozen flows); a flow freezes at the level where its first
  * direction fills, or at its own cap.  The directions wait in a heap by
- * the level at which they fill (entries a freeze made stale are skipped),
- * the capped flows in the order of their caps: each freeze touches only
- * its flow's directions, so a component of F flows costs O(F log F).
+ * the level at which they fill, an entry each, moved as a freeze raises
+ * it (push_dir); the capped flows in a heap by cap (those whose cap no
+ * link of theirs could reach left out): each freeze touches only its
+ * flow's directions, so a component of F flows of D directions costs
+ * O(F log D), and its caps O(F) and a log F for each one reached.
  * A direction with flows left out (gather) keeps what they take; should it
  * fill below one of their rates, false, with no rate set and that
  * direction in bound_dir: it is to take every flow on it. */

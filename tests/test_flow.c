@@ -82,6 +82,11 @@ START_TEST(test_max_min_ties) {
   double bits = 8 * 10e6, tail = 2e-6 + 8 * 1000 / 10e9;
   const double rate[] = {2e9, 4e9, 4e9, 2e9, 8e9};
   for (uint32_t m = 0; m < G_N_ELEMENTS(rate); m++) ck_assert_double_eq_tol(end_s(&r, m), bits / rate[m] + tail, 1e-9);
+  /* one fill of the five at the start; e's end leaves d alone on its
+   * links, b's and c's leave a: each refilled alone, outside the count */
+  CsNetTotals tot = cs_fabric_totals(cs_sim_fabric(r.sim));
+  ck_assert_uint_eq(tot.refills, 1);
+  ck_assert_uint_eq(tot.refill_flows, 5);
   done(&r);
   g_string_free(y, TRUE);
 }

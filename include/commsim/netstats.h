@@ -58,6 +58,8 @@ typedef struct {
   CsTime fast_forwarded;   /* fidelity hybrid: simulated time jumped over (0 otherwise) */
   uint64_t jumps;          /* ... in so many jumps */
   uint64_t watch_events;   /* the engine events hybrid's watch took (not counted as the run's) */
+  uint64_t refills;        /* fidelity flow: fills of a component of flows that share directions (0 otherwise) */
+  uint64_t refill_flows;   /* ... the flows they took, in all */
 } CsNetTotals;
 
 /* Counters of one link direction (dir 0: link.a -> link.b).  Read through

@@ -220,6 +220,9 @@ static void print_links(CsSim *sim, const CsScenario *s) {
   g_array_free(rows, TRUE);
 }
 
+/* Flows refilled per event past which a flow run says its refills took it (print_totals) */
+#define REFILL_HEAVY 50
+
 static void print_totals(CsSim *sim, const CsScenario *s) {
   CsFabric *net = cs_sim_fabric(sim);
   CsNetTotals tot = cs_fabric_totals(net);
@@ -230,6 +233,13 @@ static void print_totals(CsSim *sim, const CsScenario *s) {
     printf("simulated %.9f s in %.3f s of wall time: %" G_GUINT64_FORMAT " events (%.2f M/s), %u messages\n",
            (double)cs_sim_end_time(sim) * 1e-12, wall, events, wall > 0 ? (double)events / wall * 1e-6 : 0.0,
            cs_fabric_messages(net));
+    /* (rates refilled over many flows at most events, and a run long
+     * enough to matter: a ps of many servers) */
+    if (tot.refills > 0 && tot.refill_flows > REFILL_HEAVY * events && wall >= 5)
+      printf("note: the rates were refilled %" G_GUINT64_FORMAT " times, over %.0f flows each on average: these "
+             "flows share links all together (as a ps of many servers does), and a packet-level run may take less "
+             "time (README.md, \"Which to use\")\n",
+             tot.refills, (double)tot.refill_flows / (double)tot.refills);
     return;
   }
   printf("%-10s %12s %12s %12s %12s %12s\n", "packets", "sent", "delivered", "dropped", "lost", "in_flight");

@@ -53,7 +53,23 @@ struct CsModelCtx {
   /* per hop of a message's path (message_terms): when its data can be
    * there, the link's latency, and what its last packet adds there */
   double *pre, *lat_h, *last_h, *hop_done;
+  int hops;                      /* (message_terms) its path's hops */
   double *p_bps, *p_lat, *p_cut; /* (path_terms) */
+  /* (round_of) each message's terms, found once for all of a round's
+   * evaluations (the even spread and up to 16 draws, each of which took
+   * them twice a message): scalars, and per hop from `off` its pre, lat_h
+   * and last_h; terms_on while they stand for the round's messages */
+  struct Terms {
+    double lat, wire, slowest;
+    uint64_t packets;
+    uint32_t sdir;
+    int hops;
+    size_t off;
+  } *terms;
+  double *t_pre, *t_lat, *t_last;
+  uint32_t cap_terms;
+  size_t cap_t_hops;
+  bool terms_on;
   uint32_t *cnt;      /* per direction, then per message: counts for arrivals_end's sorts */
   GArray *arr2;       /* (arrivals_end's scratch) */
   uint8_t *used;      /* per link direction: crossed by any round */
@@ -123,6 +139,10 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->pre);
   g_free(c->lat_h);
   g_free(c->last_h);
+  g_free(c->terms);
+  g_free(c->t_pre);
+  g_free(c->t_lat);
+  g_free(c->t_last);
   g_free(c->hop_done);
   g_free(c->p_bps);
   g_free(c->cnt);
@@ -327,6 +347,7 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
    * there, or with cut-through its first bytes), its latency, and what
    * the last packet adds there (round_of's chain) */
   double first = n > 1 ? (double)(c->mss + c->header) : last;
+  c->hops = h;
   c->pre[0] = 0;
   for (int i = 0; i < h; i++) {
     double in = i + 1 < h && cut[i + 1] > 0 ? fmin(cut[i + 1], first) : first;
@@ -335,6 +356,53 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
     c->last_h[i] = cs_path_hop_adds(last, bps, cut, i);
   }
   return lat;
+}
+
+/* Keep message_terms of each of a round's n messages for its draws
+ * (round_of), up to TERMS_HOPS hops in all (past them, each evaluation
+ * finds them again; a round with draws crosses at most DRAWS_HOPS / 2
+ * hops each way). */
+#define TERMS_HOPS (1u << 20)
+
+static void terms_keep(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
+  c->terms_on = false;
+  if (n > c->cap_terms) {
+    c->cap_terms = MAX(n, 2 * c->cap_terms);
+    c->terms = g_renew(struct Terms, c->terms, c->cap_terms);
+  }
+  size_t off = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    struct Terms *x = &c->terms[i];
+    x->lat = message_terms(c, &msgs[i], &x->packets, &x->wire, &x->slowest, &x->sdir);
+    x->hops = c->hops;
+    x->off = off;
+    size_t need = off + (size_t)c->hops + 1;
+    if (need > TERMS_HOPS) return;
+    if (need > c->cap_t_hops) {
+      c->cap_t_hops = MAX(need, 2 * c->cap_t_hops);
+      c->t_pre = g_renew(double, c->t_pre, c->cap_t_hops);
+      c->t_lat = g_renew(double, c->t_lat, c->cap_t_hops);
+      c->t_last = g_renew(double, c->t_last, c->cap_t_hops);
+    }
+    memcpy(c->t_pre + off, c->pre, ((size_t)c->hops + 1) * sizeof(double));
+    memcpy(c->t_lat + off, c->lat_h, (size_t)c->hops * sizeof(double));
+    memcpy(c->t_last + off, c->last_h, (size_t)c->hops * sizeof(double));
+    off = need;
+  }
+  c->terms_on = true;
+}
+
+/* message_terms of message i of the round: kept (terms_keep), or found. */
+static double terms_of(CsModelCtx *c, const CsModelMsg *msgs, uint32_t i, uint64_t *packets, double *wire,
+                       double *slowest_bps, uint32_t *slowest_dir) {
+  if (!c->terms_on) return message_terms(c, &msgs[i], packets, wire, slowest_bps, slowest_dir);
+  const struct Terms *x = &c->terms[i];
+  *packets = x->packets, *wire = x->wire, *slowest_bps = x->slowest, *slowest_dir = x->sdir;
+  c->hops = x->hops;
+  memcpy(c->pre, c->t_pre + x->off, ((size_t)x->hops + 1) * sizeof(double));
+  memcpy(c->lat_h, c->t_lat + x->off, (size_t)x->hops * sizeof(double));
+  memcpy(c->last_h, c->t_last + x->off, (size_t)x->hops * sizeof(double));
+  return x->lat;
 }
 
 /* The port whose queue is src's host queue toward dst: its own link's,
@@ -437,7 +505,7 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
     uint64_t packets;
     double wire, slowest;
     uint32_t sdir;
-    double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest, &sdir);
+    double lat = terms_of(c, msgs, i, &packets, &wire, &slowest, &sdir);
     own[i] = one_path && isfinite(slowest) ? 8.0 * wire / slowest : 0;
     if (own[i] > own_most) own_most = own[i], own_dir = sdir, own_bytes = wire;
     bool burst = c->burst_pkts >= 1 && cs_model_burst_s(op, msgs[i].src, msgs[i].dst, msgs[i].payload) > 0;
@@ -465,7 +533,7 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
     uint64_t packets;
     double wire, slowest, busy = 0, end = 0;
     uint32_t sdir, h = 0;
-    double lat = message_terms(c, &msgs[i], &packets, &wire, &slowest, &sdir);
+    double lat = terms_of(c, msgs, i, &packets, &wire, &slowest, &sdir);
     c->msg = i;
     if (c->arr_over) { /* (the busiest direction on its way, and its latency terms) */
       busy = spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, LOOK);
@@ -559,6 +627,7 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
   }
   uint32_t draws = round_draws(c, msgs, n);
   if (draws == 0) return round_once(op, msgs, n, each, turns);
+  terms_keep(c, msgs, n);
   CsModelStep spread_st = round_once(op, msgs, n, NULL, NULL);
   double *e1 = each ? g_new(double, n) : NULL, *t1 = turns ? g_new(double, n) : NULL;
   double sec = 0, bound = 0, bytes = 0;
@@ -583,6 +652,7 @@ static CsModelStep round_of(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, d
     }
   }
   c->draw = 0;
+  c->terms_on = false;
   g_free(e1), g_free(t1);
   st.seconds = sec, st.bound_s = bound, st.bound_bytes = bytes;
   st.link = busiest[most] / 2, st.dir = (int)(busiest[most] % 2);

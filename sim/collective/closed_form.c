@@ -65,10 +65,15 @@ struct CsModelCtx {
     uint32_t sdir;
     int hops;
     size_t off;
+    /* its data's path and its ACKs' (way 0 and 1) from way_off[], where
+     * ECMP has no choice on it (way_hops, else -1: each draw walks it) */
+    size_t way_off[2];
+    int way_hops[2];
   } *terms;
   double *t_pre, *t_lat, *t_last;
+  uint32_t *t_ports;
   uint32_t cap_terms;
-  size_t cap_t_hops;
+  size_t cap_t_hops, cap_t_ports;
   bool terms_on;
   uint32_t *cnt;      /* per direction, then per message: counts for arrivals_end's sorts */
   GArray *arr2;       /* (arrivals_end's scratch) */
@@ -143,6 +148,7 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->t_pre);
   g_free(c->t_lat);
   g_free(c->t_last);
+  g_free(c->t_ports);
   g_free(c->hop_done);
   g_free(c->p_bps);
   g_free(c->cnt);
@@ -201,9 +207,18 @@ static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double byte
   const CsTopology *t = c->t;
   double most = 0;
   if (c->routing == CS_ROUTING_SHORTEST || c->draw) {
-    uint64_t flow = c->draw ? cs_rng_stream_id("model-ecmp", c->draw, c->msg) : 0;
-    int h = cs_routes_path(c->r, src, dst_host, flow, c->ports, (int)t->n_nodes);
-    for (int i = 0; i < h; i++) visit(c, dir_of(t, c->ports[i]), bytes, v, i, &most);
+    const uint32_t *ports = c->ports;
+    int h = -1;
+    if (c->terms_on) { /* (a path without a choice, kept: every draw's) */
+      const struct Terms *x = &c->terms[c->msg];
+      int way = v == PUT_ACKS;
+      if ((h = x->way_hops[way]) >= 0) ports = c->t_ports + x->way_off[way];
+    }
+    if (h < 0) {
+      uint64_t flow = c->draw ? cs_rng_stream_id("model-ecmp", c->draw, c->msg) : 0;
+      h = cs_routes_path(c->r, src, dst_host, flow, c->ports, (int)t->n_nodes);
+    }
+    for (int i = 0; i < h; i++) visit(c, dir_of(t, ports[i]), bytes, v, i, &most);
     return most;
   }
   uint32_t nf = 1, target = t->hosts[dst_host];
@@ -370,7 +385,7 @@ static void terms_keep(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
     c->cap_terms = MAX(n, 2 * c->cap_terms);
     c->terms = g_renew(struct Terms, c->terms, c->cap_terms);
   }
-  size_t off = 0;
+  size_t off = 0, ports = 0;
   for (uint32_t i = 0; i < n; i++) {
     struct Terms *x = &c->terms[i];
     x->lat = message_terms(c, &msgs[i], &x->packets, &x->wire, &x->slowest, &x->sdir);
@@ -388,6 +403,21 @@ static void terms_keep(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
     memcpy(c->t_lat + off, c->lat_h, (size_t)c->hops * sizeof(double));
     memcpy(c->t_last + off, c->last_h, (size_t)c->hops * sizeof(double));
     off = need;
+    for (int way = 0; way < 2; way++) { /* (a path ECMP has no choice on is every draw's) */
+      uint32_t a = way ? msgs[i].dst : msgs[i].src, b = way ? msgs[i].src : msgs[i].dst;
+      bool drawn;
+      int h = cs_routes_path_drawn(c->r, a, (uint32_t)c->t->nodes[b].host, 0, c->ports, (int)c->t->n_nodes, &drawn);
+      x->way_hops[way] = -1;
+      if (drawn || h < 0) continue;
+      if (ports + (size_t)h > c->cap_t_ports) {
+        c->cap_t_ports = MAX(ports + (size_t)h, 2 * c->cap_t_ports);
+        c->t_ports = g_renew(uint32_t, c->t_ports, c->cap_t_ports);
+      }
+      memcpy(c->t_ports + ports, c->ports, (size_t)h * sizeof(uint32_t));
+      x->way_off[way] = ports;
+      x->way_hops[way] = h;
+      ports += (size_t)h;
+    }
   }
   c->terms_on = true;
 }

@@ -18,9 +18,19 @@
  * way, and how many bytes (a share of them, spread over ECMP's paths). */
 typedef struct {
   uint32_t d, msg, hop;
-  double pre, bytes;
-  double done; /* (arrivals_end) when its last bit has left d */
+  double pre;
+  union {
+    double bytes; /* (until arrivals_end has read it) */
+    double done;  /* (arrivals_end) when its last bit has left d */
+  };
 } Arrival;
+
+/* (arrivals_end) an Arrival's place among its direction's: what the
+ * processor sharing reads, and where its end goes (Arrival.done) */
+typedef struct {
+  double pre, bytes;
+  uint32_t d, at;
+} ByDir;
 
 struct CsModelCtx {
   CsRouting routing;
@@ -44,7 +54,8 @@ struct CsModelCtx {
   uint32_t *near;     /* a node's ports one hop nearer (spread), as many as a node's ports */
   uint32_t *ports;    /* a path */
   /* a round's data as it comes into each direction (arrivals_end) */
-  GArray *arr;        /* Arrival */
+  Arrival *arr;       /* in the order put: by message, then hop */
+  uint32_t n_arr, cap_arr;
   uint32_t msg;       /* the message whose data spread puts */
   bool arr_over;      /* the round's arrivals were past ARRIVALS_MAX: not kept */
   struct PsJob { double vend; uint32_t k; } *heap; /* (arrivals_end) */
@@ -76,7 +87,7 @@ struct CsModelCtx {
   size_t cap_t_hops, cap_t_ports;
   bool terms_on;
   uint32_t *cnt;      /* per direction, then per message: counts for arrivals_end's sorts */
-  GArray *arr2;       /* (arrivals_end's scratch) */
+  ByDir *by_dir;      /* (arrivals_end's scratch, cap_arr of them) */
   uint8_t *used;      /* per link direction: crossed by any round */
   bool star;          /* one switch and a link a host */
   bool star_machines; /* one switch and a link a machine (GPUs on their machines' switches), or `star` */
@@ -113,7 +124,6 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   uint32_t degree = 1;
   for (uint32_t n = 0; n < t->n_nodes; n++) degree = MAX(degree, t->nodes[n].n_ports);
   c->near = g_new(uint32_t, degree);
-  c->arr = g_array_new(FALSE, FALSE, sizeof(Arrival));
   c->from = g_new(uint32_t, t->n_nodes + 1);
   for (uint32_t i = 0; i <= t->n_nodes; i++) c->from[i] = UINT32_MAX;
   c->pre = g_new0(double, t->n_nodes + 1);
@@ -124,7 +134,6 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   c->p_lat = c->p_bps + t->n_nodes + 1;
   c->p_cut = c->p_lat + t->n_nodes + 1;
   c->cnt = g_new0(uint32_t, dirs);
-  c->arr2 = g_array_new(FALSE, FALSE, sizeof(Arrival));
   return c;
 }
 
@@ -138,7 +147,7 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->next);
   g_free(c->ports);
   g_free(c->near);
-  g_array_free(c->arr, TRUE);
+  g_free(c->arr);
   g_free(c->heap);
   g_free(c->from);
   g_free(c->pre);
@@ -152,12 +161,15 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->hop_done);
   g_free(c->p_bps);
   g_free(c->cnt);
-  g_array_free(c->arr2, TRUE);
+  g_free(c->by_dir);
   g_free(c);
 }
 
 double cs_model_ctx_hops_mean(const CsModelCtx *c) { return c->hop_n ? c->hop_sum / (double)c->hop_n : 0; }
 const uint8_t *cs_model_ctx_dirs_used(const CsModelCtx *c) { return c->used; }
+
+/* fmax, inline, for times and loads (never NaN); fmax itself is a call here */
+static inline double max2(double a, double b) { return a < b ? b : a; }
 
 static uint32_t dir_of(const CsTopology *t, uint32_t port) { return 2 * t->ports[port].link + t->ports[port].dir; }
 
@@ -183,18 +195,24 @@ typedef enum {
 
 static inline void visit(CsModelCtx *c, uint32_t d, double bytes, Visit v, int hop, double *most) {
   if (v == LOOK) {
-    *most = fmax(*most, 8.0 * c->load[d] / (double)c->t->links[d / 2].spec.bandwidth);
+    *most = max2(*most, 8.0 * c->load[d] / (double)c->t->links[d / 2].spec.bandwidth);
     return;
   }
   add_load(c, d, bytes);
   if (v == PUT_DATA && !c->arr_over) {
-    if (c->arr->len == ARRIVALS_MAX) {
+    if (c->n_arr == ARRIVALS_MAX) {
       c->arr_over = true;
-      g_array_set_size(c->arr, 0);
+      c->n_arr = 0;
       return;
     }
+    if (G_UNLIKELY(c->n_arr == c->cap_arr)) {
+      c->cap_arr = MAX(1024u, 2 * c->cap_arr);
+      c->arr = g_renew(Arrival, c->arr, c->cap_arr);
+      g_free(c->by_dir);
+      c->by_dir = g_new(ByDir, c->cap_arr);
+    }
     double at = c->pre[hop] + (c->start ? c->start[c->msg] : 0);
-    g_array_append_val(c->arr, ((Arrival){d, c->msg, (uint32_t)hop, at, bytes, 0}));
+    c->arr[c->n_arr++] = (Arrival){d, c->msg, (uint32_t)hop, at, {bytes}};
   }
 }
 
@@ -251,7 +269,7 @@ static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double byte
 }
 
 static int arrival_before(const void *a, const void *b) {
-  const Arrival *x = a, *y = b;
+  const ByDir *x = a, *y = b;
   return x->pre < y->pre ? -1 : x->pre > y->pre;
 }
 
@@ -266,24 +284,25 @@ static inline bool job_before(const struct PsJob *a, const struct PsJob *b) { re
  * that come in at once end together, as the busiest direction's load
  * says; the messages of an incast 1 to 4 hops away, short enough to be
  * sent before the next comes in, one after the other: each far one's
- * latency passes while the near ones are sent.  Then sorted by message. */
-static void arrivals_end(CsModelCtx *c, uint32_t n_msgs) {
+ * latency passes while the near ones are sent.  The arrivals stay in
+ * message order; their copies (ByDir) are sorted by direction. */
+static void arrivals_end(CsModelCtx *c) {
   const CsTopology *t = c->t;
-  /* by direction (a counting sort over the round's directions), then by
-   * arrival within each */
-  guint len = c->arr->len;
-  g_array_set_size(c->arr2, len);
-  Arrival *in = (Arrival *)(void *)c->arr->data, *a = (Arrival *)(void *)c->arr2->data;
-  for (guint k = 0; k < len; k++) c->cnt[in[k].d]++;
+  /* by direction (a counting sort over the round's directions, stable:
+   * each direction's in the order put), then by arrival within each */
+  uint32_t len = c->n_arr;
+  Arrival *in = c->arr;
+  ByDir *a = c->by_dir;
+  for (uint32_t k = 0; k < len; k++) c->cnt[in[k].d]++;
   uint32_t at = 0;
   for (uint32_t i = 0; i < c->n_touched; i++) {
     uint32_t d = c->touched[i], k = c->cnt[d];
     c->cnt[d] = at;
     at += k;
   }
-  for (guint k = 0; k < len; k++) a[c->cnt[in[k].d]++] = in[k];
+  for (uint32_t k = 0; k < len; k++) a[c->cnt[in[k].d]++] = (ByDir){in[k].pre, in[k].bytes, in[k].d, k};
   for (uint32_t i = 0; i < c->n_touched; i++) c->cnt[c->touched[i]] = 0;
-  for (guint lo = 0, hi; lo < len; lo = hi) {
+  for (uint32_t lo = 0, hi; lo < len; lo = hi) {
     uint32_t d = a[lo].d;
     double data = 0;
     bool sorted = true;
@@ -296,7 +315,7 @@ static void arrivals_end(CsModelCtx *c, uint32_t n_msgs) {
     /* virtual time v: the bytes each message present has been given */
     uint32_t n = 0;
     double now = a[lo].pre, v = 0;
-    for (guint k = lo; k < hi || n > 0;) {
+    for (uint32_t k = lo; k < hi || n > 0;) {
       double next = k < hi ? a[k].pre : INFINITY;
       double fin = n > 0 ? now + (c->heap[0].vend - v) * n / bps : INFINITY;
       if (fin <= next) { /* the least left ends */
@@ -304,7 +323,7 @@ static void arrivals_end(CsModelCtx *c, uint32_t n_msgs) {
         CS_HEAP_POP(c->heap, n, j, job_before);
         v = j.vend;
         now = fin;
-        a[j.k].done = fin;
+        in[a[j.k].at].done = fin;
         continue;
       }
       if (n > 0) v += (next - now) * bps / n;
@@ -314,12 +333,6 @@ static void arrivals_end(CsModelCtx *c, uint32_t n_msgs) {
       k++;
     }
   }
-  /* then by message (a counting sort) back into c->arr */
-  uint32_t *cm = g_new0(uint32_t, (size_t)n_msgs + 1);
-  for (guint k = 0; k < len; k++) cm[a[k].msg + 1]++;
-  for (uint32_t m = 0; m < n_msgs; m++) cm[m + 1] += cm[m];
-  for (guint k = 0; k < len; k++) in[cm[a[k].msg]++] = a[k];
-  g_free(cm);
 }
 
 /* The first path from node src to host dst_host, into c->ports, and its
@@ -552,13 +565,13 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
   }
   for (uint32_t i = 0; i < n; i++) c->from[msgs[i].src] = UINT32_MAX;
   g_free(next);
-  if (!c->arr_over) arrivals_end(c, n);
+  if (!c->arr_over) arrivals_end(c);
   /* each message: its last bit leaves a hop's link when the link has sent
    * its part of it, and not before it has left the hop before and come
    * (that hop's latency and what its last packet adds); it ends a
    * latency after the last hop; at least its own time alone (its latency
    * terms and its bytes on its slowest link) */
-  const Arrival *arr = (const Arrival *)(void *)c->arr->data;
+  const Arrival *arr = c->arr;
   for (uint32_t i = 0, k = 0; i < n; i++) {
     uint64_t packets;
     double wire, slowest, busy = 0, end = 0;
@@ -573,21 +586,21 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
       if (each) each[i] = end;
       continue;
     }
-    for (; k < c->arr->len && arr[k].msg == i; k++) {
+    for (; k < c->n_arr && arr[k].msg == i; k++) {
       uint32_t hop = arr[k].hop;
       for (; h <= hop; h++) c->hop_done[h] = 0;
-      c->hop_done[hop] = fmax(c->hop_done[hop], arr[k].done);
-      busy = fmax(busy, 8.0 * c->load[arr[k].d] / (double)t->links[arr[k].d / 2].spec.bandwidth);
+      c->hop_done[hop] = max2(c->hop_done[hop], arr[k].done);
+      busy = max2(busy, 8.0 * c->load[arr[k].d] / (double)t->links[arr[k].d / 2].spec.bandwidth);
     }
     for (uint32_t j = 0; j < h; j++)
-      end = j == 0 ? c->hop_done[0] : fmax(c->hop_done[j], end + c->lat_h[j - 1] + c->last_h[j]);
+      end = j == 0 ? c->hop_done[0] : max2(c->hop_done[j], end + c->lat_h[j - 1] + c->last_h[j]);
     if (h > 0) end += c->lat_h[h - 1];
     end = fmax(end, (c->start ? c->start[i] : 0) + lat + own[i]);
     if (end > st.seconds) st.seconds = end;
     if (turns) turns[i] = alone[i] >= 0 ? fmax(fmax(busy, own[i]), alone[i]) : end;
     if (each) each[i] = end;
   }
-  g_array_set_size(c->arr, 0);
+  c->n_arr = 0;
   c->arr_over = false;
   g_free(alone);
   g_free(own);
@@ -1003,8 +1016,6 @@ typedef struct {
 
 #define REPLAY_RUN 64
 
-/* fmax, inline, for times (never NaN); fmax itself is a call here */
-static inline double max2(double a, double b) { return a < b ? b : a; }
 
 static void rpair_free(gpointer p) {
   RPair *x = p;

@@ -673,6 +673,35 @@ START_TEST(test_model_ps_rows) {
 }
 END_TEST
 
+/* A round past the model's 2^20 arrivals (ARRIVALS_MAX) under ECMP's
+ * even spread: each message is timed by the busiest direction on its
+ * ways (spread's LOOK, looked at once per destination: looks_by_dst) and
+ * its latency terms.  100 workers and 100 servers on a k = 16 fat-tree,
+ * `routing: ecmp-packet` (no draws): every push at once is 10,000
+ * messages, most across pods over 146 directions.  A shard is 1,000 fp32,
+ * 4,000 B in three packets (1,442 + 1,442 + 1,116 B and 58 B headers,
+ * 4,174 B); w0's link carries its 100 shards, 417,400 B, 333.92 us at 10
+ * Gbps; a push across pods adds six links of 1 us and five store and
+ * forwards of a 1,500-byte packet (1.2 us): 12 us.  With the LOOK left
+ * out the step is 333.92 us. */
+START_TEST(test_model_look_past_arrivals) {
+  CsModel m = model_of("routing: ecmp-packet\n"
+                       "defaults: {bandwidth: 10Gbps, latency: 1us}\n"
+                       "topology: {type: fat-tree, k: 16, workers: 100, servers: 100}\n"
+                       "workload: {params: 100K, buckets: 0, collective: ps, compute: 0, iterations: 1}\n",
+                       NULL);
+  const CsModelStep *push = NULL;
+  for (guint i = 0; i < m.steps->len; i++)
+    if (strcmp(g_array_index(m.steps, CsModelStep, i).label, "pushes to every server at once") == 0)
+      push = &g_array_index(m.steps, CsModelStep, i);
+  ck_assert_ptr_nonnull(push);
+  ck_assert_uint_eq(push->messages, 10000);
+  ck_assert_double_eq_tol(push->bound_s, 100 * 4174 * 8 / 10e9, 1e-12);
+  ck_assert_double_eq_tol(push->seconds, 100 * 4174 * 8 / 10e9 + 6e-6 + 5 * 1.2e-6, 1e-12);
+  cs_model_clear(&m);
+}
+END_TEST
+
 /* 3b'''''. A ps's shards on a star.  Three workers push 1K fp32 to three
  * servers (one packet each: 1,394 B to ps0, 1,390 B to the others; 1.1152
  * and 1.112 us at 10 Gbps): each worker's shards leave its queue one
@@ -1683,6 +1712,7 @@ static Suite *coll_suite(void) {
   tcase_add_test(tc, test_model_rails);
   tcase_add_test(tc, test_model_ps_shards);
   tcase_add_test(tc, test_model_ps_rows);
+  tcase_add_test(tc, test_model_look_past_arrivals);
   tcase_add_test(tc, test_model_ring_queues);
   tcase_add_test(tc, test_model_ecmp_draws);
   tcase_add_test(tc, test_model_two_windows);

@@ -86,7 +86,12 @@ struct CsModelCtx {
   uint32_t cap_terms;
   size_t cap_t_hops, cap_t_ports;
   bool terms_on;
-  uint32_t *cnt;      /* per direction, then per message: counts for arrivals_end's sorts */
+  uint32_t *cnt;      /* per direction: counts for arrivals_end's sort */
+  /* (looks_by_dst) per node, the busiest direction's time from it to the
+   * destination of lk_epoch, and the ports being looked at */
+  double *lk_val;
+  uint32_t *lk_stamp, lk_epoch, *lk_ports;
+  size_t cap_lk_ports;
   ByDir *by_dir;      /* (arrivals_end's scratch, cap_arr of them) */
   uint8_t *used;      /* per link direction: crossed by any round */
   bool star;          /* one switch and a link a host */
@@ -134,6 +139,8 @@ CsModelCtx *cs_model_ctx_new(const CsTransportSpec *tr, CsRouting routing, const
   c->p_lat = c->p_bps + t->n_nodes + 1;
   c->p_cut = c->p_lat + t->n_nodes + 1;
   c->cnt = g_new0(uint32_t, dirs);
+  c->lk_val = g_new(double, t->n_nodes + 1);
+  c->lk_stamp = g_new0(uint32_t, t->n_nodes + 1);
   return c;
 }
 
@@ -162,6 +169,9 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->p_bps);
   g_free(c->cnt);
   g_free(c->by_dir);
+  g_free(c->lk_val);
+  g_free(c->lk_stamp);
+  g_free(c->lk_ports);
   g_free(c);
 }
 
@@ -230,7 +240,7 @@ static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double byte
     if (c->terms_on) { /* (a path without a choice, kept: every draw's) */
       const struct Terms *x = &c->terms[c->msg];
       int way = v == PUT_ACKS;
-      if ((h = x->way_hops[way]) >= 0) ports = c->t_ports + x->way_off[way];
+      if ((h = x->way_hops[way]) > 0) ports = c->t_ports + x->way_off[way];
     }
     if (h < 0) {
       uint64_t flow = c->draw ? cs_rng_stream_id("model-ecmp", c->draw, c->msg) : 0;
@@ -531,6 +541,66 @@ static bool acks_behind(const CsModelOp *op, const CsModelMsg *msgs, const uint3
  * them with a part; but one message takes one path (its hash's), so its
  * own time is at least its wire bytes over its path's slowest link, and
  * so is the round's.  (With ecmp-packet its packets do take several.) */
+/* The busiest direction's time on the even spread's ways from `node` to
+ * host dst_host (node `target`): spread's LOOK, remembered per node for
+ * the destination of c->lk_epoch (a maximum, exact in any order); `at`
+ * is where this node's ports go in c->lk_ports. */
+static double look_to(CsModelCtx *c, uint32_t node, uint32_t dst_host, uint32_t target, size_t at) {
+  if (node == target) return 0;
+  if (c->lk_stamp[node] == c->lk_epoch) return c->lk_val[node];
+  const CsTopology *t = c->t;
+  uint32_t deg = t->nodes[node].n_ports;
+  if (at + deg > c->cap_lk_ports) {
+    c->cap_lk_ports = MAX(at + deg, 2 * c->cap_lk_ports);
+    c->lk_ports = g_renew(uint32_t, c->lk_ports, c->cap_lk_ports);
+  }
+  uint32_t count = cs_routes_next_ports(c->r, node, dst_host, c->lk_ports + at, deg);
+  double most = 0;
+  for (uint32_t k = 0; k < count; k++) {
+    uint32_t p = c->lk_ports[at + k], d = dir_of(t, p); /* (read again: the calls below may move lk_ports) */
+    most = max2(most, 8.0 * c->load[d] / (double)t->links[d / 2].spec.bandwidth);
+    most = max2(most, look_to(c, t->ports[p].peer, dst_host, target, at + count));
+  }
+  c->lk_stamp[node] = c->lk_epoch;
+  c->lk_val[node] = most;
+  return most;
+}
+
+/* (look_to's depth: farther messages walk their spread) */
+#define LOOK_HOPS 256
+
+/* spread's LOOK for each of a round's n messages with the even spread
+ * (round_once past ARRIVALS_MAX): the messages to one host share what
+ * their ways share (all pushes to a server cross its last hops and, on
+ * a fat-tree, every core), so their ways are looked at once per
+ * destination, each direction once. */
+static double *looks_by_dst(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
+  const CsTopology *t = c->t;
+  double *look = g_new(double, n ? n : 1);
+  uint32_t *first = g_new0(uint32_t, (size_t)t->n_hosts + 1), *order = g_new(uint32_t, n ? n : 1);
+  for (uint32_t i = 0; i < n; i++) first[t->nodes[msgs[i].dst].host + 1]++;
+  for (uint32_t h = 0; h < t->n_hosts; h++) first[h + 1] += first[h];
+  for (uint32_t i = 0; i < n; i++) order[first[t->nodes[msgs[i].dst].host]++] = i;
+  for (uint32_t lo = 0, hi; lo < n; lo = hi) {
+    uint32_t host = (uint32_t)t->nodes[msgs[order[lo]].dst].host, target = t->hosts[host];
+    for (hi = lo; hi < n && (uint32_t)t->nodes[msgs[order[hi]].dst].host == host; hi++) {}
+    if (++c->lk_epoch == 0) { /* (wrapped: every stamp is stale) */
+      memset(c->lk_stamp, 0, ((size_t)t->n_nodes + 1) * sizeof *c->lk_stamp);
+      c->lk_epoch = 1;
+    }
+    for (uint32_t k = lo; k < hi; k++) {
+      uint32_t i = order[k];
+      c->msg = i;
+      look[i] = hi - lo > 1 && cs_routes_distance(c->r, msgs[i].src, host) <= LOOK_HOPS
+                    ? look_to(c, msgs[i].src, host, target, 0)
+                    : spread(c, msgs[i].src, host, 0, LOOK);
+    }
+  }
+  g_free(first);
+  g_free(order);
+  return look;
+}
+
 static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns) {
   CsModelCtx *c = op->ctx;
   const CsTopology *t = c->t;
@@ -572,6 +642,8 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
    * latency after the last hop; at least its own time alone (its latency
    * terms and its bytes on its slowest link) */
   const Arrival *arr = c->arr;
+  /* (the even spread's LOOK, per destination) */
+  double *look = c->arr_over && c->routing != CS_ROUTING_SHORTEST && !c->draw ? looks_by_dst(c, msgs, n) : NULL;
   for (uint32_t i = 0, k = 0; i < n; i++) {
     uint64_t packets;
     double wire, slowest, busy = 0, end = 0;
@@ -579,7 +651,7 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
     double lat = terms_of(c, msgs, i, &packets, &wire, &slowest, &sdir);
     c->msg = i;
     if (c->arr_over) { /* (the busiest direction on its way, and its latency terms) */
-      busy = spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, LOOK);
+      busy = look ? look[i] : spread(c, msgs[i].src, (uint32_t)t->nodes[msgs[i].dst].host, 0, LOOK);
       end = (c->start ? c->start[i] : 0) + lat + fmax(busy, own[i]);
       if (end > st.seconds) st.seconds = end;
       if (turns) turns[i] = alone[i] >= 0 ? fmax(fmax(busy, own[i]), alone[i]) : end;
@@ -602,6 +674,7 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
   }
   c->n_arr = 0;
   c->arr_over = false;
+  g_free(look);
   g_free(alone);
   g_free(own);
   for (uint32_t i = 0; i < c->n_touched; i++) {

@@ -408,7 +408,7 @@ static void terms_keep(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
     c->cap_terms = MAX(n, 2 * c->cap_terms);
     c->terms = g_renew(struct Terms, c->terms, c->cap_terms);
   }
-  size_t off = 0, ports = 0;
+  size_t off = 0;
   for (uint32_t i = 0; i < n; i++) {
     struct Terms *x = &c->terms[i];
     x->lat = message_terms(c, &msgs[i], &x->packets, &x->wire, &x->slowest, &x->sdir);
@@ -426,21 +426,6 @@ static void terms_keep(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
     memcpy(c->t_lat + off, c->lat_h, (size_t)c->hops * sizeof(double));
     memcpy(c->t_last + off, c->last_h, (size_t)c->hops * sizeof(double));
     off = need;
-    for (int way = 0; way < 2; way++) { /* (a path ECMP has no choice on is every draw's) */
-      uint32_t a = way ? msgs[i].dst : msgs[i].src, b = way ? msgs[i].src : msgs[i].dst;
-      bool drawn;
-      int h = cs_routes_path_drawn(c->r, a, (uint32_t)c->t->nodes[b].host, 0, c->ports, (int)c->t->n_nodes, &drawn);
-      x->way_hops[way] = -1;
-      if (drawn || h < 0) continue;
-      if (ports + (size_t)h > c->cap_t_ports) {
-        c->cap_t_ports = MAX(ports + (size_t)h, 2 * c->cap_t_ports);
-        c->t_ports = g_renew(uint32_t, c->t_ports, c->cap_t_ports);
-      }
-      memcpy(c->t_ports + ports, c->ports, (size_t)h * sizeof(uint32_t));
-      x->way_off[way] = ports;
-      x->way_hops[way] = h;
-      ports += (size_t)h;
-    }
   }
   c->terms_on = true;
 }
@@ -711,7 +696,12 @@ static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n,
 static uint32_t round_draws(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
   const CsTopology *t = c->t;
   if (c->routing != CS_ROUTING_ECMP) return 0;
+  if (n > c->cap_terms) {
+    c->cap_terms = MAX(n, 2 * c->cap_terms);
+    c->terms = g_renew(struct Terms, c->terms, c->cap_terms);
+  }
   uint64_t hops = 0;
+  size_t kept = 0;
   bool any = false;
   for (uint32_t i = 0; i < n; i++)
     for (int way = 0; way < 2; way++) {
@@ -720,6 +710,19 @@ static uint32_t round_draws(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
       int h = cs_routes_path_drawn(c->r, a, (uint32_t)t->nodes[b].host, 0, c->ports, (int)t->n_nodes, &drawn);
       hops += (uint64_t)(h > 0 ? h : 0);
       any = any || drawn;
+      /* (a path ECMP has no choice on is every draw's: kept for
+       * terms_keep, up to as many hops as a round with draws has) */
+      struct Terms *x = &c->terms[i];
+      x->way_hops[way] = -1;
+      if (drawn || h < 0 || kept + (size_t)h > DRAWS_HOPS / 2) continue;
+      if (kept + (size_t)h > c->cap_t_ports) {
+        c->cap_t_ports = MAX(kept + (size_t)h, 2 * c->cap_t_ports);
+        c->t_ports = g_renew(uint32_t, c->t_ports, c->cap_t_ports);
+      }
+      memcpy(c->t_ports + kept, c->ports, (size_t)h * sizeof(uint32_t));
+      x->way_off[way] = kept;
+      x->way_hops[way] = h;
+      kept += (size_t)h;
     }
   if (!any || hops == 0) return 0;
   uint64_t k = DRAWS_HOPS / hops;

@@ -93,6 +93,8 @@ struct CsModelCtx {
   uint32_t *lk_stamp, lk_epoch, *lk_ports;
   size_t cap_lk_ports;
   ByDir *by_dir;      /* (arrivals_end's scratch, cap_arr of them) */
+  ByDir *by_tmp;      /* (sort_by_pre's, cap_tmp) */
+  uint32_t cap_tmp;
   uint8_t *used;      /* per link direction: crossed by any round */
   bool star;          /* one switch and a link a host */
   bool star_machines; /* one switch and a link a machine (GPUs on their machines' switches), or `star` */
@@ -169,6 +171,7 @@ void cs_model_ctx_free(CsModelCtx *c) {
   g_free(c->p_bps);
   g_free(c->cnt);
   g_free(c->by_dir);
+  g_free(c->by_tmp);
   g_free(c->lk_val);
   g_free(c->lk_stamp);
   g_free(c->lk_ports);
@@ -278,9 +281,33 @@ static double spread(CsModelCtx *c, uint32_t src, uint32_t dst_host, double byte
   return most;
 }
 
-static int arrival_before(const void *a, const void *b) {
-  const ByDir *x = a, *y = b;
-  return x->pre < y->pre ? -1 : x->pre > y->pre;
+/* Sort n arrivals by pre, stably (ties keep their order, as glibc's
+ * qsort, a merge sort, kept them): runs of 16 by insertion, then merges
+ * through tmp (n of them). */
+static void sort_by_pre(ByDir *a, uint32_t n, ByDir *tmp) {
+  enum { RUN = 16 };
+  for (uint32_t lo = 0; lo < n; lo += RUN) {
+    uint32_t hi = MIN(n, lo + RUN);
+    for (uint32_t i = lo + 1; i < hi; i++) {
+      ByDir x = a[i];
+      uint32_t j = i;
+      for (; j > lo && a[j - 1].pre > x.pre; j--) a[j] = a[j - 1];
+      a[j] = x;
+    }
+  }
+  ByDir *from = a, *to = tmp;
+  for (uint32_t w = RUN; w < n; w *= 2) {
+    for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+      uint32_t mid = MIN(n, lo + w), hi = MIN(n, lo + 2 * w), i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) to[k++] = from[j].pre < from[i].pre ? from[j++] : from[i++];
+      while (i < mid) to[k++] = from[i++];
+      while (j < hi) to[k++] = from[j++];
+    }
+    ByDir *x = from;
+    from = to;
+    to = x;
+  }
+  if (from != a) memcpy(a, from, (size_t)n * sizeof *a);
 }
 
 static inline bool job_before(const struct PsJob *a, const struct PsJob *b) { return a->vend < b->vend; }
@@ -320,7 +347,14 @@ static void arrivals_end(CsModelCtx *c) {
       data += a[hi].bytes;
       sorted = sorted && (hi == lo || a[hi - 1].pre <= a[hi].pre);
     }
-    if (!sorted) qsort(a + lo, hi - lo, sizeof *a, arrival_before);
+    if (!sorted) {
+      if (hi - lo > c->cap_tmp) {
+        c->cap_tmp = MAX(hi - lo, 2 * c->cap_tmp);
+        g_free(c->by_tmp);
+        c->by_tmp = g_new(ByDir, c->cap_tmp);
+      }
+      sort_by_pre(a + lo, hi - lo, c->by_tmp);
+    }
     double bps = (double)t->links[d / 2].spec.bandwidth / 8.0 * (data / c->load[d]); /* bytes a second, less the ACKs' part */
     /* virtual time v: the bytes each message present has been given */
     uint32_t n = 0;

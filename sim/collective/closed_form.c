@@ -438,10 +438,7 @@ static double message_terms(CsModelCtx *c, const CsModelMsg *m, uint64_t *packet
 
 static void terms_keep(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
   c->terms_on = false;
-  if (n > c->cap_terms) {
-    c->cap_terms = MAX(n, 2 * c->cap_terms);
-    c->terms = g_renew(struct Terms, c->terms, c->cap_terms);
-  }
+  g_assert(n <= c->cap_terms); /* (round_draws made room, and kept the ways there) */
   size_t off = 0;
   for (uint32_t i = 0; i < n; i++) {
     struct Terms *x = &c->terms[i];
@@ -511,7 +508,6 @@ static uint32_t nearer_dirs(const CsModelCtx *c, uint32_t at, uint32_t host, uin
 /* The link direction whose queue is src's host queue toward dst;
  * UINT32_MAX when ECMP draws it among several (a host of a torus toward
  * one a hop away on each axis). */
-
 static uint32_t host_queue_dir(const CsModelCtx *c, uint32_t src, uint32_t dst) {
   const CsTopology *t = c->t;
   uint32_t at, two[2], d = dir_of(t, host_queue_port(c, src, dst, &at));
@@ -554,12 +550,6 @@ static bool acks_behind(const CsModelOp *op, const CsModelMsg *msgs, const uint3
   return false;
 }
 
-/* (turns: cs_model_round_turns, with each)
- *
- * Spread over ECMP's equal-cost paths, a message's bytes load each of
- * them with a part; but one message takes one path (its hash's), so its
- * own time is at least its wire bytes over its path's slowest link, and
- * so is the round's.  (With ecmp-packet its packets do take several.) */
 /* The busiest direction's time on the even spread's ways from `node` to
  * host dst_host (node `target`): spread's LOOK, remembered per node for
  * the destination of c->lk_epoch (a maximum, exact in any order); `at`
@@ -620,6 +610,12 @@ static double *looks_by_dst(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
   return look;
 }
 
+/* (turns: cs_model_round_turns, with each)
+ *
+ * Spread over ECMP's equal-cost paths, a message's bytes load each of
+ * them with a part; but one message takes one path (its hash's), so its
+ * own time is at least its wire bytes over its path's slowest link, and
+ * so is the round's.  (With ecmp-packet its packets do take several.) */
 static CsModelStep round_once(CsModelOp *op, const CsModelMsg *msgs, uint32_t n, double *each, double *turns) {
   CsModelCtx *c = op->ctx;
   const CsTopology *t = c->t;
@@ -744,8 +740,8 @@ static uint32_t round_draws(CsModelCtx *c, const CsModelMsg *msgs, uint32_t n) {
       int h = cs_routes_path_drawn(c->r, a, (uint32_t)t->nodes[b].host, 0, c->ports, (int)t->n_nodes, &drawn);
       hops += (uint64_t)(h > 0 ? h : 0);
       any = any || drawn;
-      /* (a path ECMP has no choice on is every draw's: kept for
-       * terms_keep, up to as many hops as a round with draws has) */
+      /* (a path ECMP has no choice on is every draw's: kept for spread
+       * while terms_on, up to as many hops as a round with draws has) */
       struct Terms *x = &c->terms[i];
       x->way_hops[way] = -1;
       if (drawn || h < 0 || kept + (size_t)h > DRAWS_HOPS / 2) continue;
@@ -1125,7 +1121,6 @@ typedef struct {
 } RPair;
 
 #define REPLAY_RUN 64
-
 
 static void rpair_free(gpointer p) {
   RPair *x = p;
